@@ -1,0 +1,39 @@
+# Every target creates the project environment in .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+CORPUS ?= ../shared/corpus
+OUT ?= build
+
+.PHONY: install demo test test-all lint bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+# The main job on the default corpus (grows with each stage of the release).
+demo: install
+	$(VENV)/bin/ratio corpus stats $(CORPUS) --rejects $(OUT)/corpus_rejects.jsonl
+	$(VENV)/bin/ratio mine --corpus $(CORPUS) --out $(OUT)/mined
+
+test: install
+	$(PY) -m pytest -q -m "not slow"
+
+test-all: install
+	$(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: install
+	$(PY) benchmarks/segmentation.py
+	$(PY) benchmarks/corpus_throughput.py --corpus $(CORPUS)
+	$(PY) benchmarks/mining.py --corpus $(CORPUS)
+
+clean:
+	rm -rf $(OUT)

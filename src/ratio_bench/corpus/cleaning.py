@@ -1,0 +1,154 @@
+"""Sentence cleaning rules of the spec's appendix B.1, each a named function.
+
+The mining stage applies them to every (query, gold) pair: noise and list-marker removal on both sides, the
+antecedent's leading discourse clause, ordinal prefixes on the gold, normalisation (lower-casing, with the
+original casing optionally kept alongside) and the 35-character minimum.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Container
+from dataclasses import dataclass
+
+MIN_SENTENCE_CHARS = 35
+MAX_MARKER_WORDS = 7
+
+# C0/C1 controls, replacement characters, zero-width and bidi marks, private-use debris from PDF fonts.
+_INVALID = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd\ufffe\uffff\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\ue000-\uf8ff]")
+_WS = re.compile(r"\s+")
+_LIST_MARKER = re.compile(
+    r"^(?:[\u2022\u25cf\u25aa\u2023\u2043\u25e6\-\u2013\u2014*+>]\s+"  # bullets
+    r"|\[\d{1,3}\]\s*"  # [12]
+    r"|\(?(?:\d{1,2}|[ivx]{1,4}|[a-h])\)\s+"  # 1)  (a)  (iv)
+    r"|\d{1,2}\.(?!\d)\s+"  # 1.
+    r")+",
+    re.IGNORECASE,
+)
+_ORDINAL_PREFIX = re.compile(
+    r"^(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|"
+    r"firstly|secondly|thirdly|fourthly|fifthly|lastly|"
+    r"1st|2nd|3rd|4th|5th)\s*(?:,|:|\.)\s*",
+    re.IGNORECASE,
+)
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,;:.?!])")
+
+
+def remove_invalid_characters(text: str) -> str:
+    """Drop control characters, U+FFFD and similar debris left by PDF extraction."""
+    return _INVALID.sub("", text)
+
+
+def normalise_unicode(text: str) -> str:
+    """NFKC-normalise (ligatures such as ``ﬁ`` become ``fi``) and collapse whitespace."""
+    return _WS.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+
+
+def remove_noise(text: str) -> str:
+    """Invalid characters, redundant whitespace and space before punctuation."""
+    text = normalise_unicode(remove_invalid_characters(text))
+    return _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+
+
+def strip_list_marker(text: str) -> str:
+    """Leading bullets and enumerators: ``[3]``, ``1)``, ``(a)``, ``2.``, ``-``, ``•``."""
+    return _LIST_MARKER.sub("", text, count=1)
+
+
+def leading_spans(sentence: str, max_words: int = MAX_MARKER_WORDS) -> list[tuple[str, int]]:
+    """Comma-terminated leading spans of at most ``max_words`` words, longest first.
+
+    Returns (span, end) pairs where ``span`` is the lower-cased, whitespace-normalised text before a comma
+    and ``end`` the offset just after that comma. Sentence-initial discourse markers are comma-delimited, so
+    these are the only strings a marker lexicon needs to look up.
+    """
+    out: list[tuple[str, int]] = []
+    words = 0
+    pos = 0
+    n = len(sentence)
+    while pos < n and words <= max_words:
+        comma = sentence.find(",", pos)
+        if comma < 0:
+            break
+        words += len(sentence[pos:comma].split())
+        if words > max_words or words == 0:
+            break
+        span = " ".join(sentence[:comma].lower().split())
+        out.append((span, comma + 1))
+        pos = comma + 1
+    out.reverse()
+    return out
+
+
+def strip_leading_clause(sentence: str, markers: Container[str]) -> tuple[str, str | None]:
+    """Remove a leading discourse clause (``However,`` / ``In particular,``) found in ``markers``.
+
+    Returns the remainder and the clause removed (None when nothing matched).
+    """
+    for span, end in leading_spans(sentence):
+        if span in markers:
+            return sentence[end:].lstrip(), span
+    return sentence, None
+
+
+def strip_ordinal_prefix(sentence: str) -> str:
+    """Ordinal and list prefixes on a gold sentence: ``Second, ...``, ``Firstly: ...``, ``(ii) ...``."""
+    prev = None
+    while prev != sentence:
+        prev = sentence
+        sentence = strip_list_marker(_ORDINAL_PREFIX.sub("", sentence, count=1))
+    return sentence
+
+
+def is_too_short(sentence: str, min_chars: int = MIN_SENTENCE_CHARS) -> bool:
+    """The spec drops sentences under 35 characters (after cleaning)."""
+    return len(sentence) < min_chars
+
+
+def capitalise_first(sentence: str) -> str:
+    """Upper-case the first letter of a cased remainder (``we apply dropout`` -> ``We apply dropout``)."""
+    return sentence[:1].upper() + sentence[1:] if sentence[:1].islower() else sentence
+
+
+@dataclass(frozen=True)
+class CleanedPair:
+    query: str
+    gold: str
+    query_cased: str
+    gold_cased: str
+    query_clause: str | None
+
+
+@dataclass(frozen=True)
+class Cleaner:
+    """Applies the B.1 rules to a (query, gold-remainder) pair.
+
+    ``lowercase`` follows the spec; the cased forms are always computed so that a build can keep them
+    alongside (``keep_case``) at no extra pass over the data.
+    """
+
+    clause_markers: Container[str] = frozenset()
+    lowercase: bool = True
+    min_chars: int = MIN_SENTENCE_CHARS
+
+    def clean_query(self, sentence: str) -> tuple[str, str | None]:
+        text = strip_list_marker(remove_noise(sentence))
+        text, clause = strip_leading_clause(text, self.clause_markers)
+        return capitalise_first(text), clause
+
+    def clean_gold(self, remainder: str) -> str:
+        return capitalise_first(strip_ordinal_prefix(strip_list_marker(remove_noise(remainder))))
+
+    def normalise(self, text: str) -> str:
+        return text.lower() if self.lowercase else text
+
+    def clean_pair(self, query: str, gold_remainder: str) -> CleanedPair | str:
+        """Return the cleaned pair, or the reject reason (``short_query`` / ``short_gold``)."""
+        q, clause = self.clean_query(query)
+        g = self.clean_gold(gold_remainder)
+        if is_too_short(q, self.min_chars):
+            return "short_query"
+        if is_too_short(g, self.min_chars):
+            return "short_gold"
+        return CleanedPair(self.normalise(q), self.normalise(g), q, g, clause)

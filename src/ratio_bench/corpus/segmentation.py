@@ -1,0 +1,125 @@
+"""Sentence segmentation tuned for scientific prose.
+
+One regular-expression pass finds candidate terminators (``.?!`` plus closing quotes/brackets, followed by
+whitespace); a few dictionary look-ups decide each one. This is the whole cost, which keeps the segmenter in
+the tens of MB/s on one core while handling what general-purpose segmenters get wrong in papers:
+abbreviations (``e.g.``, ``Fig. 3``, ``et al. [4]``), citations, decimals and versions, inline math spans
+(``\\( x. y \\)``, ``$a.b$``), enumerators (``1. We ...``) and hard-wrapped lines.
+
+The segmenter never rewrites text: sentences are exact slices of the input, so offsets stay meaningful and
+``ratio segment`` can print them verbatim.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+# Abbreviations after which a period never ends a sentence (compared lower-cased, without the final period).
+NEVER_SPLIT: frozenset[str] = frozenset(
+    """e.g eg i.e ie cf c.f vs viz approx w.r.t wrt a.k.a aka resp esp incl ca rev ver
+    fig figs eq eqs eqn eqns sec secs sect sects tab tabs appx pp chap chaps thm thms lem lemm""".split()
+)
+# The same, but only when capitalised as written: "App. B" is an appendix, "the app." ends a sentence.
+NEVER_SPLIT_CAPITALISED: frozenset[str] = frozenset(
+    """App Apps Ref Refs Vol Vols Ch Def Defs Prop Props Cor Corr Alg Algs Ex Exs Obs Rem Conj Assump Asm Hyp
+    Mr Mrs Ms Dr Prof Dept Univ Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec""".split()
+)
+# Only before a number: "No. 5", "p. 12", "l. 3".
+BEFORE_NUMBER: frozenset[str] = frozenset({"no", "nos", "p", "l", "ll", "n", "art", "para", "pg", "col"})
+# Ambiguous: the period ends a sentence only when a typical sentence opener follows.
+AMBIGUOUS: frozenset[str] = frozenset({"al", "inc", "ltd", "co", "corp", "jr", "sr", "et"})
+
+SENTENCE_OPENERS: frozenset[str] = frozenset(
+    """A An The This These That Those We Our It Its In On For To As At By However Thus Therefore Moreover
+    Furthermore Finally First Second Third Then Here There They Their Such Since While When Although Note
+    Unlike Similarly Specifically Also Instead Overall Recently Hence Consequently Additionally Nevertheless
+    Nonetheless Yet But And If One Each Both All Most Many Some Several Another Other With From Following Using
+    Given After Before Because Even Still Indeed Importantly Interestingly Notably Clearly Let In Across Based
+    Within Under Without Among Despite Unfortunately Fortunately Further Accordingly Meanwhile Next Lastly
+    Similar Prior Previous Existing Recent More Less Only No Not What Which How Why Where Who He She I You""".split()
+)
+
+_CANDIDATE = re.compile(r"[.?!][.?!]*['\"\u201d\u2019)\]]*(?=\s)")
+_NEXT = re.compile(r"\s+")
+_TOKEN_BEFORE = re.compile(r"\S+$")
+_WORD_AFTER = re.compile(r"[A-Za-z]+")
+_INLINE_MATH = re.compile(r"\\\(.*?\\\)|(?<![\\$])\$(?!\$)[^$\n]{1,300}?(?<!\\)\$")
+_ENUMERATOR = re.compile(r"^\(?(?:\d{1,2}|[ivx]{1,4}|[a-z])\)?$")
+_LETTER_DOTS = re.compile(r"^(?:[a-z]\.)+[a-z]$")
+_OPEN_PUNCT = "([{\"'\u201c\u2018"
+
+
+def _protected_spans(text: str) -> tuple[list[int], list[int]]:
+    """Start and end offsets of inline math, where no boundary may fall."""
+    if "\\(" not in text and "$" not in text:
+        return [], []
+    starts, ends = [], []
+    for m in _INLINE_MATH.finditer(text):
+        starts.append(m.start())
+        ends.append(m.end())
+    return starts, ends
+
+
+def _is_boundary(text: str, term_start: int, term_end: int, nxt: int, sent_start: int) -> bool:
+    """Decide whether the terminator text[term_start:term_end] ends a sentence."""
+    c = text[nxt]
+    if c.islower():
+        return False
+    if text[term_start] != ".":
+        return True  # ? and ! only need a non-lower-case continuation
+    tok_m = _TOKEN_BEFORE.search(text, max(sent_start, term_start - 40), term_start)
+    if tok_m is None:
+        return True
+    written = tok_m.group(0).lstrip(_OPEN_PUNCT)
+    token = written.lower()
+    if token in NEVER_SPLIT or written in NEVER_SPLIT_CAPITALISED:
+        return False
+    if tok_m.start() == sent_start or text[sent_start : tok_m.start()].isspace():
+        if _ENUMERATOR.match(token):
+            return False  # "1. We first ..." / "(a). ..." at the start of a sentence
+    if c.isdigit():
+        return token not in BEFORE_NUMBER
+    ambiguous = (
+        token in AMBIGUOUS
+        or _LETTER_DOTS.match(token) is not None
+        or (len(token) == 1 and token.isalpha() and written.isupper())
+    )
+    if ambiguous:
+        word = _WORD_AFTER.match(text, nxt)
+        return word is not None and word.group(0) in SENTENCE_OPENERS
+    return True
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of each sentence in ``text``, whitespace excluded."""
+    spans: list[tuple[int, int]] = []
+    n = len(text)
+    start = 0
+    while start < n and text[start].isspace():
+        start += 1
+    if start >= n:
+        return spans
+    m_starts, m_ends = _protected_spans(text)
+    for m in _CANDIDATE.finditer(text):
+        end = m.end()
+        ws = _NEXT.match(text, end)
+        nxt = ws.end() if ws else end
+        if nxt >= n or m.start() < start:
+            continue
+        if m_starts:
+            i = bisect.bisect_right(m_starts, m.start()) - 1
+            if i >= 0 and m.start() < m_ends[i]:
+                continue
+        if _is_boundary(text, m.start(), end, nxt, start):
+            spans.append((start, end))
+            start = nxt
+    end = len(text.rstrip())
+    if end > start:
+        spans.append((start, end))
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``, each an exact slice of the input."""
+    return [text[a:b] for a, b in sentence_spans(text)]

@@ -1,0 +1,93 @@
+"""Named sentence segmenters behind one signature, for comparison and for choosing one in a build.
+
+``ratio`` is ours (:mod:`ratio_bench.corpus.segmentation`); ``blingfire``, ``pysbd`` and ``syntok`` are the
+usual alternatives (installed with the ``compare`` extra). Each adapter maps the library's output back to
+offsets in the input so that every segmenter is scored on the same boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ratio_bench.corpus.segmentation import sentence_spans
+
+Spans = list[tuple[int, int]]
+SpanFn = Callable[[str], Spans]
+
+
+def _align(text: str, pieces: list[str]) -> Spans:
+    """Offsets of each piece in ``text``, found left to right (pieces may differ in whitespace)."""
+    spans: Spans = []
+    pos = 0
+    for piece in pieces:
+        piece = piece.strip()
+        if not piece:
+            continue
+        head = piece[: min(20, len(piece))]
+        start = text.find(head, pos)
+        if start < 0:  # the library rewrote whitespace inside the head: fall back to the first word
+            start = text.find(piece.split()[0], pos)
+            if start < 0:
+                continue
+        end = start + len(piece)
+        spans.append((start, end))
+        pos = max(pos, start + 1)
+    return spans
+
+
+def _blingfire() -> SpanFn:
+    import blingfire
+
+    def run(text: str) -> Spans:
+        _, offsets = blingfire.text_to_sentences_and_offsets(text)
+        return [(a, b) for a, b in offsets]
+
+    return run
+
+
+def _pysbd() -> SpanFn:
+    import pysbd
+
+    seg = pysbd.Segmenter(language="en", clean=False, char_span=True)
+
+    def run(text: str) -> Spans:
+        return [(s.start, s.start + len(s.sent.rstrip())) for s in seg.segment(text)]
+
+    return run
+
+
+def _syntok() -> SpanFn:
+    from syntok import segmenter
+
+    def run(text: str) -> Spans:
+        spans: Spans = []
+        for paragraph in segmenter.analyze(text):
+            for sentence in paragraph:
+                start = sentence[0].offset
+                last = sentence[-1]
+                spans.append((start, last.offset + len(last.value)))
+        return spans
+
+    return run
+
+
+_FACTORIES: dict[str, Callable[[], SpanFn]] = {
+    "ratio": lambda: sentence_spans,
+    "blingfire": _blingfire,
+    "pysbd": _pysbd,
+    "syntok": _syntok,
+}
+
+SEGMENTERS = tuple(_FACTORIES)
+
+
+def get_segmenter(name: str) -> SpanFn:
+    """A span function by name; raises a clear error when the library is not installed."""
+    try:
+        factory = _FACTORIES[name]
+    except KeyError:
+        raise ValueError(f"unknown segmenter {name!r}; choose from {SEGMENTERS}") from None
+    try:
+        return factory()
+    except ImportError as e:
+        raise ImportError(f"segmenter {name!r} needs its library: pip install 'ratio-bench[compare]' ({e})") from e

@@ -1,0 +1,91 @@
+"""Small I/O helpers shared by every stage: atomic writes and the rejects log.
+
+Every output is first written next to its destination and renamed into place, so a crash never leaves a
+half-written file that a resumed run would mistake for a finished one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path in the destination folder; rename it onto ``path`` on success."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iterator[IO]:
+    """Open a temporary file for writing that replaces ``path`` only when the block succeeds."""
+    with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:
+        yield fh
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write ``obj`` as sorted, indented JSON, atomically (stable bytes for reproducible builds)."""
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, indent=2, sort_keys=True, ensure_ascii=False)
+        fh.write("\n")
+
+
+class RejectLog:
+    """Counts every skipped or flagged record by reason and, optionally, writes one JSON line per record.
+
+    ``action`` is ``"dropped"`` when the record is gone from the output and ``"flagged"`` when it was kept
+    with an explicit marker (for example a date of unknown precision). Nothing is skipped silently: the
+    counts end up in every stage's report.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self._path = Path(path) if path is not None else None
+        self._fh: IO | None = None
+        self._tmp: str | None = None
+        if self._path is not None:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{self._path.name}.", suffix=".tmp", dir=self._path.parent)
+            self._fh = os.fdopen(fd, "w", encoding="utf-8")
+
+    def add(self, source: str, record_id: str | None, reason: str, action: str = "dropped", **extra: Any) -> None:
+        self.counts[(reason, action)] += 1
+        if self._fh is not None:
+            row = {"source": source, "record_id": record_id, "reason": reason, "action": action, **extra}
+            self._fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+
+    def by_reason(self, action: str | None = None) -> dict[str, int]:
+        out: Counter[str] = Counter()
+        for (reason, act), n in self.counts.items():
+            if action is None or act == action:
+                out[reason] += n
+        return dict(sorted(out.items()))
+
+    def close(self) -> None:
+        """Finish the log: the file appears at its final path only once complete."""
+        if self._fh is not None:
+            self._fh.close()
+            os.replace(self._tmp, self._path)
+            self._fh = None
+
+    def __enter__(self) -> RejectLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
