@@ -89,3 +89,17 @@ class RejectLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def sum_nested(dicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sum nested dicts of numbers key by key (how per-task statistics are merged)."""
+    out: dict[str, Any] = {}
+    for d in dicts:
+        for k, v in d.items():
+            if isinstance(v, dict):
+                out[k] = sum_nested([out.get(k, {}), v])
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[k] = out.get(k, 0) + v
+            else:
+                out.setdefault(k, v)
+    return dict(sorted(out.items()))

@@ -29,8 +29,6 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\{[\w.,\s]+\}@")
 _BOLD_RUN_IN = re.compile(r"^\s*\*\*([^*\n]{1,120}?)\*\*[.:]?\s*")
 _EMPHASIS = re.compile(r"\*\*([^*\n]+?)\*\*|(?<![\w\\])_([^_\n]+?)_(?!\w)|(?<![\w*\\])\*([^*\n]+?)\*(?![\w*])")
 _HYPHEN_WRAP = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
-_WRAP = re.compile(r"[ \t]*\n[ \t]*")
-_SPACES = re.compile(r"[ \t\u00a0\u2009\u202f]+")
 
 
 def strip_latex_environments(text: str) -> str:
@@ -57,6 +55,8 @@ def is_caption(block: str) -> bool:
 
 def is_table(block: str) -> bool:
     """A Markdown pipe table: most of its lines are ``| ... |`` rows."""
+    if "|" not in block:
+        return False
     lines = block.splitlines()
     rows = sum(1 for line in lines if _TABLE_LINE.match(line))
     return rows > 0 and rows * 2 >= len(lines)
@@ -90,8 +90,12 @@ def strip_emphasis(text: str) -> str:
 
 
 def unwrap(text: str) -> str:
-    """Join hard-wrapped lines: ``exam-\\nple`` -> ``example``, other newlines -> one space."""
-    if "\n" in text:
+    """Join hard-wrapped lines (``exam-\\nple`` -> ``example``) and collapse whitespace runs to one space.
+
+    The membership tests run in C and skip the split/join for the many paragraphs that need nothing.
+    """
+    if "-\n" in text:
         text = _HYPHEN_WRAP.sub("", text)
-        text = _WRAP.sub(" ", text)
-    return _SPACES.sub(" ", text).strip()
+    if "\n" in text or "  " in text or "\t" in text or "\r" in text or "\xa0" in text:
+        return " ".join(text.split())
+    return text.strip()

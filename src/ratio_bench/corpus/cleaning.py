@@ -16,8 +16,9 @@ MIN_SENTENCE_CHARS = 35
 MAX_MARKER_WORDS = 7
 
 # C0/C1 controls, replacement characters, zero-width and bidi marks, private-use debris from PDF fonts.
-_INVALID = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd\ufffe\uffff\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\ue000-\uf8ff]")
-_WS = re.compile(r"\s+")
+_INVALID_RANGES = [(0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F), (0xFFFD, 0xFFFF), (0x200B, 0x200F), (0x202A, 0x202E),
+                   (0x2060, 0x2064), (0xFEFF, 0xFEFF), (0xE000, 0xF8FF)]
+_INVALID = re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _INVALID_RANGES) + "]")
 _LIST_MARKER = re.compile(
     r"^(?:[\u2022\u25cf\u25aa\u2023\u2043\u25e6\-\u2013\u2014*+>]\s+"  # bullets
     r"|\[\d{1,3}\]\s*"  # [12]
@@ -37,23 +38,30 @@ _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,;:.?!])")
 
 def remove_invalid_characters(text: str) -> str:
     """Drop control characters, U+FFFD and similar debris left by PDF extraction."""
-    return _INVALID.sub("", text)
+    return _INVALID.sub("", text) if _INVALID.search(text) else text
 
 
 def normalise_unicode(text: str) -> str:
     """NFKC-normalise (ligatures such as ``ﬁ`` become ``fi``) and collapse whitespace."""
-    return _WS.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return " ".join(text.split())
 
 
 def remove_noise(text: str) -> str:
     """Invalid characters, redundant whitespace and space before punctuation."""
     text = normalise_unicode(remove_invalid_characters(text))
-    return _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    return _SPACE_BEFORE_PUNCT.sub(_first_group, text) if _SPACE_BEFORE_PUNCT.search(text) else text
+
+
+def _first_group(m: re.Match[str]) -> str:
+    return m.group(1)
 
 
 def strip_list_marker(text: str) -> str:
     """Leading bullets and enumerators: ``[3]``, ``1)``, ``(a)``, ``2.``, ``-``, ``•``."""
-    return _LIST_MARKER.sub("", text, count=1)
+    m = _LIST_MARKER.match(text)
+    return text[m.end() :] if m else text
 
 
 def leading_spans(sentence: str, max_words: int = MAX_MARKER_WORDS) -> list[tuple[str, int]]:
@@ -64,19 +72,15 @@ def leading_spans(sentence: str, max_words: int = MAX_MARKER_WORDS) -> list[tupl
     these are the only strings a marker lexicon needs to look up.
     """
     out: list[tuple[str, int]] = []
-    words = 0
-    pos = 0
-    n = len(sentence)
-    while pos < n and words <= max_words:
-        comma = sentence.find(",", pos)
-        if comma < 0:
+    comma = sentence.find(",")
+    while comma >= 0:
+        head = sentence[:comma]
+        if "  " in head or "\t" in head or "\n" in head or head[:1] == " " or head[-1:] == " ":
+            head = " ".join(head.split())
+        if not head or head.count(" ") >= max_words:
             break
-        words += len(sentence[pos:comma].split())
-        if words > max_words or words == 0:
-            break
-        span = " ".join(sentence[:comma].lower().split())
-        out.append((span, comma + 1))
-        pos = comma + 1
+        out.append((head.lower(), comma + 1))
+        comma = sentence.find(",", comma + 1)
     out.reverse()
     return out
 
@@ -97,7 +101,8 @@ def strip_ordinal_prefix(sentence: str) -> str:
     prev = None
     while prev != sentence:
         prev = sentence
-        sentence = strip_list_marker(_ORDINAL_PREFIX.sub("", sentence, count=1))
+        m = _ORDINAL_PREFIX.match(sentence)
+        sentence = strip_list_marker(sentence[m.end() :] if m else sentence)
     return sentence
 
 

@@ -90,9 +90,13 @@ def _clean_block(block: str, markdown: bool, dropped: Counter[str]) -> str | Non
     if blocks.is_footnote(block, numbered=markdown):
         dropped["footnote"] += 1
         return None
+    if "\\begin{" in block:  # an environment the parser never closed (truncated table): drop the rest
+        block = block[: block.index("\\begin{")]
+        dropped["unterminated_latex"] += 1
     if markdown:
         block, _ = blocks.strip_run_in_heading(block)
-        block = "\n".join(line for line in block.split("\n") if not blocks.is_footnote(line))
+        if "\n" in block:
+            block = "\n".join(line for line in block.split("\n") if not blocks.is_footnote(line))
         block = blocks.strip_emphasis(block)
     text = blocks.unwrap(block)
     if not text:
@@ -109,6 +113,8 @@ def _prepare(text: str) -> str:
 
 def _split_heading(block: str) -> tuple[re.Match[str] | None, str]:
     """Separate a leading heading line from the text that may follow it in the same block."""
+    if block[:1] != "#" and (block[:1] not in " \t\n" or block.lstrip()[:1] != "#"):
+        return None, block
     first, _, rest = block.strip().partition("\n")
     m = _HEADING.match(first)
     return (m, rest) if m else (None, block)

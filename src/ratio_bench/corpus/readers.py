@@ -87,12 +87,16 @@ def detect_format(path: Path) -> str:
     raise CorpusFormatError(f"{path}: no JSON object found to detect the format")
 
 
-def iter_raw_records(path: Path, rejects: RejectLog) -> Iterator[dict[str, Any]]:
-    """Yield raw dicts from a Parquet or JSONL file, logging lines that are not JSON objects."""
+def iter_raw_records(path: Path, rejects: RejectLog, row_group: int | None = None) -> Iterator[dict[str, Any]]:
+    """Yield raw dicts from a Parquet file (optionally one row group) or a JSONL file.
+
+    JSONL lines that are not JSON objects are logged and skipped.
+    """
     source = path.name
     if path.suffix == ".parquet":
         pf = pq.ParquetFile(path)
-        for batch in pf.iter_batches(batch_size=_PARQUET_BATCH):
+        groups = None if row_group is None else [row_group]
+        for batch in pf.iter_batches(batch_size=_PARQUET_BATCH, row_groups=groups):
             yield from batch.to_pylist()
         return
     for lineno, raw in enumerate(_open_lines(path), start=1):
@@ -163,9 +167,10 @@ class PaperReader:
         for path in corpus_files(paths):
             yield from self.read_file(path)
 
-    def read_file(self, path: Path) -> Iterator[Paper]:
+    def read_file(self, path: Path, row_group: int | None = None) -> Iterator[Paper]:
+        """Papers of one file, or of one Parquet row group of it (the unit of parallel work)."""
         fmt = self.settings.fmt or detect_format(path)
-        for rec in iter_raw_records(path, self.rejects):
+        for rec in iter_raw_records(path, self.rejects, row_group):
             paper = self.to_paper(rec, fmt, path.name)
             if paper is not None:
                 yield paper
@@ -201,6 +206,7 @@ class PaperReader:
             self.rejects.add(source_file, rid, "no_prose_kept")
             return None
         paper.paragraphs = kept
+        paper.source_file = source_file
         counts.papers_kept += 1
         counts.date_precision[paper.date.precision.value] += 1
         return paper

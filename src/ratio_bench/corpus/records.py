@@ -33,6 +33,7 @@ class Paper:
     license: str | None = None
     fields_of_study: list[str] = field(default_factory=list)
     text_format: str = "plain"  # how the body was parsed: markdown, plain, abstract, s2orc
+    source_file: str = ""  # the corpus file it came from (the key of the stage report)
 
 
 #: Parquet schema of the corpus stage's output (one row per paper; sentences nested per paragraph).
@@ -46,6 +47,7 @@ PAPER_SCHEMA = pa.schema(
         ("license", pa.string()),
         ("fields_of_study", pa.list_(pa.string())),
         ("text_format", pa.string()),
+        ("source_file", pa.string()),
         ("date_raw", pa.string()),
         ("date_precision", pa.string()),
         ("date_start", pa.date32()),

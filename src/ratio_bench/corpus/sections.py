@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from functools import lru_cache
 
 
 class SectionCategory(str, Enum):
@@ -72,6 +73,7 @@ def normalise_heading(heading: str) -> str:
     return h
 
 
+@lru_cache(maxsize=1 << 16)
 def classify_heading(heading: str) -> SectionCategory:
     """Map one heading to its category; unrecognised headings are OTHER."""
     h = normalise_heading(heading)

@@ -40,9 +40,9 @@ SENTENCE_OPENERS: frozenset[str] = frozenset(
     Similar Prior Previous Existing Recent More Less Only No Not What Which How Why Where Who He She I You""".split()
 )
 
-_CANDIDATE = re.compile(r"[.?!][.?!]*['\"\u201d\u2019)\]]*(?=\s)")
-_NEXT = re.compile(r"\s+")
-_TOKEN_BEFORE = re.compile(r"\S+$")
+# A terminator, its closing quotes/brackets, the whitespace after it, and a next character that is not an
+# ASCII lower-case letter (a lower-case continuation never starts a sentence, so it is not even a candidate).
+_CANDIDATE = re.compile(r"[.?!][.?!]*['\"\u201d\u2019)\]]*\s+(?=[^\sa-z])")
 _WORD_AFTER = re.compile(r"[A-Za-z]+")
 _INLINE_MATH = re.compile(r"\\\(.*?\\\)|(?<![\\$])\$(?!\$)[^$\n]{1,300}?(?<!\\)\$")
 _ENUMERATOR = re.compile(r"^\(?(?:\d{1,2}|[ivx]{1,4}|[a-z])\)?$")
@@ -61,31 +61,31 @@ def _protected_spans(text: str) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
-def _is_boundary(text: str, term_start: int, term_end: int, nxt: int, sent_start: int) -> bool:
-    """Decide whether the terminator text[term_start:term_end] ends a sentence."""
+def _is_boundary(text: str, term_start: int, nxt: int, sent_start: int) -> bool:
+    """Decide whether the terminator at ``term_start`` (next sentence would start at ``nxt``) ends a sentence."""
     c = text[nxt]
     if c.islower():
         return False
     if text[term_start] != ".":
         return True  # ? and ! only need a non-lower-case continuation
-    tok_m = _TOKEN_BEFORE.search(text, max(sent_start, term_start - 40), term_start)
-    if tok_m is None:
+    tok_start = max(text.rfind(" ", sent_start, term_start), text.rfind("\n", sent_start, term_start)) + 1
+    if tok_start <= sent_start:
+        tok_start = sent_start
+    written = text[tok_start:term_start].lstrip(_OPEN_PUNCT)
+    if not written:
         return True
-    written = tok_m.group(0).lstrip(_OPEN_PUNCT)
     token = written.lower()
     if token in NEVER_SPLIT or written in NEVER_SPLIT_CAPITALISED:
         return False
-    if tok_m.start() == sent_start or text[sent_start : tok_m.start()].isspace():
-        if _ENUMERATOR.match(token):
-            return False  # "1. We first ..." / "(a). ..." at the start of a sentence
+    if tok_start == sent_start and _ENUMERATOR.match(token):
+        return False  # "1. We first ..." / "(a). ..." at the start of a sentence
     if c.isdigit():
         return token not in BEFORE_NUMBER
-    ambiguous = (
+    if (
         token in AMBIGUOUS
-        or _LETTER_DOTS.match(token) is not None
-        or (len(token) == 1 and token.isalpha() and written.isupper())
-    )
-    if ambiguous:
+        or (len(token) == 1 and written.isupper())
+        or ("." in token and _LETTER_DOTS.match(token) is not None)
+    ):
         word = _WORD_AFTER.match(text, nxt)
         return word is not None and word.group(0) in SENTENCE_OPENERS
     return True
@@ -93,25 +93,25 @@ def _is_boundary(text: str, term_start: int, term_end: int, nxt: int, sent_start
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets of each sentence in ``text``, whitespace excluded."""
+    stripped = text.lstrip()
+    start = len(text) - len(stripped)
+    if not stripped:
+        return []
     spans: list[tuple[int, int]] = []
-    n = len(text)
-    start = 0
-    while start < n and text[start].isspace():
-        start += 1
-    if start >= n:
-        return spans
     m_starts, m_ends = _protected_spans(text)
-    for m in _CANDIDATE.finditer(text):
-        end = m.end()
-        ws = _NEXT.match(text, end)
-        nxt = ws.end() if ws else end
-        if nxt >= n or m.start() < start:
+    for m in _CANDIDATE.finditer(text, start):
+        term = m.start()
+        if term < start:
             continue
         if m_starts:
-            i = bisect.bisect_right(m_starts, m.start()) - 1
-            if i >= 0 and m.start() < m_ends[i]:
+            i = bisect.bisect_right(m_starts, term) - 1
+            if i >= 0 and term < m_ends[i]:
                 continue
-        if _is_boundary(text, m.start(), end, nxt, start):
+        nxt = m.end()
+        if _is_boundary(text, term, nxt, start):
+            end = nxt
+            while text[end - 1].isspace():
+                end -= 1
             spans.append((start, end))
             start = nxt
     end = len(text.rstrip())

@@ -1,0 +1,108 @@
+"""The ``ratio`` command line: one sub-command per stage, each runnable on its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ratio_bench import __version__
+
+DEFAULT_CORPUS = Path("../shared/corpus")
+
+
+def _add_reader_options(p: argparse.ArgumentParser) -> None:
+    from ratio_bench.corpus.readers import FORMATS, TEXT_FORMATS
+    from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
+
+    p.add_argument("--format", dest="fmt", choices=FORMATS, default=None,
+                   help="record schema (default: detected per file)")
+    p.add_argument("--text-format", choices=TEXT_FORMATS, default="auto",
+                   help="how bodies are parsed (default: Markdown if it has headings, else plain)")
+    p.add_argument("--keep-sections", nargs="+", metavar="CATEGORY",
+                   choices=[c.value for c in SectionCategory],
+                   default=sorted(c.value for c in PROSE_CATEGORIES),
+                   help="section categories to keep (default: all prose categories, appendices included)")
+
+
+def _reader_settings(args: argparse.Namespace):
+    from ratio_bench.corpus.readers import ReaderSettings
+    from ratio_bench.corpus.sections import SectionCategory
+
+    return ReaderSettings(fmt=args.fmt, text_format=args.text_format,
+                          keep_categories=frozenset(SectionCategory(c) for c in args.keep_sections))
+
+
+def cmd_segment(args: argparse.Namespace) -> int:
+    """stdin paragraphs (blank-line separated) -> one sentence per line, verbatim."""
+    import re
+
+    from ratio_bench.corpus.segmenters import get_segmenter
+
+    spans = get_segmenter(args.segmenter)
+    text = sys.stdin.read()
+    out = sys.stdout
+    for para in re.split(r"\n[ \t]*\n", text):
+        for a, b in spans(para):
+            out.write(" ".join(para[a:b].split("\n")) + "\n")
+    return 0
+
+
+def cmd_corpus_stats(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from ratio_bench.corpus.pipeline import segment_papers
+    from ratio_bench.corpus.readers import PaperReader
+    from ratio_bench.io import RejectLog, write_json
+
+    start = time.perf_counter()
+    with RejectLog(args.rejects) as rejects:
+        reader = PaperReader(_reader_settings(args), rejects=rejects)
+        for i, _ in enumerate(tqdm(segment_papers(reader, args.paths), unit=" papers", disable=args.quiet)):
+            if args.limit and i + 1 >= args.limit:
+                break
+    seconds = time.perf_counter() - start
+    reader.report.print(seconds=seconds)
+    if args.json:
+        write_json(args.json, {**reader.report.as_dict(), "seconds": round(seconds, 2)})
+    if args.rejects:
+        print(f"rejects: {args.rejects}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ratio", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"ratio-bench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("segment", help="split stdin paragraphs into sentences, one per line (verbatim)")
+    p.add_argument("--segmenter", default="ratio", help="ratio (default), blingfire, pysbd or syntok")
+    p.set_defaults(func=cmd_segment)
+
+    corpus = sub.add_parser("corpus", help="corpus stage").add_subparsers(dest="corpus_command", required=True)
+    p = corpus.add_parser("stats", help="read, section and segment a corpus; print the stage report")
+    p.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_CORPUS], help="files or folders")
+    _add_reader_options(p)
+    p.add_argument("--rejects", type=Path, help="write one JSON line per rejected or flagged record here")
+    p.add_argument("--json", type=Path, help="also write the report as JSON")
+    p.add_argument("--limit", type=int, default=0, help="stop after N papers (0: all)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_corpus_stats)
+
+    from ratio_bench.mining.cli import add_mining_commands
+    from ratio_bench.lexicon.cli import add_lexicon_commands
+
+    add_mining_commands(sub)
+    add_lexicon_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""The marker lexicon: loading, validation, matching, pattern expansion and candidate discovery."""
+
+from ratio_bench.lexicon.model import (
+    DISTRACTOR_CATEGORIES,
+    RELATIONS,
+    ConnectiveRule,
+    Lexicon,
+    LexiconError,
+    MarkerEntry,
+    MarkerMatch,
+    default_lexicon_dir,
+)
+
+__all__ = [
+    "DISTRACTOR_CATEGORIES",
+    "RELATIONS",
+    "ConnectiveRule",
+    "Lexicon",
+    "LexiconError",
+    "MarkerEntry",
+    "MarkerMatch",
+    "default_lexicon_dir",
+]

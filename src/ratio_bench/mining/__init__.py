@@ -1,0 +1,1 @@
+"""Mining: (query, marker, gold) tuples and distractor sentences from segmented papers."""

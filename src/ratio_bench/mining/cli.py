@@ -1,0 +1,76 @@
+"""``ratio mine``: the mining stage from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _parse_options(pairs: list[str]) -> dict:
+    import yaml
+
+    out = {}
+    for item in pairs:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--executor-option expects KEY=VALUE, got {item!r}")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+def cmd_mine(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ratio_bench.cli import _reader_settings
+    from ratio_bench.mining.report import print_mining_report
+    from ratio_bench.mining.run import run_mining
+    from ratio_bench.mining.step import MiningSettings
+
+    settings = MiningSettings(
+        lexicon_dir=str(args.lexicon) if args.lexicon else None,
+        reader=_reader_settings(args),
+        lowercase=not args.no_lowercase,
+        keep_case=args.keep_case,
+        progress=not args.quiet,
+    )
+    stats = run_mining(args.corpus, args.out, settings, workers=args.workers, executor=args.executor,
+                       executor_options=_parse_options(args.executor_option), verbose=args.verbose)
+    if stats is None:
+        print(f"jobs submitted; when they finish run: ratio mine-stats {args.out}")
+        return 0
+    print_mining_report(stats, Console())
+    return 0
+
+
+def cmd_mine_stats(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ratio_bench.mining.report import print_mining_report
+    from ratio_bench.mining.run import merge_stats
+
+    print_mining_report(merge_stats(args.out), Console())
+    return 0
+
+
+def add_mining_commands(sub: argparse._SubParsersAction) -> None:
+    from ratio_bench.cli import DEFAULT_CORPUS, _add_reader_options
+    from ratio_bench.mining.run import EXECUTORS
+
+    p = sub.add_parser("mine", help="mine (query, marker, gold) tuples and distractors from a corpus")
+    p.add_argument("--corpus", nargs="+", type=Path, default=[DEFAULT_CORPUS], help="corpus files or folders")
+    p.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
+    p.add_argument("--workers", type=int, default=1, help="tasks run at once (local executor)")
+    p.add_argument("--executor", choices=EXECUTORS, default="local", help="datatrove executor")
+    p.add_argument("--executor-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra executor argument, e.g. partition=cpu time=02:00:00 (slurm)")
+    p.add_argument("--lexicon", type=Path, help="lexicon folder (default: lexicon/v1)")
+    p.add_argument("--keep-case", action="store_true", help="also keep cased query/gold columns")
+    p.add_argument("--no-lowercase", action="store_true", help="do not lower-case query and gold")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--verbose", action="store_true", help="show datatrove's logs")
+    _add_reader_options(p)
+    p.set_defaults(func=cmd_mine)
+
+    p = sub.add_parser("mine-stats", help="merge per-task statistics of a mining run into stats.json")
+    p.add_argument("out", type=Path)
+    p.set_defaults(func=cmd_mine_stats)

@@ -1,0 +1,44 @@
+"""Rendering a mining run's ``stats.json`` for people."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ratio_bench.lexicon import DISTRACTOR_CATEGORIES, RELATIONS
+
+# The paper's Table 2 "found in data" totals, for comparison.
+PAPER_MARKERS_FOUND = {"address": 717, "broaden": 38, "specify": 54}
+
+
+def print_mining_report(stats: dict[str, Any], console: Console) -> None:
+    t = Table(title=f"Mining: lexicon {stats['lexicon_version']} ({stats['lexicon_sha256'][:12]})")
+    for col in ("relation", "tuples", "markers fired", "markers kept", "paper: markers found"):
+        t.add_column(col, justify="left" if col == "relation" else "right")
+    for r in RELATIONS:
+        t.add_row(r, f"{stats['tuples'].get(r, 0):,}", str(stats["markers_fired"][r]),
+                  str(stats["markers_kept"][r]), str(PAPER_MARKERS_FOUND[r]))
+    console.print(t)
+    d = Table(title="Distractors by category")
+    d.add_column("category")
+    d.add_column("sentences", justify="right")
+    for c in DISTRACTOR_CATEGORIES:
+        d.add_row(c, f"{stats['distractors'].get(c, 0):,}")
+    console.print(d)
+    top = Table(title="Most productive markers")
+    for r in RELATIONS:
+        top.add_column(r)
+    lists = [stats["top_markers"][r][:10] for r in RELATIONS]
+    for i in range(max(map(len, lists), default=0)):
+        top.add_row(*[f"{x[i][0]} ({x[i][1]:,})" if i < len(x) else "" for x in lists])
+    console.print(top)
+    rej = ", ".join(f"{k}={v:,}" for k, v in stats["rejects"].items()) or "none"
+    console.print(f"rejects: {rej}")
+    corpus = stats.get("corpus", {}).get("total", {})
+    console.print(f"papers kept {corpus.get('papers_kept', 0):,} of {corpus.get('papers_read', 0):,}; "
+                  f"sentence pairs {stats['sentence_pairs']:,}; tasks {stats['tasks_done']}/{stats['tasks_planned']}")
+    if "wall_seconds" in stats:
+        console.print(f"{corpus.get('raw_bytes', 0) / 1e6:,.1f} MB in {stats['wall_seconds']:,.1f} s "
+                      f"= {stats['mb_per_second']:,.2f} MB/s")

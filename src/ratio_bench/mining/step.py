@@ -1,0 +1,93 @@
+"""The mining stage as a datatrove pipeline step, so that the local, Slurm and Ray executors all run it.
+
+Task ``rank`` processes work units ``units[rank::world_size]`` and writes one shard per output:
+``pairs/{rank:05d}.parquet``, ``distractors/{rank:05d}.parquet``, ``rejects/{rank:05d}.jsonl`` and
+``stats/{rank:05d}.json``. Every file is written atomically, and datatrove marks the task completed only after
+they exist, so a killed run resumes by re-running just the unfinished tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from datatrove.pipeline.base import PipelineStep
+from tqdm import tqdm
+
+from ratio_bench.corpus.cleaning import MIN_SENTENCE_CHARS, Cleaner
+from ratio_bench.corpus.pipeline import segment
+from ratio_bench.corpus.readers import PaperReader, ReaderSettings
+from ratio_bench.io import RejectLog, write_json
+from ratio_bench.lexicon import Lexicon
+from ratio_bench.mining.extract import MiningCounts, PairMiner
+from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
+from ratio_bench.mining.units import WorkUnit
+from ratio_bench.mining.writer import ShardWriter
+
+
+@dataclass(frozen=True)
+class MiningSettings:
+    lexicon_dir: str | None = None
+    reader: ReaderSettings = field(default_factory=ReaderSettings)
+    lowercase: bool = True
+    keep_case: bool = False
+    min_chars: int = MIN_SENTENCE_CHARS
+    progress: bool = True
+
+
+class MineUnits(PipelineStep):
+    name = "ratio-mine"
+    type = "Mining"
+
+    def __init__(self, units: list[WorkUnit], out_dir: str | Path, settings: MiningSettings):
+        super().__init__()
+        self.units = units
+        self.out_dir = Path(out_dir)
+        self.settings = settings
+
+    def run(self, data=None, rank: int = 0, world_size: int = 1):
+        start = time.perf_counter()
+        s = self.settings
+        lexicon = Lexicon.load(s.lexicon_dir)
+        miner = PairMiner(lexicon, Cleaner(clause_markers=lexicon, lowercase=s.lowercase, min_chars=s.min_chars),
+                          keep_case=s.keep_case)
+        counts = MiningCounts()
+        mine = self.units[rank::world_size]
+        name = f"{rank:05d}"
+        pairs_w = ShardWriter(self.out_dir / "pairs" / f"{name}.parquet", PAIR_SCHEMA)
+        dist_w = ShardWriter(self.out_dir / "distractors" / f"{name}.parquet", DISTRACTOR_SCHEMA)
+        try:
+            with RejectLog(self.out_dir / "rejects" / f"{name}.jsonl") as rejects:
+                reader = PaperReader(s.reader, rejects=rejects)
+                for unit in mine:
+                    papers = reader.read_file(Path(unit.path), unit.row_group)
+                    bar = tqdm(segment(reader, papers), total=unit.rows, unit=" papers", leave=False,
+                               desc=f"task {rank + 1}/{world_size} {unit.label}", disable=not s.progress)
+                    for seg in bar:
+                        pairs: list = []
+                        distractors: list = []
+                        miner.mine(seg, pairs, distractors, counts, rejects)
+                        pairs_w.extend(pairs)
+                        dist_w.extend(distractors)
+                        self.stat_update("papers")
+        except BaseException:
+            pairs_w.abort()
+            dist_w.abort()
+            raise
+        pairs_w.close()
+        dist_w.close()
+        write_json(self.out_dir / "stats" / f"{name}.json", {
+            "units": [u.label for u in mine],
+            "corpus": reader.report.as_dict(),
+            "mining": counts.as_dict(),
+            "seconds": round(time.perf_counter() - start, 3),
+        })
+        self.stat_update("pairs", value=pairs_w.count)
+        self.stat_update("distractors", value=dist_w.count)
+        return iter(())
+
+
+def read_task_stats(out_dir: Path) -> list[dict]:
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((out_dir / "stats").glob("*.json"))]

@@ -1,0 +1,68 @@
+"""Shared fixtures: small corpus files written in every supported format, and the shared corpus location."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+DATA = Path(__file__).parent / "data"
+SHARED_CORPUS = Path(os.environ.get("RATIO_SHARED_CORPUS", Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"))
+
+SHARED_SCHEMA = pa.schema([(c, pa.string()) for c in ("id", "title", "date", "venue", "kind", "text", "source", "license")])
+
+
+def shared_record(id: str, text: str | None, date: str | None = "2024-12", kind: str = "fulltext", **kw) -> dict:
+    return {"id": id, "title": kw.get("title"), "date": date, "venue": kw.get("venue", "Fixture Venue"),
+            "kind": kind, "text": text, "source": kw.get("source", "fixture"), "license": "CC BY 4.0"}
+
+
+def write_shared_parquet(path: Path, records: list[dict], row_group_size: int | None = None) -> Path:
+    pq.write_table(pa.Table.from_pylist(records, schema=SHARED_SCHEMA), path, row_group_size=row_group_size)
+    return path
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def nougat_text() -> str:
+    return (DATA / "nougat_sample.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def docling_text() -> str:
+    return (DATA / "docling_sample.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def fixture_corpus(tmp_path: Path, nougat_text: str, docling_text: str) -> Path:
+    """A small corpus folder: Markdown full texts (Parquet, two row groups), an abstract file (JSONL)."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    write_shared_parquet(folder / "fulltext.parquet", [
+        shared_record("fx/nougat", nougat_text, "2024-12", source="nougat-fixture"),
+        shared_record("fx/docling", docling_text, "2023/2024", source="docling-fixture"),
+        shared_record("fx/empty", "   ", "2024-12"),
+    ], row_group_size=2)
+    write_jsonl(folder / "abstracts.jsonl", [
+        shared_record("fx/abs1", "Retrieval models fail on rare technical terms in scientific queries. "
+                      "To overcome this limitation, we add a sparse lexical channel to the dense retriever.",
+                      "2025-03-18", kind="abstract"),
+        shared_record("fx/abs2", "Short abstract without any marker in it at all, only plain prose.", "sometime",
+                      kind="abstract"),
+    ])
+    return folder
+
+
+@pytest.fixture
+def shared_corpus() -> Path:
+    if not SHARED_CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {SHARED_CORPUS} (set RATIO_SHARED_CORPUS)")
+    return SHARED_CORPUS

@@ -1,0 +1,41 @@
+import json
+import subprocess
+import sys
+
+from ratio_bench.cli import main
+
+
+def test_segment_reads_stdin_and_prints_one_sentence_per_line():
+    text = "First sentence, e.g. with an abbreviation. Second\nsentence wraps.\n\nNew paragraph here. Done."
+    out = subprocess.run([sys.executable, "-m", "ratio_bench.cli", "segment"], input=text, text=True,
+                         capture_output=True, check=True).stdout
+    assert out.splitlines() == ["First sentence, e.g. with an abbreviation.", "Second sentence wraps.",
+                                "New paragraph here.", "Done."]
+
+
+def test_corpus_stats_report_json_and_rejects(fixture_corpus, tmp_path, capsys):
+    report, rejects = tmp_path / "report.json", tmp_path / "rejects.jsonl"
+    assert main(["corpus", "stats", str(fixture_corpus), "--json", str(report), "--rejects", str(rejects),
+                 "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "fulltext.parquet" in printed and "TOTAL" in printed
+    data = json.loads(report.read_text())
+    total = data["total"]
+    assert total["papers_read"] == 5 and total["papers_kept"] == 4
+    assert total["rejected"] == {"no_text": 1} and total["flagged"] == {"unparsable_date": 1}
+    assert total["date_precision"] == {"day": 1, "month": 1, "range": 1, "unknown": 1}
+    assert total["sentences"] > 20 and total["paragraphs_by_category"]["appendix"] == 2
+    assert len(rejects.read_text().splitlines()) == 2
+
+
+def test_mine_cli(fixture_corpus, tmp_path, capsys):
+    out = tmp_path / "m"
+    assert main(["mine", "--corpus", str(fixture_corpus), "--out", str(out), "--quiet"]) == 0
+    assert "Mining: lexicon" in capsys.readouterr().out
+    assert json.loads((out / "stats.json").read_text())["tuples"]["address"] == 3
+    assert main(["mine-stats", str(out)]) == 0
+
+
+def test_lexicon_check(capsys):
+    assert main(["lexicon", "check"]) == 0
+    assert "address" in capsys.readouterr().out
