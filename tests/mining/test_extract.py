@@ -36,7 +36,8 @@ def test_basic_tuple_with_provenance(lexicon):
     assert row["query_cased"] is None
     assert (row["paper_id"], row["sentence_index"], row["paragraph_index"]) == ("p/1", 1, 0)
     assert row["section_category"] == "introduction" and row["date_precision"] == "month"
-    assert counts.tuples == {"address": 1} and counts.marker_kept["address"] == {"to address this issue": 1}
+    d = counts.as_dict()
+    assert d["tuples"] == {"address": 1} and d["marker_kept"]["address"] == {"to address this issue": 1}
 
 
 def test_casing_of_marker_and_kept_case(lexicon):
@@ -49,7 +50,7 @@ def test_casing_of_marker_and_kept_case(lexicon):
 
 def test_marker_without_comma_does_not_fire(lexicon):
     pairs, distractors, counts = mine(lexicon, [Q, "For example a node whose neighbours disagree keeps its features."])
-    assert pairs == [] and distractors == [] and counts.marker_fired == {}
+    assert pairs == [] and distractors == [] and not counts.fired
 
 
 def test_longest_marker_wins_over_its_prefix(lexicon):
@@ -66,7 +67,7 @@ def test_short_gold_after_stripping_is_rejected(lexicon):
 def test_marker_at_paragraph_start_has_no_antecedent(lexicon):
     pairs, _, counts = mine(lexicon, ["To address this issue, we add a gated residual connection to each layer."])
     assert pairs == [] and counts.rejects == {"marker_at_paragraph_start": 1}
-    assert counts.marker_fired["address"]["to address this issue"] == 1
+    assert counts.fired["address", "to address this issue"] == 1
 
 
 def test_antecedents_own_marker_is_stripped(lexicon):
@@ -88,7 +89,7 @@ def test_distractors_and_their_short_rejects(lexicon):
     _, distractors, counts = mine(lexicon, [Q, "Therefore, the gate is learned jointly with the rest of the model.",
                                             "Moreover, it is cheap."])
     assert [(d["category"], d["marker"]) for d in distractors] == [("common_irrelevant", "therefore")]
-    assert counts.rejects == {"short_distractor": 1} and counts.distractors == {"common_irrelevant": 1}
+    assert counts.rejects == {"short_distractor": 1} and counts.as_dict()["distractors"] == {"common_irrelevant": 1}
 
 
 def test_consecutive_markers_chain(lexicon):

@@ -27,7 +27,11 @@ _FOOTNOTE = re.compile(
 _NUMBERED_FOOTNOTE = re.compile(r"^\d{1,2}\s+[A-Z][a-z]")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\{[\w.,\s]+\}@")
 _BOLD_RUN_IN = re.compile(r"^\s*\*\*([^*\n]{1,120}?)\*\*[.:]?\s*")
-_EMPHASIS = re.compile(r"\*\*([^*\n]+?)\*\*|(?<![\w\\])_([^_\n]+?)_(?!\w)|(?<![\w*\\])\*([^*\n]+?)\*(?![\w*])")
+# Each pattern starts with its literal delimiter (checked before the look-behind) so the regex engine can
+# jump between delimiters instead of trying every position; this matters on math-heavy Nougat text.
+_BOLD = re.compile(r"\*\*([^*\n]+?)\*\*")
+_ITALIC_UNDERSCORE = re.compile(r"_(?<![\w\\]_)([^_\n]+?)_(?!\w)")
+_ITALIC_STAR = re.compile(r"\*(?<![\w*\\]\*)([^*\n]+?)\*(?![\w*])")
 _HYPHEN_WRAP = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
 
 
@@ -84,9 +88,14 @@ def strip_run_in_heading(block: str) -> tuple[str, str | None]:
 
 def strip_emphasis(text: str) -> str:
     """Drop Markdown bold/italic markers, keeping their content."""
-    if "*" not in text and "_" not in text:
-        return text
-    return _EMPHASIS.sub(lambda m: m.group(1) or m.group(2) or m.group(3), text)
+    if "*" in text:
+        if "**" in text:
+            text = _BOLD.sub(r"\1", text)
+        if "*" in text:
+            text = _ITALIC_STAR.sub(r"\1", text)
+    if "_" in text:
+        text = _ITALIC_UNDERSCORE.sub(r"\1", text)
+    return text
 
 
 def unwrap(text: str) -> str:

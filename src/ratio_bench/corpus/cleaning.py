@@ -33,7 +33,8 @@ _ORDINAL_PREFIX = re.compile(
     r"1st|2nd|3rd|4th|5th)\s*(?:,|:|\.)\s*",
     re.IGNORECASE,
 )
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,;:.?!])")
+_GOLD_PREFIX = re.compile(f"(?:{_ORDINAL_PREFIX.pattern}|{_LIST_MARKER.pattern[1:]})+", re.IGNORECASE)
+_SPACE_BEFORE_PUNCT = re.compile(r" ([,;:.?!])")  # applied after whitespace is single spaces
 
 
 def remove_invalid_characters(text: str) -> str:
@@ -50,7 +51,11 @@ def normalise_unicode(text: str) -> str:
 
 def remove_noise(text: str) -> str:
     """Invalid characters, redundant whitespace and space before punctuation."""
-    text = normalise_unicode(remove_invalid_characters(text))
+    text = remove_invalid_characters(text)
+    if text.isascii() and "  " not in text and "\t" not in text and "\n" not in text:
+        text = text.strip()  # ASCII is already NFKC; whitespace already single (the common case)
+    else:
+        text = normalise_unicode(text)
     return _SPACE_BEFORE_PUNCT.sub(_first_group, text) if _SPACE_BEFORE_PUNCT.search(text) else text
 
 
@@ -98,12 +103,8 @@ def strip_leading_clause(sentence: str, markers: Container[str]) -> tuple[str, s
 
 def strip_ordinal_prefix(sentence: str) -> str:
     """Ordinal and list prefixes on a gold sentence: ``Second, ...``, ``Firstly: ...``, ``(ii) ...``."""
-    prev = None
-    while prev != sentence:
-        prev = sentence
-        m = _ORDINAL_PREFIX.match(sentence)
-        sentence = strip_list_marker(sentence[m.end() :] if m else sentence)
-    return sentence
+    m = _GOLD_PREFIX.match(sentence)
+    return sentence[m.end() :] if m else sentence
 
 
 def is_too_short(sentence: str, min_chars: int = MIN_SENTENCE_CHARS) -> bool:
@@ -143,7 +144,7 @@ class Cleaner:
         return capitalise_first(text), clause
 
     def clean_gold(self, remainder: str) -> str:
-        return capitalise_first(strip_ordinal_prefix(strip_list_marker(remove_noise(remainder))))
+        return capitalise_first(strip_ordinal_prefix(remove_noise(remainder)))
 
     def normalise(self, text: str) -> str:
         return text.lower() if self.lowercase else text

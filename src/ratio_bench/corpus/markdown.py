@@ -79,22 +79,30 @@ def _is_anchor(heading: str) -> bool:
     )
 
 
+# First characters that can open a caption, a footnote or a run-in heading: blocks starting with anything else
+# (most prose) skip those regular expressions entirely.
+_CAPTION_OPENERS = frozenset("FfTtAaLlSs*_ \t")
+_FOOTNOTE_OPENERS = frozenset("Ff\\^*\u2217\u2020\u2021\u00a7\u00b60123456789 \t")
+
+
 def _clean_block(block: str, markdown: bool, dropped: Counter[str]) -> str | None:
     """Return the prose of one block, or None (counting why) when it is not prose."""
-    if blocks.is_table(block):
+    first = block[:1]
+    if "|" in block and blocks.is_table(block):
         dropped["table"] += 1
         return None
-    if blocks.is_caption(block):
+    if first in _CAPTION_OPENERS and blocks.is_caption(block):
         dropped["caption"] += 1
         return None
-    if blocks.is_footnote(block, numbered=markdown):
+    if first in _FOOTNOTE_OPENERS and blocks.is_footnote(block, numbered=markdown):
         dropped["footnote"] += 1
         return None
     if "\\begin{" in block:  # an environment the parser never closed (truncated table): drop the rest
         block = block[: block.index("\\begin{")]
         dropped["unterminated_latex"] += 1
     if markdown:
-        block, _ = blocks.strip_run_in_heading(block)
+        if first == "*" or first == " ":
+            block, _ = blocks.strip_run_in_heading(block)
         if "\n" in block:
             block = "\n".join(line for line in block.split("\n") if not blocks.is_footnote(line))
         block = blocks.strip_emphasis(block)

@@ -10,7 +10,7 @@ from ratio_bench.corpus.dates import PubDate
 from ratio_bench.corpus.sections import SectionCategory
 
 
-@dataclass
+@dataclass(slots=True)
 class Paragraph:
     """One prose paragraph: whitespace-normalised text in its original casing, with its section."""
 
@@ -19,7 +19,7 @@ class Paragraph:
     category: SectionCategory
 
 
-@dataclass
+@dataclass(slots=True)
 class Paper:
     """One paper from any source, with typed date and sectioned paragraphs."""
 

@@ -44,21 +44,40 @@ PROSE_CATEGORIES: frozenset[SectionCategory] = frozenset(
     }
 )
 
-# Ordered: the first pattern that matches the normalised heading wins, so specific rules come first
-# ("conclusion and related work" is a conclusion; "related work" alone is related work).
-_RULES: list[tuple[SectionCategory, re.Pattern[str]]] = [
-    (SectionCategory.REFERENCES, re.compile(r"^(references?|bibliography|literature cited|works cited|citations)$")),
-    (SectionCategory.ACKNOWLEDGMENTS, re.compile(r"^(acknowledge?ments?|acknowledgments? and disclosure.*|funding.*|disclosure of funding.*)$")),
-    (SectionCategory.CHECKLIST, re.compile(r"(paper checklist|reproducibility checklist|^checklist$|^neurips .*checklist)")),
-    (SectionCategory.APPENDIX, re.compile(r"^(appendix|appendices|supplementary|supplemental|technical appendix)\b")),
-    (SectionCategory.ABSTRACT, re.compile(r"^abstract\b")),
-    (SectionCategory.CONCLUSION, re.compile(r"\b(conclusions?|concluding|summary|closing remarks|final remarks)\b")),
-    (SectionCategory.INTRODUCTION, re.compile(r"^(introduction|overview and motivation|motivation)\b|\bintroduction$")),
-    (SectionCategory.RELATED_WORK, re.compile(r"\b(related work|related works|prior work|previous work|related literature|literature review|background)\b")),
-    (SectionCategory.DISCUSSION, re.compile(r"\b(discussion|discussions|limitations?|broader impacts?|societal impacts?|future work|ethics|ethical)\b")),
-    (SectionCategory.EXPERIMENTS, re.compile(r"\b(experiments?|experimental|evaluations?|results?|ablations?|empirical|benchmarks?|case stud(y|ies)|analysis of results|performance|comparisons?|datasets?|baselines?|setup|settings?|implementation details|metrics?)\b")),
-    (SectionCategory.METHOD, re.compile(r"\b(method|methods|methodology|approach|approaches|model|models|framework|algorithms?|architecture|proposed|preliminar(y|ies)|problem (formulation|setup|setting|statement|definition)|formulation|definitions?|notations?|theory|theoretical|analysis|design|training|objective|our)\b")),
+# Ordered rules: the first that matches the normalised heading wins, so specific rules come first
+# ("conclusion and related work" is a conclusion; "related work" alone is related work). Each rule is
+# (category, words that may open the heading, words that may appear anywhere, phrases that may appear anywhere);
+# word-set look-ups keep classification cheap on the many headings that occur only once in a corpus.
+_RULES: list[tuple[SectionCategory, frozenset[str], frozenset[str], tuple[str, ...]]] = [
+    (SectionCategory.REFERENCES, frozenset({"references", "reference", "bibliography", "citations"}), frozenset(),
+     ("literature cited", "works cited")),
+    (SectionCategory.ACKNOWLEDGMENTS, frozenset({"acknowledgments", "acknowledgment", "acknowledgements",
+                                                 "acknowledgement", "funding"}), frozenset(), ("disclosure of funding",)),
+    (SectionCategory.CHECKLIST, frozenset({"checklist"}), frozenset(), ("paper checklist", "reproducibility checklist")),
+    (SectionCategory.APPENDIX, frozenset({"appendix", "appendices", "supplementary", "supplemental"}), frozenset(),
+     ("technical appendix",)),
+    (SectionCategory.ABSTRACT, frozenset({"abstract"}), frozenset(), ()),
+    (SectionCategory.CONCLUSION, frozenset(), frozenset({"conclusion", "conclusions", "concluding", "summary"}),
+     ("closing remarks", "final remarks")),
+    (SectionCategory.INTRODUCTION, frozenset({"introduction", "motivation"}), frozenset(), ("overview and motivation",)),
+    (SectionCategory.RELATED_WORK, frozenset(), frozenset({"background"}),
+     ("related work", "prior work", "previous work", "related literature", "literature review")),
+    (SectionCategory.DISCUSSION, frozenset(), frozenset({"discussion", "discussions", "limitation", "limitations",
+                                                         "ethics", "ethical"}),
+     ("broader impact", "societal impact", "future work")),
+    (SectionCategory.EXPERIMENTS, frozenset(), frozenset({
+        "experiment", "experiments", "experimental", "evaluation", "evaluations", "result", "results", "ablation",
+        "ablations", "empirical", "benchmark", "benchmarks", "performance", "comparison", "comparisons", "dataset",
+        "datasets", "baseline", "baselines", "setup", "setting", "settings", "metric", "metrics"}),
+     ("case study", "case studies", "implementation details")),
+    (SectionCategory.METHOD, frozenset(), frozenset({
+        "method", "methods", "methodology", "approach", "approaches", "model", "models", "framework", "algorithm",
+        "algorithms", "architecture", "proposed", "preliminary", "preliminaries", "formulation", "definition",
+        "definitions", "notation", "notations", "theory", "theoretical", "analysis", "design", "training",
+        "objective", "our"}), ("problem formulation", "problem setup", "problem setting", "problem statement")),
 ]
+_WORD = re.compile(r"[a-z]+")
+_MARKUP = re.compile(r"[*_`#]+")
 
 _NUMBERING = re.compile(r"^(?:(?:section|chapter)\s+)?(?:[ivxlc]+|[a-z]|\d+)(?:\.\d+)*\.?\s+(?=\S)", re.IGNORECASE)
 _LETTER_TOP = re.compile(r"^[A-Z](?:\.\d+)*\.?\s+\S")
@@ -67,19 +86,26 @@ _NUMBER_DEPTH = re.compile(r"^(\d+|[A-Z])((?:\.\d+)*)\.?\s")
 
 def normalise_heading(heading: str) -> str:
     """Lower-case a heading and strip numbering, markup and trailing punctuation."""
-    h = re.sub(r"[*_`#]+", "", heading).strip()
+    h = _MARKUP.sub("", heading).strip() if ("*" in heading or "_" in heading or "`" in heading or "#" in heading) \
+        else heading.strip()
     h = _NUMBERING.sub("", h)
-    h = re.sub(r"\s+", " ", h).strip(" .:").lower()
-    return h
+    return " ".join(h.split()).strip(" .:").lower()
 
 
 @lru_cache(maxsize=1 << 16)
 def classify_heading(heading: str) -> SectionCategory:
     """Map one heading to its category; unrecognised headings are OTHER."""
     h = normalise_heading(heading)
-    for category, pattern in _RULES:
-        if pattern.search(h):
+    words = _WORD.findall(h)
+    if not words:
+        return SectionCategory.OTHER
+    first, bag = words[0], set(words)
+    for category, openers, anywhere, phrases in _RULES:
+        if first in openers or not anywhere.isdisjoint(bag):
             return category
+        for phrase in phrases:
+            if phrase in h:
+                return category
     return SectionCategory.OTHER
 
 

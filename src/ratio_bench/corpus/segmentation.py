@@ -42,9 +42,10 @@ SENTENCE_OPENERS: frozenset[str] = frozenset(
 
 # A terminator, its closing quotes/brackets, the whitespace after it, and a next character that is not an
 # ASCII lower-case letter (a lower-case continuation never starts a sentence, so it is not even a candidate).
-_CANDIDATE = re.compile(r"[.?!][.?!]*['\"\u201d\u2019)\]]*\s+(?=[^\sa-z])")
+_CANDIDATE = re.compile(r"([.?!][.?!]*['\"\u201d\u2019)\]]*)\s+(?=[^\sa-z])")
 _WORD_AFTER = re.compile(r"[A-Za-z]+")
-_INLINE_MATH = re.compile(r"\\\(.*?\\\)|(?<![\\$])\$(?!\$)[^$\n]{1,300}?(?<!\\)\$")
+_PAREN_MATH = re.compile(r"\\\(.*?\\\)")
+_DOLLAR_MATH = re.compile(r"\$(?<![\\$]\$)(?!\$)[^$\n]{1,300}?(?<!\\)\$")
 _ENUMERATOR = re.compile(r"^\(?(?:\d{1,2}|[ivx]{1,4}|[a-z])\)?$")
 _LETTER_DOTS = re.compile(r"^(?:[a-z]\.)+[a-z]$")
 _OPEN_PUNCT = "([{\"'\u201c\u2018"
@@ -54,20 +55,16 @@ def _protected_spans(text: str) -> tuple[list[int], list[int]]:
     """Start and end offsets of inline math, where no boundary may fall."""
     if "\\(" not in text and "$" not in text:
         return [], []
-    starts, ends = [], []
-    for m in _INLINE_MATH.finditer(text):
-        starts.append(m.start())
-        ends.append(m.end())
-    return starts, ends
+    spans = []
+    if "\\(" in text:
+        spans = [m.span() for m in _PAREN_MATH.finditer(text)]
+    if "$" in text:
+        spans = sorted(spans + [m.span() for m in _DOLLAR_MATH.finditer(text)])
+    return [a for a, _ in spans], [b for _, b in spans]
 
 
-def _is_boundary(text: str, term_start: int, nxt: int, sent_start: int) -> bool:
-    """Decide whether the terminator at ``term_start`` (next sentence would start at ``nxt``) ends a sentence."""
-    c = text[nxt]
-    if c.islower():
-        return False
-    if text[term_start] != ".":
-        return True  # ? and ! only need a non-lower-case continuation
+def _abbreviation_decides(text: str, term_start: int, nxt: int, sent_start: int) -> bool:
+    """Whether a period at ``term_start`` ends a sentence, looking at the token before it."""
     tok_start = max(text.rfind(" ", sent_start, term_start), text.rfind("\n", sent_start, term_start)) + 1
     if tok_start <= sent_start:
         tok_start = sent_start
@@ -79,7 +76,7 @@ def _is_boundary(text: str, term_start: int, nxt: int, sent_start: int) -> bool:
         return False
     if tok_start == sent_start and _ENUMERATOR.match(token):
         return False  # "1. We first ..." / "(a). ..." at the start of a sentence
-    if c.isdigit():
+    if text[nxt].isdigit():
         return token not in BEFORE_NUMBER
     if (
         token in AMBIGUOUS
@@ -100,18 +97,17 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     m_starts, m_ends = _protected_spans(text)
     for m in _CANDIDATE.finditer(text, start):
-        term = m.start()
+        term, nxt = m.span()
         if term < start:
             continue
         if m_starts:
             i = bisect.bisect_right(m_starts, term) - 1
             if i >= 0 and term < m_ends[i]:
                 continue
-        nxt = m.end()
-        if _is_boundary(text, term, nxt, start):
-            end = nxt
-            while text[end - 1].isspace():
-                end -= 1
+        # Decided inline for speed: "?"/"!" always end a sentence here (the regex already excluded a lower-case
+        # continuation); a "." needs the token before it checked for abbreviations.
+        if text[term] != "." or _abbreviation_decides(text, term, nxt, start):
+            end = m.end(1)
             spans.append((start, end))
             start = nxt
     end = len(text.rstrip())

@@ -11,10 +11,11 @@ import csv
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
-from ratio_bench.corpus.cleaning import MAX_MARKER_WORDS, leading_spans
+from ratio_bench.corpus.cleaning import MAX_MARKER_WORDS
 
 RELATIONS: tuple[str, ...] = ("address", "broaden", "specify")
 DISTRACTOR_CATEGORIES: tuple[str, ...] = (
@@ -60,12 +61,14 @@ class ConnectiveRule:
     rationale: str
 
 
-@dataclass(frozen=True)
-class MarkerMatch:
+class MarkerMatch(NamedTuple):
+    """A marker found at the start of a sentence (a tuple: built once per hit on the hot path)."""
+
     marker: str  # the matched span, normalised (for a connective: the whole extended span)
     label: str
     stage: str
     end: int  # offset just after the marker's comma in the sentence
+    entry: str  # the lexicon entry that fired: the marker itself, or "<prefix> …" for a connective rule
 
     @property
     def is_target(self) -> bool:
@@ -92,6 +95,7 @@ class Lexicon:
         self._first_words = frozenset(m.split(" ", 1)[0] for m in self.entries) | frozenset(
             r.prefix.split(" ", 1)[0] for r in connectives
         )
+        self._prebuilt = {m: MarkerMatch(m, e.label, e.stage, len(m) + 1, m) for m, e in self.entries.items()}
         self._rules_by_first: dict[str, list[ConnectiveRule]] = {}
         for rule in sorted(connectives, key=lambda r: -len(r.prefix)):
             self._rules_by_first.setdefault(rule.prefix.split()[0], []).append(rule)
@@ -143,27 +147,47 @@ class Lexicon:
         return h.hexdigest()
 
     def match(self, sentence: str) -> MarkerMatch | None:
-        """The marker that opens ``sentence`` (longest comma-terminated span first), or None."""
-        # Fast rejections decide the common case without building any span: no comma within the first
-        # max_words words, or a first word that opens no marker ("The", "We", ...).
+        """The marker that opens ``sentence`` (longest comma-terminated span first), or None.
+
+        This runs once per sentence of the corpus, so the common cases are decided with C-level string
+        methods before any span is built: no comma within the first ``max_words`` words, or a first word
+        that opens no marker ("The", "We", ...). A hit on a plain entry returns a prebuilt match.
+        """
         comma = sentence.find(",")
         if comma < 0 or sentence.count(" ", 0, comma) >= self.max_words:
             return None
         space = sentence.find(" ", 0, comma)
-        first = sentence[: space if space > 0 else comma].lower()
-        if first not in self._first_words:
+        if sentence[: space if space > 0 else comma].lower() not in self._first_words:
             return None
-        for span, end in leading_spans(sentence, self.max_words):
+        nxt = sentence.find(",", comma + 1)
+        if nxt < 0 or sentence.count(" ", 0, nxt) >= self.max_words:
+            hit = self._prebuilt.get(sentence[:comma].lower())  # one candidate span: the common case
+            if hit is not None and hit.end == comma + 1:
+                return hit
+            ends = [comma]
+        else:
+            ends = [comma, nxt]
+            nxt = sentence.find(",", nxt + 1)
+            while nxt > 0 and sentence.count(" ", 0, nxt) < self.max_words:
+                ends.append(nxt)
+                nxt = sentence.find(",", nxt + 1)
+        for c in reversed(ends):
+            span = " ".join(sentence[:c].lower().split())
             entry = self.entries.get(span)
             if entry is not None:
-                return MarkerMatch(span, entry.label, entry.stage, end)
-            rules = self._rules_by_first.get(span.split(" ", 1)[0])
-            if rules:
-                for rule in rules:
-                    if span.startswith(rule.prefix + " "):
-                        extra = span.count(" ") - rule.prefix.count(" ")
-                        if extra <= rule.max_extra_words:
-                            return MarkerMatch(span, rule.label, "connective", end)
+                return MarkerMatch(span, entry.label, entry.stage, c + 1, span)
+            rule = self._connective_for(span)
+            if rule is not None:
+                return MarkerMatch(span, rule.label, "connective", c + 1, rule.prefix + " …")
+        return None
+
+    def _connective_for(self, span: str) -> ConnectiveRule | None:
+        rules = self._rules_by_first.get(span.split(" ", 1)[0])
+        if rules:
+            words = span.count(" ")
+            for rule in rules:
+                if span.startswith(rule.prefix + " ") and words - rule.prefix.count(" ") <= rule.max_extra_words:
+                    return rule
         return None
 
     def connective_conflicts(self) -> list[str]:

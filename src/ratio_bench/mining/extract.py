@@ -6,36 +6,54 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ratio_bench.corpus.cleaning import Cleaner, is_too_short
+from ratio_bench.corpus.cleaning import Cleaner
 from ratio_bench.corpus.pipeline import SegmentedPaper
+from ratio_bench.corpus.records import Paper
 from ratio_bench.io import RejectLog
-from ratio_bench.lexicon import Lexicon
+from ratio_bench.lexicon import RELATIONS, Lexicon
 
 
 @dataclass
 class MiningCounts:
-    """Counters of one mining run (summed across tasks into ``stats.json``)."""
+    """Counters of one mining run (summed across tasks into ``stats.json``).
 
-    tuples: Counter[str] = field(default_factory=Counter)
-    distractors: Counter[str] = field(default_factory=Counter)
-    marker_fired: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
-    marker_kept: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
-    by_source: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
-    by_section: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    The hot loop updates two flat counters keyed by tuples; :meth:`as_dict` derives the per-relation,
+    per-marker, per-source and per-section views from them once per task.
+    """
+
+    # (label, entry) -> sentences the entry opened; an entry is a marker, or "<prefix> …" for a connective rule,
+    # so a connective counts once, as in the paper's Table 2
+    fired: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # (label, entry, source_file, section_category) -> rows kept
+    kept: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
     rejects: Counter[str] = field(default_factory=Counter)
     sentence_pairs: int = 0
 
     def as_dict(self) -> dict[str, Any]:
+        tuples: Counter[str] = Counter()
+        distractors: Counter[str] = Counter()
+        fired: dict[str, Counter[str]] = defaultdict(Counter)
+        kept: dict[str, Counter[str]] = defaultdict(Counter)
+        by_source: dict[str, Counter[str]] = defaultdict(Counter)
+        by_section: dict[str, Counter[str]] = defaultdict(Counter)
+        for (label, entry), n in self.fired.items():
+            fired[label][entry] += n
+        for (label, entry, source, section), n in self.kept.items():
+            (tuples if label in RELATIONS else distractors)[label] += n
+            kept[label][entry] += n
+            by_source[source][label] += n
+            by_section[section][label] += n
+
         def nested(d: dict[str, Counter[str]]) -> dict[str, dict[str, int]]:
             return {k: dict(sorted(v.items())) for k, v in sorted(d.items())}
 
         return {
-            "tuples": dict(sorted(self.tuples.items())),
-            "distractors": dict(sorted(self.distractors.items())),
-            "marker_fired": nested(self.marker_fired),
-            "marker_kept": nested(self.marker_kept),
-            "by_source": nested(self.by_source),
-            "by_section": nested(self.by_section),
+            "tuples": dict(sorted(tuples.items())),
+            "distractors": dict(sorted(distractors.items())),
+            "marker_fired": nested(fired),
+            "marker_kept": nested(kept),
+            "by_source": nested(by_source),
+            "by_section": nested(by_section),
             "rejects": dict(sorted(self.rejects.items())),
             "sentence_pairs": self.sentence_pairs,
         }
@@ -49,39 +67,37 @@ class PairMiner:
         self.cleaner = cleaner
         self.keep_case = keep_case
 
-    def _reject(self, counts: MiningCounts, rejects: RejectLog, paper_id: str, source: str, reason: str,
-                **extra: Any) -> None:
-        counts.rejects[reason] += 1
-        rejects.add(source, paper_id, reason, **extra)
-
     def mine(self, seg: SegmentedPaper, pairs: list[dict[str, Any]], distractors: list[dict[str, Any]],
              counts: MiningCounts, rejects: RejectLog) -> None:
         paper = seg.paper
         match = self.lexicon.match
-        prov_base: dict[str, Any] | None = None
+        cleaner = self.cleaner
+        keep_case = self.keep_case
+        source = paper.source_file
+        prov: dict[str, Any] | None = None
+        n_pairs = 0
         for p_idx, (para, sentences) in enumerate(zip(paper.paragraphs, seg.sentences)):
-            counts.sentence_pairs += max(0, len(sentences) - 1)
+            if sentences:
+                n_pairs += len(sentences) - 1
+            category: str | None = None
             for s_idx, sentence in enumerate(sentences):
                 m = match(sentence)
                 if m is None:
                     continue
-                counts.marker_fired[m.label][m.marker] += 1
-                if prov_base is None:
-                    prov_base = _paper_provenance(paper)
-                where = {"marker": m.marker, "paragraph_index": p_idx, "sentence_index": s_idx}
-                if m.is_target:
+                counts.fired[m.label, m.entry] += 1
+                if prov is None:
+                    prov = _paper_provenance(paper)
+                if category is None:
+                    category = para.category.value
+                if m.label in RELATIONS:
                     if s_idx == 0:
-                        self._reject(counts, rejects, paper.paper_id, paper.source_file,
-                                     "marker_at_paragraph_start", **where)
+                        self._reject(counts, rejects, paper, "marker_at_paragraph_start", m.marker, p_idx, s_idx)
                         continue
-                    cleaned = self.cleaner.clean_pair(sentences[s_idx - 1], sentence[m.end:])
+                    cleaned = cleaner.clean_pair(sentences[s_idx - 1], sentence[m.end:])
                     if isinstance(cleaned, str):
-                        self._reject(counts, rejects, paper.paper_id, paper.source_file, cleaned, **where)
+                        self._reject(counts, rejects, paper, cleaned, m.marker, p_idx, s_idx)
                         continue
-                    counts.tuples[m.label] += 1
-                    counts.marker_kept[m.label][m.marker] += 1
-                    counts.by_source[paper.source_file][m.label] += 1
-                    counts.by_section[para.category.value][m.label] += 1
+                    counts.kept[m.label, m.entry, source, category] += 1
                     pairs.append({
                         "relation": m.label,
                         "query": cleaned.query,
@@ -89,39 +105,43 @@ class PairMiner:
                         "marker": m.marker,
                         "marker_stage": m.stage,
                         "query_clause": cleaned.query_clause,
-                        "query_cased": cleaned.query_cased if self.keep_case else None,
-                        "gold_cased": cleaned.gold_cased if self.keep_case else None,
-                        **prov_base,
+                        "query_cased": cleaned.query_cased if keep_case else None,
+                        "gold_cased": cleaned.gold_cased if keep_case else None,
+                        **prov,
                         "section": para.section,
-                        "section_category": para.category.value,
+                        "section_category": category,
                         "paragraph_index": p_idx,
                         "sentence_index": s_idx - 1,
                     })
                 else:
-                    cased = self.cleaner.clean_gold(sentence[m.end:])
-                    if is_too_short(cased, self.cleaner.min_chars):
-                        self._reject(counts, rejects, paper.paper_id, paper.source_file, "short_distractor",
-                                     **where)
+                    cased = cleaner.clean_gold(sentence[m.end:])
+                    if len(cased) < cleaner.min_chars:
+                        self._reject(counts, rejects, paper, "short_distractor", m.marker, p_idx, s_idx)
                         continue
-                    counts.distractors[m.label] += 1
-                    counts.marker_kept[m.label][m.marker] += 1
-                    counts.by_source[paper.source_file][m.label] += 1
-                    counts.by_section[para.category.value][m.label] += 1
+                    counts.kept[m.label, m.entry, source, category] += 1
                     distractors.append({
                         "category": m.label,
-                        "text": self.cleaner.normalise(cased),
+                        "text": cleaner.normalise(cased),
                         "marker": m.marker,
                         "marker_stage": m.stage,
-                        "text_cased": cased if self.keep_case else None,
-                        **prov_base,
+                        "text_cased": cased if keep_case else None,
+                        **prov,
                         "section": para.section,
-                        "section_category": para.category.value,
+                        "section_category": category,
                         "paragraph_index": p_idx,
                         "sentence_index": s_idx,
                     })
+        counts.sentence_pairs += n_pairs
+
+    @staticmethod
+    def _reject(counts: MiningCounts, rejects: RejectLog, paper: Paper, reason: str, marker: str, p_idx: int,
+                s_idx: int) -> None:
+        counts.rejects[reason] += 1
+        rejects.add(paper.source_file, paper.paper_id, reason, marker=marker, paragraph_index=p_idx,
+                    sentence_index=s_idx)
 
 
-def _paper_provenance(paper) -> dict[str, Any]:
+def _paper_provenance(paper: Paper) -> dict[str, Any]:
     d = paper.date
     return {
         "paper_id": paper.paper_id,
