@@ -10,7 +10,8 @@ import html
 import re
 
 _LATEX_ENV = re.compile(r"\\begin\{([A-Za-z]+\*?)\}.*?\\end\{\1\}", re.DOTALL)
-_DISPLAY_MATH = re.compile(r"\\\[.*?\\\]|\$\$.*?\$\$", re.DOTALL)
+_BRACKET_MATH = re.compile(r"\\\[.*?\\\]", re.DOTALL)
+_DOLLAR_MATH = re.compile(r"\$\$.*?\$\$", re.DOTALL)
 _PARSER_ARTEFACT = re.compile(r"\[MISSING_PAGE[^\]]*\]|<!--.*?-->", re.DOTALL)
 _CAPTION = re.compile(
     r"^\s*(?:\*\*|_)?(?:figure|fig\.|table|tab\.|algorithm|listing|supplementary figure)\s*[A-Z]?\d+[a-z]?(?:\.\d+)?\s*(?:\*\*|_)?\s*[:.|]",
@@ -42,7 +43,11 @@ def strip_latex_environments(text: str) -> str:
 
 def strip_display_math(text: str) -> str:
     """Remove display math ``\\[...\\]`` and ``$$...$$``; inline math stays (it is part of the sentence)."""
-    return _DISPLAY_MATH.sub(" ", text) if ("\\[" in text or "$$" in text) else text
+    if "\\[" in text:
+        text = _BRACKET_MATH.sub(" ", text)
+    if "$$" in text:
+        text = _DOLLAR_MATH.sub(" ", text)
+    return text
 
 
 def strip_parser_artefacts(text: str) -> str:

@@ -23,6 +23,7 @@ from ratio_bench.corpus.sections import (
 )
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING_OPENERS = "# \t"  # ("" is in it too: empty blocks take the slow path, harmlessly)
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _ANCHORS = {SectionCategory.ABSTRACT, SectionCategory.INTRODUCTION}
 _STICKY = {SectionCategory.APPENDIX, SectionCategory.CHECKLIST}
@@ -131,7 +132,8 @@ def _split_heading(block: str) -> tuple[re.Match[str] | None, str]:
 def parse_markdown(text: str) -> ParsedBody:
     """Parse PDF-parser Markdown into categorised paragraphs."""
     out = ParsedBody()
-    split = [_split_heading(b) for b in _BLANK_LINES.split(_prepare(text))]
+    # Only blocks that can start with a heading pay for the heading check.
+    split = [_split_heading(b) if b[:1] in _HEADING_OPENERS else (None, b) for b in _BLANK_LINES.split(_prepare(text))]
     has_anchor = any(m and _is_anchor(m.group(2)) for m, _ in split)
     tracker = SectionTracker()
     section: str | None = None

@@ -30,6 +30,13 @@ BEFORE_NUMBER: frozenset[str] = frozenset({"no", "nos", "p", "l", "ll", "n", "ar
 # Ambiguous: the period ends a sentence only when a typical sentence opener follows.
 AMBIGUOUS: frozenset[str] = frozenset({"al", "inc", "ltd", "co", "corp", "jr", "sr", "et"})
 
+# Last three letters of every abbreviation and roman numeral: a word ending otherwise is not an abbreviation.
+_ROMAN = [r for r in ("i ii iii iv v vi vii viii ix x xi xii xiii xiv xv xvi xvii xviii xix xx").split()]
+_ABBREVIATION_TAILS: frozenset[str] = frozenset(
+    w[-3:] for w in (*NEVER_SPLIT, *(x.lower() for x in NEVER_SPLIT_CAPITALISED), *BEFORE_NUMBER, *AMBIGUOUS, *_ROMAN)
+    if len(w) >= 3
+)
+
 SENTENCE_OPENERS: frozenset[str] = frozenset(
     """A An The This These That Those We Our It Its In On For To As At By However Thus Therefore Moreover
     Furthermore Finally First Second Third Then Here There They Their Such Since While When Although Note
@@ -106,7 +113,16 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 continue
         # Decided inline for speed: "?"/"!" always end a sentence here (the regex already excluded a lower-case
         # continuation); a "." needs the token before it checked for abbreviations.
-        if text[term] != "." or _abbreviation_decides(text, term, nxt, start):
+        if text[term] != ".":
+            boundary = True
+        else:
+            # Most periods follow an ordinary word: three lower-case letters that end no abbreviation decide it.
+            tail = text[term - 3 : term]
+            if tail.isalpha() and tail.islower() and tail not in _ABBREVIATION_TAILS and term >= 3:
+                boundary = True
+            else:
+                boundary = _abbreviation_decides(text, term, nxt, start)
+        if boundary:
             end = m.end(1)
             spans.append((start, end))
             start = nxt

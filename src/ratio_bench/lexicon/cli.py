@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+TEMPLATES = Path(__file__).resolve().parents[3] / "lexicon" / "templates"
 
 
 def cmd_lexicon_check(args: argparse.Namespace) -> int:
@@ -19,10 +22,91 @@ def cmd_lexicon_check(args: argparse.Namespace) -> int:
     return 1 if conflicts else 0
 
 
+def cmd_lexicon_expand(args: argparse.Namespace) -> int:
+    from ratio_bench.lexicon import Lexicon
+    from ratio_bench.lexicon.expand import expand, write_review
+
+    candidates = expand(args.templates, args.relation)
+    counts = write_review(args.out, candidates, Lexicon.load(args.lexicon))
+    print(f"{len(candidates):,} candidates -> {args.out} (new {counts['new']:,}, already in the lexicon "
+          f"{counts['known']:,}, conflicting with another label {counts['conflict']:,})")
+    print("mark rows 'accept' in the decision column, then: ratio lexicon accept " + str(args.out))
+    return 0
+
+
+def cmd_lexicon_accept(args: argparse.Namespace) -> int:
+    from ratio_bench.lexicon import default_lexicon_dir
+    from ratio_bench.lexicon.expand import accept_reviewed
+
+    added = accept_reviewed(args.review, args.lexicon or default_lexicon_dir())
+    print("added with stage 'pattern': " + (", ".join(f"{r}={n}" for r, n in added.items()) or "nothing"))
+    return 0
+
+
+def cmd_lexicon_discover(args: argparse.Namespace) -> int:
+    import itertools
+
+    from tqdm import tqdm
+
+    from ratio_bench.corpus.pipeline import segment_papers
+    from ratio_bench.corpus.readers import PaperReader
+    from ratio_bench.lexicon import Lexicon
+    from ratio_bench.lexicon.discover import count_spans, embedding_neighbours, top_spans, write_spans
+
+    lexicon = Lexicon.load(args.lexicon)
+    papers = segment_papers(PaperReader(), args.corpus)
+    if args.limit:
+        papers = itertools.islice(papers, args.limit)
+    counts, n = count_spans(tqdm(papers, unit=" papers", disable=args.quiet), args.max_words)
+    rows = top_spans(counts, lexicon, args.top)
+    write_spans(args.out, rows)
+    covered = sum(1 for r in rows if r.label)
+    print(f"{n:,} sentences, {len(counts):,} distinct spans; top {len(rows)} -> {args.out} "
+          f"({covered} already in the lexicon)")
+    if args.embed_model:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise SystemExit("--embed-model needs sentence-transformers: pip install sentence-transformers") from None
+        seeds = [s.strip().lower() for s in args.seeds.read_text(encoding="utf-8").splitlines() if s.strip()]
+        pool = [span for span, _ in counts.most_common(args.neighbour_pool)]
+        model = SentenceTransformer(args.embed_model, trust_remote_code=False)
+        for seed, nbrs in embedding_neighbours(seeds, pool, model, args.k).items():
+            print(f"{seed}: " + "; ".join(f"{s} ({sim:.2f})" for s, sim in nbrs))
+    return 0
+
+
 def add_lexicon_commands(sub: argparse._SubParsersAction) -> None:
-    from pathlib import Path
+    from ratio_bench.cli import DEFAULT_CORPUS
 
     lex = sub.add_parser("lexicon", help="marker lexicon tools").add_subparsers(dest="lexicon_command", required=True)
     p = lex.add_parser("check", help="load the lexicon, verify its invariants and print counts")
     p.add_argument("--lexicon", type=Path, help="lexicon folder (default: lexicon/v1)")
     p.set_defaults(func=cmd_lexicon_check)
+
+    p = lex.add_parser("expand", help="expand Hearst-style templates into a review file of candidates")
+    p.add_argument("--templates", type=Path, default=TEMPLATES, help="templates folder (with terms/)")
+    p.add_argument("--relation", action="append", choices=["address", "broaden", "specify"],
+                   help="only these relations (repeatable; default all with templates)")
+    p.add_argument("--lexicon", type=Path, help="lexicon folder used to mark known candidates")
+    p.add_argument("--out", type=Path, required=True, help="review TSV to write")
+    p.set_defaults(func=cmd_lexicon_expand)
+
+    p = lex.add_parser("accept", help="add the rows of a review file marked 'accept' (stage pattern)")
+    p.add_argument("review", type=Path)
+    p.add_argument("--lexicon", type=Path, help="lexicon folder to extend (default: lexicon/v1)")
+    p.set_defaults(func=cmd_lexicon_accept)
+
+    p = lex.add_parser("discover", help="most frequent sentence-initial comma-terminated spans of a corpus")
+    p.add_argument("--corpus", nargs="+", type=Path, default=[DEFAULT_CORPUS])
+    p.add_argument("--top", type=int, default=400)
+    p.add_argument("--max-words", type=int, default=7)
+    p.add_argument("--limit", type=int, default=0, help="stop after N papers (0: all)")
+    p.add_argument("--lexicon", type=Path)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--embed-model", help="sentence-transformers model name or path for neighbour search")
+    p.add_argument("--seeds", type=Path, help="file of seed markers, one per line (with --embed-model)")
+    p.add_argument("--k", type=int, default=10, help="neighbours per seed")
+    p.add_argument("--neighbour-pool", type=int, default=20000, help="most frequent spans searched")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_lexicon_discover)
