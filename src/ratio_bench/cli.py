@@ -91,11 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_corpus_stats)
 
-    from ratio_bench.mining.cli import add_mining_commands
+    from ratio_bench.dataset.cli import add_dataset_commands
     from ratio_bench.lexicon.cli import add_lexicon_commands
+    from ratio_bench.mining.cli import add_mining_commands
 
     add_mining_commands(sub)
     add_lexicon_commands(sub)
+    add_dataset_commands(sub)
     return parser
 
 

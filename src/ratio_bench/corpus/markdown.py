@@ -36,6 +36,7 @@ class ParsedBody:
 
     paragraphs: list[Paragraph] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
+    title: str | None = None  # the first line of the front matter (PDF parsers put the paper title there)
 
 
 class SectionTracker:
@@ -138,6 +139,10 @@ def parse_markdown(text: str) -> ParsedBody:
     tracker = SectionTracker()
     section: str | None = None
     category = SectionCategory.FRONT_MATTER if has_anchor else SectionCategory.OTHER
+    if has_anchor and split:
+        first = split[0][0].group(2) if split[0][0] else split[0][1].strip().partition("\n")[0]
+        if first and not _is_anchor(first):
+            out.title = blocks.strip_emphasis(first).strip() or None
     for heading, block in split:
         if heading is not None:
             title = blocks.strip_emphasis(heading.group(2)).strip()

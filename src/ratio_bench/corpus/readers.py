@@ -219,15 +219,15 @@ class PaperReader:
         paras = (parse.get("abstract") or []) + (parse.get("body_text") or [])
         return sum(len(str(p.get("text") or "").encode("utf-8")) for p in paras if isinstance(p, dict))
 
-    def _body(self, text: str, kind: str) -> tuple[list[Paragraph], Counter[str], str]:
+    def _body(self, text: str, kind: str) -> tuple[list[Paragraph], Counter[str], str, str | None]:
         tf = self.settings.text_format
         if tf == "auto":
             tf = "abstract" if kind == "abstract" else ("markdown" if looks_like_markdown(text) else "plain")
         if tf == "abstract":
             prose = blocks.unwrap(blocks.strip_parser_artefacts(text))
-            return [Paragraph(prose, "Abstract", SectionCategory.ABSTRACT)] if prose else [], Counter(), tf
+            return [Paragraph(prose, "Abstract", SectionCategory.ABSTRACT)] if prose else [], Counter(), tf, None
         parsed = parse_markdown(text) if tf == "markdown" else parse_plain(text)
-        return parsed.paragraphs, parsed.dropped, tf
+        return parsed.paragraphs, parsed.dropped, tf, parsed.title
 
     def _from_shared(self, rec: dict[str, Any], source_file: str) -> tuple[Paper | None, Counter[str], str]:
         pid = _str(rec.get("id"))
@@ -237,7 +237,7 @@ class PaperReader:
         if not isinstance(text, str) or not text.strip():
             return None, Counter(), "no_text"
         kind = _str(rec.get("kind")) or "fulltext"
-        paragraphs, dropped, tf = self._body(text, kind)
+        paragraphs, dropped, tf, front_title = self._body(text, kind)
         if not paragraphs:
             return None, dropped, "no_prose"
         paper = Paper(
@@ -246,7 +246,7 @@ class PaperReader:
             date=parse_date(rec.get("date")),
             paragraphs=paragraphs,
             venue=_str(rec.get("venue")),
-            title=_str(rec.get("title")),
+            title=_str(rec.get("title")) or front_title,
             kind=kind,
             license=_str(rec.get("license")),
             text_format=tf,

@@ -148,6 +148,7 @@ def _paper_provenance(paper: Paper) -> dict[str, Any]:
         "source": paper.source,
         "source_file": paper.source_file,
         "venue": paper.venue,
+        "title": paper.title,
         "kind": paper.kind,
         "date_raw": d.raw,
         "date_start": d.start,

@@ -19,6 +19,7 @@ _PROVENANCE = [
     ("source", pa.string()),
     ("source_file", pa.string()),
     ("venue", pa.string()),
+    ("title", pa.string()),
     ("kind", pa.string()),
     ("date_raw", pa.string()),
     ("date_start", pa.date32()),

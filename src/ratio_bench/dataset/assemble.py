@@ -1,0 +1,240 @@
+"""Assembly: de-duplicated pairs, temporal partitions and per-partition candidate pools, out of core on DuckDB.
+
+Order of operations follows the spec (section 4.2, appendix B.2):
+
+1. every mined paper gets a partition from its date interval and the config's date policy; papers that are the
+   same work under two sources (same normalised title) are kept together, in the earliest partition any of them
+   reaches, so no work contributes to two partitions;
+2. (query, gold) pairs are de-duplicated over the whole corpus, keeping the earliest occurrence;
+3. each partition's candidate pool is its golds plus the distractor sentences of its papers, shared by the three
+   relations; capped partitions are sampled deterministically (seeded hashes of content ids), keeping the
+   configured distractors-per-gold ratio.
+
+Every id is derived from content (``q`` + hash of relation, query and gold; ``c`` + hash of the text), so ids
+are stable across rebuilds and identical sentences share one candidate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow.parquet as pq
+
+from ratio_bench.dataset.config import PARTITIONS, BuildConfig
+from ratio_bench.lexicon import RELATIONS
+from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
+
+TITLE_KEY_MIN_CHARS = 20  # shorter normalised titles ("introduction", "") are not trusted to identify a work
+
+
+class AssemblyError(ValueError):
+    """Unusable mining outputs or an impossible partition; the message names the file or the partition."""
+
+
+@dataclass
+class Assembly:
+    """A DuckDB connection holding the assembled tables: ``queries`` and ``candidates`` (per partition)."""
+
+    con: duckdb.DuckDBPyConnection
+    report: dict[str, Any]
+
+
+def check_shards(folder: Path, schema, what: str) -> list[Path]:
+    """Every Parquet shard under ``folder`` must have exactly the mining schema (named errors otherwise)."""
+    files = sorted(folder.glob("*.parquet"))
+    if not files:
+        raise AssemblyError(f"{folder}: no {what} shards (run `ratio mine` first)")
+    for f in files:
+        got = pq.read_schema(f)
+        missing = [n for n in schema.names if n not in got.names]
+        if missing:
+            raise AssemblyError(f"{f}: missing column(s) {missing} (expected the {what} schema of this version)")
+        for name in schema.names:
+            if not got.field(name).type.equals(schema.field(name).type):
+                raise AssemblyError(f"{f}: column {name!r} has type {got.field(name).type}, "
+                                    f"expected {schema.field(name).type} (mixed schemas)")
+    return files
+
+
+def _sql_list(paths: list[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def _within(alias: str, first: str, last: str) -> str:
+    """SQL: the interval [first, last] lies inside partition ``alias`` (open-ended bounds are NULL)."""
+    return f"({alias}.lo IS NULL OR {first} >= {alias}.lo) AND ({alias}.hi IS NULL OR {last} <= {alias}.hi)"
+
+
+def _lit(value: Any) -> str:
+    return "NULL" if value is None else f"DATE '{value.isoformat()}'"
+
+
+def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = "4GB") -> Assembly:
+    pair_files = check_shards(mined / "pairs", PAIR_SCHEMA, "pairs")
+    dist_files = check_shards(mined / "distractors", DISTRACTOR_SCHEMA, "distractors")
+    temp_dir.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    con.execute(f"SET memory_limit='{memory_limit}'")
+    con.execute(f"SET temp_directory='{temp_dir}'")
+    con.execute("SET preserve_insertion_order=true")
+    con.execute(f"CREATE VIEW pairs_in AS SELECT * FROM read_parquet({_sql_list(pair_files)})")
+    con.execute(f"CREATE VIEW distractors_in AS SELECT * FROM read_parquet({_sql_list(dist_files)})")
+
+    # 1. partitions -------------------------------------------------------------------------------------------
+    rows = ", ".join(f"('{s.name}', {i}, {_lit(s.start)}, {_lit(s.end)})" for i, s in enumerate(cfg.splits))
+    con.execute(f"CREATE TABLE parts(name VARCHAR, rank INTEGER, lo DATE, hi DATE); INSERT INTO parts VALUES {rows}")
+    con.execute("""
+        CREATE TABLE papers AS
+        SELECT paper_id, min(title) AS title, min(date_start) AS date_start, max(date_end) AS date_end,
+               min(date_raw) AS date_raw, min(date_precision) AS date_precision, min(source_file) AS source_file
+        FROM (SELECT paper_id, title, date_start, date_end, date_raw, date_precision, source_file FROM pairs_in
+              UNION ALL
+              SELECT paper_id, title, date_start, date_end, date_raw, date_precision, source_file FROM distractors_in)
+        GROUP BY paper_id
+    """)
+    straddle = {"drop": "NULL", "start": "s.rank", "end": "e.rank"}[cfg.straddle]
+    unknown = "NULL" if cfg.unknown == "drop" else str(PARTITIONS.index(cfg.unknown))
+    con.execute(f"""
+        CREATE TABLE paper_rank AS
+        SELECT x.paper_id, x.title, x.date_start, x.source_file,
+               CASE WHEN x.date_start IS NULL THEN {unknown}
+                    WHEN i.rank IS NOT NULL THEN i.rank
+                    WHEN s.rank IS NULL AND e.rank IS NULL THEN NULL
+                    ELSE {straddle} END AS own_rank,
+               CASE WHEN x.date_start IS NULL THEN 'unknown_date'
+                    WHEN i.rank IS NOT NULL THEN 'inside'
+                    WHEN s.rank IS NULL AND e.rank IS NULL THEN 'out_of_range'
+                    ELSE 'straddle_{cfg.straddle}' END AS reason,
+               CASE WHEN length(regexp_replace(lower(coalesce(x.title, '')), '[^a-z0-9]+', '', 'g'))
+                         >= {TITLE_KEY_MIN_CHARS}
+                    THEN 't:' || regexp_replace(lower(x.title), '[^a-z0-9]+', '', 'g')
+                    ELSE 'p:' || x.paper_id END AS work_key
+        FROM papers x
+        LEFT JOIN parts i ON {_within("i", "x.date_start", "x.date_end")}
+        LEFT JOIN parts s ON {_within("s", "x.date_start", "x.date_start")}
+        LEFT JOIN parts e ON {_within("e", "x.date_end", "x.date_end")}
+    """)
+    con.execute("""
+        CREATE TABLE paper_part AS
+        SELECT r.*, w.work_rank AS rank,
+               CASE WHEN w.work_rank IS NULL THEN NULL ELSE (SELECT name FROM parts WHERE parts.rank = w.work_rank) END
+                   AS partition
+        FROM paper_rank r JOIN (SELECT work_key, min(own_rank) AS work_rank FROM paper_rank GROUP BY work_key) w
+             USING (work_key)
+    """)
+
+    # 2. pairs: de-duplicate over the whole corpus (earliest occurrence wins), then keep placed papers ----------
+    con.execute("""
+        CREATE TABLE pairs_all AS
+        SELECT q.*, pp.partition, pp.rank,
+               'q' || substr(sha256(q.relation || chr(10) || q.query || chr(10) || q.gold), 1, 16) AS query_id,
+               'c' || substr(sha256(q.gold), 1, 16) AS gold_id,
+               row_number() OVER (PARTITION BY q.query, q.gold
+                                  ORDER BY pp.rank NULLS LAST, q.date_start NULLS LAST, q.paper_id,
+                                           q.paragraph_index, q.sentence_index, q.relation) AS dup_rank
+        FROM pairs_in q JOIN paper_part pp USING (paper_id)
+    """)
+    con.execute("CREATE TABLE pairs_dedup AS SELECT * FROM pairs_all WHERE dup_rank = 1 AND partition IS NOT NULL")
+
+    # 3. sampling of capped partitions, then candidate pools ------------------------------------------------------
+    selects = []
+    for part in PARTITIONS:
+        sampling = cfg.sampling.get(part)
+        for rel in RELATIONS:
+            cap = sampling.max_queries.get(rel) if sampling else None
+            limit = f"LIMIT {int(cap)}" if cap is not None else ""
+            selects.append(f"""(SELECT * FROM pairs_dedup WHERE partition = '{part}' AND relation = '{rel}'
+                               ORDER BY md5('{cfg.seed}:' || query_id), query_id {limit})""")
+    con.execute("CREATE TABLE queries AS " + " UNION ALL ".join(selects))
+    con.execute("""
+        CREATE TABLE golds AS
+        SELECT partition, gold_id AS id, min(gold) AS text, min_by(paper_id, query_id) AS paper_id,
+               min_by(date_raw, query_id) AS date, min_by(date_start, query_id) AS date_start,
+               min_by(date_end, query_id) AS date_end, min_by(relation, query_id) AS role
+        FROM queries GROUP BY partition, gold_id
+    """)
+    con.execute("""
+        CREATE TABLE distractor_pool AS
+        SELECT pp.partition, 'c' || substr(sha256(d.text), 1, 16) AS id, d.text,
+               min_by(d.paper_id, d.paper_id || ':' || d.paragraph_index || ':' || d.sentence_index) AS paper_id,
+               min_by(d.date_raw, d.paper_id) AS date, min_by(d.date_start, d.paper_id) AS date_start,
+               min_by(d.date_end, d.paper_id) AS date_end, min(d.category) AS role
+        FROM distractors_in d JOIN paper_part pp USING (paper_id)
+        WHERE pp.partition IS NOT NULL
+        GROUP BY pp.partition, d.text
+    """)
+    dist_selects = []
+    for part in PARTITIONS:
+        sampling = cfg.sampling.get(part)
+        limit = ""
+        if sampling and sampling.distractors_per_gold is not None:
+            n_gold = con.execute("SELECT count(*) FROM golds WHERE partition = ?", [part]).fetchone()[0]
+            limit = f"LIMIT {round(sampling.distractors_per_gold * n_gold)}"
+        dist_selects.append(f"""(SELECT d.* FROM distractor_pool d ANTI JOIN golds g
+                                    ON g.partition = d.partition AND g.id = d.id
+                                 WHERE d.partition = '{part}' ORDER BY md5('{cfg.seed}:' || d.id), d.id {limit})""")
+    con.execute("CREATE TABLE distractors_kept AS " + " UNION ALL ".join(dist_selects))
+    con.execute("CREATE TABLE candidates AS SELECT * FROM golds UNION ALL SELECT * FROM distractors_kept")
+    if cfg.mode == "cumulative":
+        con.execute("""
+            CREATE TABLE candidates_cumulative AS
+            SELECT p.name AS partition, c.id, c.text, c.paper_id, c.date, c.date_start, c.date_end, c.role
+            FROM parts p JOIN parts q ON q.rank <= p.rank JOIN candidates c ON c.partition = q.name
+            QUALIFY row_number() OVER (PARTITION BY p.name, c.id ORDER BY q.rank DESC) = 1
+        """)
+        con.execute("DROP TABLE candidates; ALTER TABLE candidates_cumulative RENAME TO candidates")
+
+    report = _report(con, cfg)
+    empty = [p for p in PARTITIONS if report["partitions"][p]["queries"] == 0]
+    if empty:
+        raise AssemblyError(f"{cfg.path}: partition(s) {empty} received no query; check `splits` and `date_policy` "
+                            f"against the corpus dates (routing: {report['routing']})")
+    return Assembly(con, report)
+
+
+def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
+    def rows(sql: str) -> list[tuple]:
+        return con.execute(sql).fetchall()
+
+    routing: dict[str, dict[str, int]] = {}
+    for reason, part, n in rows("""SELECT reason, coalesce(partition, 'dropped'), count(*) FROM paper_part
+                                   GROUP BY ALL ORDER BY ALL"""):
+        routing.setdefault(reason, {})[part] = n
+    by_source: dict[str, dict[str, int]] = {}
+    for src, part, n in rows("""SELECT source_file, coalesce(partition, 'dropped'), count(*) FROM paper_part
+                                GROUP BY ALL ORDER BY ALL"""):
+        by_source.setdefault(src, {})[part] = n
+    moved = rows("SELECT count(*) FROM paper_part WHERE own_rank IS DISTINCT FROM rank")[0][0]
+    partitions = {}
+    for part in PARTITIONS:
+        q = dict(rows(f"SELECT relation, count(*) FROM queries WHERE partition = '{part}' GROUP BY ALL"))
+        d = dict(rows(f"SELECT role, count(*) FROM candidates WHERE partition = '{part}' AND role NOT IN "
+                      f"{tuple(RELATIONS)} GROUP BY ALL"))
+        g = rows(f"SELECT count(*) FROM candidates WHERE partition = '{part}' AND role IN {tuple(RELATIONS)}")[0][0]
+        avail = dict(rows(f"SELECT relation, count(*) FROM pairs_dedup WHERE partition = '{part}' GROUP BY ALL"))
+        partitions[part] = {
+            "queries": sum(q.values()),
+            "queries_by_relation": {r: q.get(r, 0) for r in RELATIONS},
+            "pairs_available_by_relation": {r: avail.get(r, 0) for r in RELATIONS},
+            "gold_candidates": g,
+            "distractors_by_category": dict(sorted(d.items())),
+            "candidates": g + sum(d.values()),
+        }
+    dup = rows("SELECT count(*) FROM pairs_all WHERE dup_rank > 1")[0][0]
+    unplaced = rows("SELECT count(*) FROM pairs_all WHERE dup_rank = 1 AND partition IS NULL")[0][0]
+    total = rows("SELECT count(*) FROM pairs_all")[0][0]
+    return {
+        "pairs_mined": total,
+        "pairs_duplicate_removed": dup,
+        "pairs_unplaced_removed": unplaced,
+        "pairs_unique_placed": total - dup - unplaced,
+        "papers_moved_to_keep_same_work_together": moved,
+        "routing": routing,
+        "papers_by_source": by_source,
+        "partitions": partitions,
+        "mode": cfg.mode,
+        "date_policy": {"straddle": cfg.straddle, "unknown": cfg.unknown},
+    }

@@ -1,0 +1,49 @@
+"""``ratio build`` and ``ratio publish``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ratio_bench.dataset.build import build_release
+    from ratio_bench.dataset.config import load_config
+
+    cfg = load_config(args.config)
+    report = build_release(cfg, args.out, workers=args.workers, progress=not args.quiet)
+    console = Console(width=120)
+    console.print(f"release written to {report['release']} "
+                  f"(mining {report['timings_seconds']['mining']}s, assembly {report['timings_seconds']['assembly']}s, "
+                  f"write {report['timings_seconds']['write']}s, peak RSS {report['peak_rss_mb']} MB)")
+    for config, splits in report["rows"].items():
+        console.print(f"  {config:16s} " + "  ".join(f"{s}={n:,}" for s, n in splits.items()))
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from ratio_bench.dataset.publish import publish
+
+    url = publish(args.folder, args.repo_id, revision=args.revision, private=args.private)
+    print(f"published {args.folder} to {url}")
+    return 0
+
+
+def add_dataset_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
+    p.add_argument("--config", type=Path, default=REPO_ROOT / "dataset_scripts" / "dev.yaml")
+    p.add_argument("--out", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("publish", help="upload a release folder to a Hugging Face Hub dataset repo and tag it")
+    p.add_argument("folder", type=Path)
+    p.add_argument("--repo-id", required=True, help="ORG/NAME")
+    p.add_argument("--revision", help="tag to create (default: the manifest's version)")
+    p.add_argument("--private", action="store_true")
+    p.set_defaults(func=cmd_publish)

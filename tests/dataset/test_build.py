@@ -1,0 +1,152 @@
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ratio_bench.dataset.assemble import AssemblyError, assemble
+from ratio_bench.dataset.build import build_release, file_checksums
+from ratio_bench.dataset.config import ConfigError, load_config
+from ratio_bench.mining.run import run_mining
+from ratio_bench.mining.step import MiningSettings
+
+from .conftest import PAIRS, write_config
+
+
+@pytest.fixture
+def built(dataset_corpus, tmp_path):
+    cfg = load_config(write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work"))
+    report = build_release(cfg, tmp_path / "ratio", progress=False)
+    return cfg, report, tmp_path / "ratio"
+
+
+def _rows(root, config, split):
+    return [r for f in sorted((root / "data" / config).glob(f"{split}-*.parquet")) for r in pq.read_table(f).to_pylist()]
+
+
+def _gold_text(key):
+    return PAIRS[key][1].split(", ", 1)[1].lower()
+
+
+def test_routing_dedup_and_pools(built):
+    _, report, root = built
+    rep = report["assembly"]
+    # routing reports where papers finally went: s/s1 (2022, inside test by date) went with its preprint to train
+    assert rep["routing"] == {"inside": {"train": 4, "validation": 2, "test": 2}, "straddle_drop": {"dropped": 1},
+                              "unknown_date": {"dropped": 1}}
+    assert rep["papers_moved_to_keep_same_work_together"] == 1  # s/s1 (2022) joins its 2020 preprint in train
+    assert (rep["pairs_mined"], rep["pairs_duplicate_removed"], rep["pairs_unplaced_removed"]) == (11, 3, 1)
+    gold_by_split = {s: {r["gold"] for rel in ("address", "broaden", "specify") for r in _rows(root, rel, s)}
+                     for s in ("train", "validation", "test")}
+    assert gold_by_split["train"] == {_gold_text(k) for k in "ABE"}
+    assert gold_by_split["validation"] == {_gold_text(k) for k in "CD"}
+    assert gold_by_split["test"] == {_gold_text(k) for k in "GH"}
+    # every partition's corpus is its golds plus its distractors, shared by the relations
+    for split, n in (("train", 4), ("validation", 3), ("test", 3)):
+        corpus = _rows(root, "corpus", split)
+        assert len(corpus) == n
+        ids = {c["id"] for c in corpus}
+        for rel in ("address", "broaden", "specify"):
+            assert {r["gold_id"] for r in _rows(root, rel, split)} <= ids
+    roles = {c["role"] for c in _rows(root, "corpus", "test")}
+    assert roles == {"address", "explicit_contrast"}
+
+
+def test_no_paper_in_two_partitions_and_content_ids(built):
+    _, _, root = built
+    seen = {}
+    for split in ("train", "validation", "test"):
+        for rel in ("address", "broaden", "specify"):
+            for r in _rows(root, rel, split):
+                assert seen.setdefault(r["paper_id"], split) == split
+                assert r["query_id"].startswith("q") and len(r["query_id"]) == 17
+    train_ids = {r["gold"]: r["gold_id"] for r in _rows(root, "specify", "train")}
+    import hashlib
+
+    for text, gid in train_ids.items():
+        assert gid == "c" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_qrels_match_queries(built):
+    _, _, root = built
+    for split in ("train", "validation", "test"):
+        q = {(r["query_id"], r["gold_id"]) for r in _rows(root, "address", split)}
+        qrels = {(r["query-id"], r["corpus-id"]) for r in _rows(root, "address-qrels", split)}
+        assert q == qrels and all(r["score"] == 1 for r in _rows(root, "address-qrels", split))
+
+
+def test_load_dataset_every_config_and_split(built):
+    datasets = pytest.importorskip("datasets")
+    _, report, root = built
+    for config, splits in report["rows"].items():
+        ds = datasets.load_dataset(str(root), config, cache_dir=str(root.parent / "hf_cache"))
+        assert {s: len(ds[s]) for s in ds} == {s: n for s, n in splits.items() if n}
+
+
+def test_manifest_card_and_byte_identical_rebuild(built, tmp_path):
+    cfg, report, root = built
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["files"] == file_checksums(root)
+    assert manifest["rows"] == report["rows"] and manifest["lexicon_sha256"]
+    card = (root / "README.md").read_text()
+    assert "config_name: address-qrels" in card and "## Temporal split" in card and "**Address**" in card
+    again = tmp_path / "elsewhere" / "ratio"
+    build_release(cfg, again, progress=False)
+    assert file_checksums(again) == file_checksums(root)
+    assert (again / "manifest.json").read_bytes() == (root / "manifest.json").read_bytes()
+
+
+def test_straddle_start_and_cumulative_mode(dataset_corpus, tmp_path):
+    cfg = load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w",
+                                   date_policy={"straddle": "start", "unknown": "train"}, mode="cumulative"))
+    report = build_release(cfg, tmp_path / "r", progress=False)
+    rep = report["assembly"]
+    assert rep["routing"]["straddle_start"] == {"train": 1} and rep["routing"]["unknown_date"] == {"train": 1}
+    # cumulative pools: each partition also holds the earlier partitions' candidates
+    rows = report["rows"]["corpus"]
+    assert rows["train"] < rows["validation"] < rows["test"]
+
+
+def test_sampling_caps_queries_and_keeps_the_ratio(dataset_corpus, tmp_path):
+    cfg = load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w",
+                                   sampling={"test": {"max_queries": {"address": 1}, "distractors_per_gold": 0}}))
+    report = build_release(cfg, tmp_path / "r", progress=False)
+    assert report["rows"]["address"]["test"] == 1 and report["rows"]["corpus"]["test"] == 1
+
+
+def test_config_errors_name_the_field(dataset_corpus, tmp_path):
+    with pytest.raises(ConfigError, match="splits.train and splits.validation overlap"):
+        load_config(write_config(tmp_path / "a.yaml", dataset_corpus, tmp_path / "w",
+                                 splits={"train": {"end": "2021-06-30"}, "validation": {"start": "2021-01-01"},
+                                         "test": {"start": "2022-01-01"}}))
+    with pytest.raises(ConfigError, match="date_policy.straddle"):
+        load_config(write_config(tmp_path / "b.yaml", dataset_corpus, tmp_path / "w",
+                                 date_policy={"straddle": "guess"}))
+    with pytest.raises(ConfigError, match="not an ISO date"):
+        load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w",
+                                 splits={"train": {"end": "June"}, "validation": {"start": "2021-01-01"},
+                                         "test": {"start": "2022-01-01"}}))
+
+
+def test_empty_partition_is_an_error(dataset_corpus, tmp_path):
+    cfg = load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w",
+                                   splits={"train": {"end": "2020-12-31"},
+                                           "validation": {"start": "2021-01-01", "end": "2021-12-31"},
+                                           "test": {"start": "2030-01-01"}}))
+    with pytest.raises(AssemblyError, match=r"partition\(s\) \['test'\] received no query"):
+        build_release(cfg, tmp_path / "r", progress=False)
+
+
+def test_bad_mining_shards_name_file_and_field(dataset_corpus, tmp_path):
+    cfg = load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w"))
+    mined = tmp_path / "w" / "mined"
+    run_mining(cfg.corpus, mined, MiningSettings(progress=False))
+    shard = sorted((mined / "pairs").glob("*.parquet"))[0]
+    table = pq.read_table(shard)
+    pq.write_table(table.drop(["marker"]), shard)
+    with pytest.raises(AssemblyError, match=r"00000\.parquet: missing column\(s\) \['marker'\]"):
+        assemble(cfg, mined, tmp_path / "tmp")
+    pq.write_table(table.set_column(table.schema.get_field_index("paragraph_index"), "paragraph_index",
+                                    table.column("paragraph_index").cast(pa.int64())), shard)
+    with pytest.raises(AssemblyError, match="column 'paragraph_index' has type int64.*mixed schemas"):
+        assemble(cfg, mined, tmp_path / "tmp")
