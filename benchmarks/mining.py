@@ -21,7 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
@@ -31,8 +30,19 @@ from ratio_bench.lexicon import Lexicon
 
 def mine_subprocess(inputs: list[Path], out: Path, workers: int = 1) -> tuple[float, float, float]:
     """Run `ratio mine` in a fresh process: (wall seconds, MB of raw text, peak RSS MB of the process tree)."""
-    cmd = [sys.executable, "-m", "ratio_bench.cli", "mine", "--corpus", *map(str, inputs), "--out", str(out),
-           "--workers", str(workers), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ratio_bench.cli",
+        "mine",
+        "--corpus",
+        *map(str, inputs),
+        "--out",
+        str(out),
+        "--workers",
+        str(workers),
+        "--quiet",
+    ]
     code = (
         "import resource, subprocess, sys, json, time\n"
         "t = time.perf_counter(); subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
@@ -58,7 +68,7 @@ def baseline(texts: list[str], lexicon: Lexicon) -> tuple[float, int]:
     for text in texts:
         for para in re.split(r"\n\s*\n", text):
             sentences = seg.segment(para)
-            for prev, cur in zip(sentences, sentences[1:]):
+            for prev, cur in zip(sentences, sentences[1:], strict=False):
                 if pattern.match(cur.strip()) and prev:
                     hits += 1
     return 0.0, hits
@@ -89,14 +99,22 @@ def main() -> None:
         _, hits = baseline(table.column("text").to_pylist(), Lexicon.load())
         w_base = time.perf_counter() - start
         rows.append((f"ratio mine, first {args.baseline_papers} papers", mb_sub, w_sub, None))
-        rows.append((f"baseline pysbd + one regex, same {args.baseline_papers} papers (writes nothing)", mb_sub, w_base, None))
+        rows.append(
+            (
+                f"baseline pysbd + one regex, same {args.baseline_papers} papers (writes nothing)",
+                mb_sub,
+                w_base,
+                None,
+            )
+        )
         if not args.skip_scale:
             # 3. memory flat in corpus size: 1x vs 4x (four copies of the file under other names)
             four = tmp / "x4"
             four.mkdir()
             for i in range(4):
-                os.link(src, four / f"copy{i}_{args.file}") if os.stat(src).st_dev == os.stat(tmp).st_dev \
-                    else shutil.copy(src, four / f"copy{i}_{args.file}")
+                os.link(src, four / f"copy{i}_{args.file}") if os.stat(src).st_dev == os.stat(
+                    tmp
+                ).st_dev else shutil.copy(src, four / f"copy{i}_{args.file}")
             w4, mb4, rss4 = mine_subprocess([four], tmp / "m4")
             rows.append(("ratio mine --workers 1, 4x input", mb4, w4, rss4))
             w42, mb42, rss42 = mine_subprocess([four], tmp / "m4w2", workers=2)
@@ -107,8 +125,10 @@ def main() -> None:
     for name, mb_, w, r in rows:
         t.add_row(name, f"{mb_:.1f}", f"{w:.1f}", f"{mb_ / w:.2f}", f"{r:.0f}" if r else "-")
     console.print(t)
-    console.print(f"speed-up over the baseline on the same input: {w_base / w_sub:.1f}x (baseline found {hits:,} "
-                  f"marker-initial sentence pairs)")
+    console.print(
+        f"speed-up over the baseline on the same input: {w_base / w_sub:.1f}x (baseline found {hits:,} "
+        f"marker-initial sentence pairs)"
+    )
     if args.profile:
         profile(src, console)
 

@@ -22,8 +22,14 @@ GOLD = Path(__file__).resolve().parents[1] / "tests" / "data" / "segmentation_go
 def real_paragraphs(corpus: Path, megabytes: float) -> list[str]:
     """Paragraphs from the full-text files, as the corpus stage hands them to the segmenter."""
     out, size = [], 0
-    files = [corpus / n for n in ("neurips_2025_fulltext.parquet", "neurips_2023_2024_fulltext.parquet",
-                                  "scisummnet_acl_fulltext.parquet")]
+    files = [
+        corpus / n
+        for n in (
+            "neurips_2025_fulltext.parquet",
+            "neurips_2023_2024_fulltext.parquet",
+            "scisummnet_acl_fulltext.parquet",
+        )
+    ]
     budget = megabytes * 1e6 / len(files)
     for f in files:
         got = 0
@@ -45,8 +51,10 @@ def main() -> None:
     gold = load_gold(GOLD)
     paragraphs = real_paragraphs(args.corpus, args.mb) if args.corpus.is_dir() else []
     mb = sum(len(p.encode()) for p in paragraphs) / 1e6
-    t = Table(title=f"Sentence segmentation: {sum(g.n_sentences for g in gold)} gold sentences, "
-                    f"{mb:.1f} MB of real paragraphs")
+    t = Table(
+        title=f"Sentence segmentation: {sum(g.n_sentences for g in gold)} gold sentences, "
+        f"{mb:.1f} MB of real paragraphs"
+    )
     for col in ("segmenter", "precision", "recall", "F1", "MB/s", "sentences"):
         t.add_column(col, justify="left" if col == "segmenter" else "right")
     for name in SEGMENTERS:

@@ -11,14 +11,28 @@ import pyarrow.parquet as pq
 import pytest
 
 DATA = Path(__file__).parent / "data"
-SHARED_CORPUS = Path(os.environ.get("RATIO_SHARED_CORPUS", Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"))
+SHARED_CORPUS = Path(
+    os.environ.get("RATIO_SHARED_CORPUS", Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus")
+)
 
-SHARED_SCHEMA = pa.schema([(c, pa.string()) for c in ("id", "title", "date", "venue", "kind", "text", "source", "license")])
+SHARED_SCHEMA = pa.schema(
+    [(c, pa.string()) for c in ("id", "title", "date", "venue", "kind", "text", "source", "license")]
+)
 
 
-def shared_record(id: str, text: str | None, date: str | None = "2024-12", kind: str = "fulltext", **kw) -> dict:
-    return {"id": id, "title": kw.get("title"), "date": date, "venue": kw.get("venue", "Fixture Venue"),
-            "kind": kind, "text": text, "source": kw.get("source", "fixture"), "license": "CC BY 4.0"}
+def shared_record(
+    id: str, text: str | None, date: str | None = "2024-12", kind: str = "fulltext", **kw
+) -> dict:
+    return {
+        "id": id,
+        "title": kw.get("title"),
+        "date": date,
+        "venue": kw.get("venue", "Fixture Venue"),
+        "kind": kind,
+        "text": text,
+        "source": kw.get("source", "fixture"),
+        "license": "CC BY 4.0",
+    }
 
 
 def write_shared_parquet(path: Path, records: list[dict], row_group_size: int | None = None) -> Path:
@@ -46,18 +60,33 @@ def fixture_corpus(tmp_path: Path, nougat_text: str, docling_text: str) -> Path:
     """A small corpus folder: Markdown full texts (Parquet, two row groups), an abstract file (JSONL)."""
     folder = tmp_path / "corpus"
     folder.mkdir()
-    write_shared_parquet(folder / "fulltext.parquet", [
-        shared_record("fx/nougat", nougat_text, "2024-12", source="nougat-fixture"),
-        shared_record("fx/docling", docling_text, "2023/2024", source="docling-fixture"),
-        shared_record("fx/empty", "   ", "2024-12"),
-    ], row_group_size=2)
-    write_jsonl(folder / "abstracts.jsonl", [
-        shared_record("fx/abs1", "Retrieval models fail on rare technical terms in scientific queries. "
-                      "To overcome this limitation, we add a sparse lexical channel to the dense retriever.",
-                      "2025-03-18", kind="abstract"),
-        shared_record("fx/abs2", "Short abstract without any marker in it at all, only plain prose.", "sometime",
-                      kind="abstract"),
-    ])
+    write_shared_parquet(
+        folder / "fulltext.parquet",
+        [
+            shared_record("fx/nougat", nougat_text, "2024-12", source="nougat-fixture"),
+            shared_record("fx/docling", docling_text, "2023/2024", source="docling-fixture"),
+            shared_record("fx/empty", "   ", "2024-12"),
+        ],
+        row_group_size=2,
+    )
+    write_jsonl(
+        folder / "abstracts.jsonl",
+        [
+            shared_record(
+                "fx/abs1",
+                "Retrieval models fail on rare technical terms in scientific queries. "
+                "To overcome this limitation, we add a sparse lexical channel to the dense retriever.",
+                "2025-03-18",
+                kind="abstract",
+            ),
+            shared_record(
+                "fx/abs2",
+                "Short abstract without any marker in it at all, only plain prose.",
+                "sometime",
+                kind="abstract",
+            ),
+        ],
+    )
     return folder
 
 

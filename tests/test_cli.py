@@ -7,16 +7,38 @@ from ratio_bench.cli import main
 
 def test_segment_reads_stdin_and_prints_one_sentence_per_line():
     text = "First sentence, e.g. with an abbreviation. Second\nsentence wraps.\n\nNew paragraph here. Done."
-    out = subprocess.run([sys.executable, "-m", "ratio_bench.cli", "segment"], input=text, text=True,
-                         capture_output=True, check=True).stdout
-    assert out.splitlines() == ["First sentence, e.g. with an abbreviation.", "Second sentence wraps.",
-                                "New paragraph here.", "Done."]
+    out = subprocess.run(
+        [sys.executable, "-m", "ratio_bench.cli", "segment"],
+        input=text,
+        text=True,
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert out.splitlines() == [
+        "First sentence, e.g. with an abbreviation.",
+        "Second sentence wraps.",
+        "New paragraph here.",
+        "Done.",
+    ]
 
 
 def test_corpus_stats_report_json_and_rejects(fixture_corpus, tmp_path, capsys):
     report, rejects = tmp_path / "report.json", tmp_path / "rejects.jsonl"
-    assert main(["corpus", "stats", str(fixture_corpus), "--json", str(report), "--rejects", str(rejects),
-                 "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "corpus",
+                "stats",
+                str(fixture_corpus),
+                "--json",
+                str(report),
+                "--rejects",
+                str(rejects),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "fulltext.parquet" in printed and "TOTAL" in printed
     data = json.loads(report.read_text())

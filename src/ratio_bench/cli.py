@@ -17,22 +17,38 @@ def _add_reader_options(p: argparse.ArgumentParser) -> None:
     from ratio_bench.corpus.readers import FORMATS, TEXT_FORMATS
     from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
 
-    p.add_argument("--format", dest="fmt", choices=FORMATS, default=None,
-                   help="record schema (default: detected per file)")
-    p.add_argument("--text-format", choices=TEXT_FORMATS, default="auto",
-                   help="how bodies are parsed (default: Markdown if it has headings, else plain)")
-    p.add_argument("--keep-sections", nargs="+", metavar="CATEGORY",
-                   choices=[c.value for c in SectionCategory],
-                   default=sorted(c.value for c in PROSE_CATEGORIES),
-                   help="section categories to keep (default: all prose categories, appendices included)")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=FORMATS,
+        default=None,
+        help="record schema (default: detected per file)",
+    )
+    p.add_argument(
+        "--text-format",
+        choices=TEXT_FORMATS,
+        default="auto",
+        help="how bodies are parsed (default: Markdown if it has headings, else plain)",
+    )
+    p.add_argument(
+        "--keep-sections",
+        nargs="+",
+        metavar="CATEGORY",
+        choices=[c.value for c in SectionCategory],
+        default=sorted(c.value for c in PROSE_CATEGORIES),
+        help="section categories to keep (default: all prose categories, appendices included)",
+    )
 
 
 def _reader_settings(args: argparse.Namespace):
     from ratio_bench.corpus.readers import ReaderSettings
     from ratio_bench.corpus.sections import SectionCategory
 
-    return ReaderSettings(fmt=args.fmt, text_format=args.text_format,
-                          keep_categories=frozenset(SectionCategory(c) for c in args.keep_sections))
+    return ReaderSettings(
+        fmt=args.fmt,
+        text_format=args.text_format,
+        keep_categories=frozenset(SectionCategory(c) for c in args.keep_sections),
+    )
 
 
 def cmd_segment(args: argparse.Namespace) -> int:
@@ -81,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--segmenter", default="ratio", help="ratio (default), blingfire, pysbd or syntok")
     p.set_defaults(func=cmd_segment)
 
-    corpus = sub.add_parser("corpus", help="corpus stage").add_subparsers(dest="corpus_command", required=True)
+    corpus = sub.add_parser("corpus", help="corpus stage").add_subparsers(
+        dest="corpus_command", required=True
+    )
     p = corpus.add_parser("stats", help="read, section and segment a corpus; print the stage report")
     p.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_CORPUS], help="files or folders")
     _add_reader_options(p)

@@ -61,10 +61,14 @@ class RejectLog:
         self._tmp: str | None = None
         if self._path is not None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
-            fd, self._tmp = tempfile.mkstemp(prefix=f".{self._path.name}.", suffix=".tmp", dir=self._path.parent)
+            fd, self._tmp = tempfile.mkstemp(
+                prefix=f".{self._path.name}.", suffix=".tmp", dir=self._path.parent
+            )
             self._fh = os.fdopen(fd, "w", encoding="utf-8")
 
-    def add(self, source: str, record_id: str | None, reason: str, action: str = "dropped", **extra: Any) -> None:
+    def add(
+        self, source: str, record_id: str | None, reason: str, action: str = "dropped", **extra: Any
+    ) -> None:
         self.counts[(reason, action)] += 1
         if self._fh is not None:
             row = {"source": source, "record_id": record_id, "reason": reason, "action": action, **extra}

@@ -13,7 +13,9 @@ from ratio_bench.corpus.cleaning import (
 
 
 def test_remove_noise_drops_invalid_characters_and_normalises():
-    assert remove_noise("Dropout\x00 helps \ufb01ne-tuning\ufffd  a lot .") == "Dropout helps fine-tuning a lot."
+    assert (
+        remove_noise("Dropout\x00 helps \ufb01ne-tuning\ufffd  a lot .") == "Dropout helps fine-tuning a lot."
+    )
     assert remove_noise("zero\u200bwidth\u00a0space") == "zerowidth space"
 
 
@@ -54,7 +56,9 @@ def test_leading_spans_longest_first_and_word_limit():
         ("to address this issue", 22),
     ]
     assert leading_spans("One two three four five six seven eight, nine.") == []
-    assert leading_spans("One two three four five six seven, eight.") == [("one two three four five six seven", 34)]
+    assert leading_spans("One two three four five six seven, eight.") == [
+        ("one two three four five six seven", 34)
+    ]
     assert leading_spans("For example , the model.") == [("for example", 13)]
     assert leading_spans("No comma at all.") == []
 
@@ -62,7 +66,10 @@ def test_leading_spans_longest_first_and_word_limit():
 def test_strip_leading_clause():
     markers = {"however", "in particular"}
     assert strip_leading_clause("However, the model overfits.", markers) == ("the model overfits.", "however")
-    assert strip_leading_clause("However the model overfits.", markers) == ("However the model overfits.", None)
+    assert strip_leading_clause("However the model overfits.", markers) == (
+        "However the model overfits.",
+        None,
+    )
 
 
 def test_short_sentence_threshold():
@@ -71,15 +78,21 @@ def test_short_sentence_threshold():
 
 def test_cleaner_pair_lowercases_and_keeps_cased_forms():
     c = Cleaner(clause_markers={"however"})
-    pair = c.clean_pair("However, the model overfits badly on small data.", "second, we apply dropout to all hidden layers.")
+    pair = c.clean_pair(
+        "However, the model overfits badly on small data.", "second, we apply dropout to all hidden layers."
+    )
     assert isinstance(pair, CleanedPair)
     assert pair.query == "the model overfits badly on small data."
     assert pair.query_cased == "The model overfits badly on small data."
     assert pair.gold == "we apply dropout to all hidden layers."
     assert pair.gold_cased == "We apply dropout to all hidden layers."
     assert pair.query_clause == "however"
-    assert Cleaner(lowercase=False).clean_pair("The model overfits badly on small data.",
-                                               "we apply dropout to all hidden layers.").gold == "We apply dropout to all hidden layers."
+    assert (
+        Cleaner(lowercase=False)
+        .clean_pair("The model overfits badly on small data.", "we apply dropout to all hidden layers.")
+        .gold
+        == "We apply dropout to all hidden layers."
+    )
 
 
 def test_cleaner_rejects_short_sides():

@@ -49,7 +49,10 @@ def test_docling_entities_footnotes_and_images(docling_text):
 def test_plain_paragraphs_have_no_sections():
     text = "First paragraph of prose.\nIt wraps here.\n\nTable 3: A caption.\n\nSecond paragraph."
     parsed = parse_plain(text)
-    assert [p.text for p in parsed.paragraphs] == ["First paragraph of prose. It wraps here.", "Second paragraph."]
+    assert [p.text for p in parsed.paragraphs] == [
+        "First paragraph of prose. It wraps here.",
+        "Second paragraph.",
+    ]
     assert {p.category for p in parsed.paragraphs} == {C.OTHER}
     assert parsed.dropped["caption"] == 1
 

@@ -36,14 +36,26 @@ def test_s2orc_records(tmp_path):
 
 def test_bad_jsonl_lines_are_logged_not_fatal(tmp_path):
     path = tmp_path / "bad.jsonl"
-    good = shared_record("ok/1", "A perfectly fine paragraph of text about retrieval.", "2024-01", kind="abstract")
+    good = shared_record(
+        "ok/1", "A perfectly fine paragraph of text about retrieval.", "2024-01", kind="abstract"
+    )
     with path.open("wb") as fh:
         fh.write((json.dumps(good) + "\n").encode())
         fh.write(b'{"id": "broken", "text": \n')
         fh.write(b"[1, 2, 3]\n")
-        fh.write(json.dumps(shared_record("bytes/1", "Text with a bad byte here.", "2024")).encode()[:-2]
-                 + b"\xff\xfe" + b'"}\n')
-        fh.write((json.dumps(shared_record("nodate/1", "Another fine abstract.", "next spring", kind="abstract")) + "\n").encode())
+        fh.write(
+            json.dumps(shared_record("bytes/1", "Text with a bad byte here.", "2024")).encode()[:-2]
+            + b"\xff\xfe"
+            + b'"}\n'
+        )
+        fh.write(
+            (
+                json.dumps(
+                    shared_record("nodate/1", "Another fine abstract.", "next spring", kind="abstract")
+                )
+                + "\n"
+            ).encode()
+        )
         fh.write((json.dumps(shared_record(None, "No id at all.", "2024")) + "\n").encode())
         fh.write((json.dumps(shared_record("notext/1", None, "2024")) + "\n").encode())
     rejects = RejectLog(tmp_path / "rejects.jsonl")
@@ -52,7 +64,12 @@ def test_bad_jsonl_lines_are_logged_not_fatal(tmp_path):
     rejects.close()
     assert [p.paper_id for p in papers] == ["ok/1", "bytes/1", "nodate/1"]
     assert papers[2].date.precision is DatePrecision.UNKNOWN
-    assert rejects.by_reason("dropped") == {"malformed_json": 1, "missing_id": 1, "no_text": 1, "not_an_object": 1}
+    assert rejects.by_reason("dropped") == {
+        "malformed_json": 1,
+        "missing_id": 1,
+        "no_text": 1,
+        "not_an_object": 1,
+    }
     assert rejects.by_reason("flagged") == {"non_utf8_bytes": 1, "unparsable_date": 1}
     logged = [json.loads(x) for x in (tmp_path / "rejects.jsonl").read_text().splitlines()]
     assert len(logged) == 6 and all(r["source"] == "bad.jsonl" for r in logged)
@@ -77,7 +94,9 @@ def test_format_detection_errors_and_overrides(tmp_path):
         detect_format(odd)
     with pytest.raises(ValueError, match="unknown corpus format"):
         ReaderSettings(fmt="xml")
-    plain = write_jsonl(tmp_path / "p.jsonl", [shared_record("p/1", "# Not a heading really\n\nProse here.", "2020")])
+    plain = write_jsonl(
+        tmp_path / "p.jsonl", [shared_record("p/1", "# Not a heading really\n\nProse here.", "2020")]
+    )
     paper = list(PaperReader(ReaderSettings(text_format="plain")).read([plain]))[0]
     assert paper.text_format == "plain" and paper.paragraphs[0].text == "# Not a heading really"
 

@@ -65,7 +65,9 @@ def test_full_text_sections_are_found(segmented):
     for name in ("neurips_2023_2024_fulltext.parquet", "neurips_2025_fulltext.parquet"):
         cats = Counter(para.category for sp in papers[name] for para in sp.paper.paragraphs)
         assert cats[C.INTRODUCTION] > N and cats[C.ABSTRACT] >= N // 2 and cats[C.CONCLUSION] > 0
-        with_intro = sum(any(p.category is C.INTRODUCTION for p in sp.paper.paragraphs) for sp in papers[name])
+        with_intro = sum(
+            any(p.category is C.INTRODUCTION for p in sp.paper.paragraphs) for sp in papers[name]
+        )
         assert with_intro >= 0.9 * len(papers[name])
 
 

@@ -20,17 +20,29 @@ def test_f1_on_gold_set_meets_target():
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("We use dropout (Smith et al., 2021). It helps.", ["We use dropout (Smith et al., 2021).", "It helps."]),
-        ("See Fig. 3 and Eq. (2) for details. Then stop.", ["See Fig. 3 and Eq. (2) for details.", "Then stop."]),
-        ("Results, e.g. the loss, improve. We i.e. stop.", ["Results, e.g. the loss, improve.", "We i.e. stop."]),
+        (
+            "We use dropout (Smith et al., 2021). It helps.",
+            ["We use dropout (Smith et al., 2021).", "It helps."],
+        ),
+        (
+            "See Fig. 3 and Eq. (2) for details. Then stop.",
+            ["See Fig. 3 and Eq. (2) for details.", "Then stop."],
+        ),
+        (
+            "Results, e.g. the loss, improve. We i.e. stop.",
+            ["Results, e.g. the loss, improve.", "We i.e. stop."],
+        ),
         ("As in Smith et al. [4], we train. Done here.", ["As in Smith et al. [4], we train.", "Done here."]),
-        ("It was proposed by Lee et al. The idea works.", ["It was proposed by Lee et al.", "The idea works."]),
+        (
+            "It was proposed by Lee et al. The idea works.",
+            ["It was proposed by Lee et al.", "The idea works."],
+        ),
         ("We use v1.2.3 with a rate of 0.5. It works.", ["We use v1.2.3 with a rate of 0.5.", "It works."]),
         ("Let \\(x. Y\\) be given. Then go.", ["Let \\(x. Y\\) be given.", "Then go."]),
         ("Let $a. B$ hold. Then go.", ["Let $a. B$ hold.", "Then go."]),
         ("1. We train. 2. We test.", ["1. We train.", "2. We test."]),
         ("Is it true? Yes! It is.", ["Is it true?", "Yes!", "It is."]),
-        ("He said \"stop.\" Then left.", ["He said \"stop.\"", "Then left."]),
+        ('He said "stop." Then left.', ['He said "stop."', "Then left."]),
         ("A line that wraps\nin the middle. Next one.", ["A line that wraps\nin the middle.", "Next one."]),
         ("See App. B for more. The app. Crashed.", ["See App. B for more.", "The app.", "Crashed."]),
         ("", []),

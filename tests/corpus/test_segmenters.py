@@ -7,7 +7,9 @@ from ratio_bench.corpus.segmenters import SEGMENTERS, get_segmenter
 
 @pytest.mark.parametrize("name", SEGMENTERS)
 def test_every_segmenter_scores_on_the_gold_set(name):
-    pytest.importorskip({"ratio": "ratio_bench", "blingfire": "blingfire", "pysbd": "pysbd", "syntok": "syntok"}[name])
+    pytest.importorskip(
+        {"ratio": "ratio_bench", "blingfire": "blingfire", "pysbd": "pysbd", "syntok": "syntok"}[name]
+    )
     scores = score_segmenter(get_segmenter(name), load_gold(DATA / "segmentation_gold.txt"))
     assert scores.tp > 250  # every alternative is a real segmenter, not a stub
     assert 0.0 < scores.f1 <= 1.0

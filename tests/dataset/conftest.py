@@ -10,22 +10,38 @@ import yaml
 from conftest import shared_record, write_jsonl
 
 PAIRS = {
-    "A": ("Training deep graph networks collapses all node features together.",
-          "To address this issue, we add a gated residual connection to every layer."),
-    "B": ("Retrieval models often fail on queries with rare technical terms.",
-          "For example, a dense model misses the term spectral clustering entirely."),
-    "C": ("Reward models can be exploited by a policy that optimises them too hard.",
-          "More generally, any optimiser pressed against an imperfect proxy finds its flaws."),
-    "D": ("Crowd-sourced labels are noisy and inconsistent across many annotators.",
-          "To mitigate this problem, we reweight examples by agreement with a clean set."),
-    "E": ("Large language models produce fluent but unsupported statements in medicine.",
-          "For instance, a model may invent a dosage that appears in no clinical guideline."),
-    "F": ("Sparse attention patterns reduce the quadratic cost of long sequences.",
-          "Specifically, each token attends to a fixed window and a few global tokens."),
-    "G": ("Quantisation to four bits loses accuracy on arithmetic reasoning tasks.",
-          "To overcome this limitation, we keep the outlier channels in higher precision."),
-    "H": ("Federated learning leaks private information through the model updates.",
-          "To address this issue, we clip and noise every update before aggregation."),
+    "A": (
+        "Training deep graph networks collapses all node features together.",
+        "To address this issue, we add a gated residual connection to every layer.",
+    ),
+    "B": (
+        "Retrieval models often fail on queries with rare technical terms.",
+        "For example, a dense model misses the term spectral clustering entirely.",
+    ),
+    "C": (
+        "Reward models can be exploited by a policy that optimises them too hard.",
+        "More generally, any optimiser pressed against an imperfect proxy finds its flaws.",
+    ),
+    "D": (
+        "Crowd-sourced labels are noisy and inconsistent across many annotators.",
+        "To mitigate this problem, we reweight examples by agreement with a clean set.",
+    ),
+    "E": (
+        "Large language models produce fluent but unsupported statements in medicine.",
+        "For instance, a model may invent a dosage that appears in no clinical guideline.",
+    ),
+    "F": (
+        "Sparse attention patterns reduce the quadratic cost of long sequences.",
+        "Specifically, each token attends to a fixed window and a few global tokens.",
+    ),
+    "G": (
+        "Quantisation to four bits loses accuracy on arithmetic reasoning tasks.",
+        "To overcome this limitation, we keep the outlier channels in higher precision.",
+    ),
+    "H": (
+        "Federated learning leaks private information through the model updates.",
+        "To address this issue, we clip and noise every update before aggregation.",
+    ),
 }
 DISTRACTOR = "Therefore, the remaining experiments use the same hyper-parameters as before."
 
@@ -39,21 +55,50 @@ def text(*keys: str, distractor: str | None = None) -> str:
 
 def records() -> tuple[list[dict], list[dict]]:
     a = [
-        shared_record("s/t1", text("A"), "2020-05", kind="abstract", title="Gated residual message passing networks"),
-        shared_record("s/t2", text("B", distractor=DISTRACTOR), "2020-07-14", kind="abstract",
-                      title="Rare terms in dense scientific retrieval"),
-        shared_record("s/v1", text("C", distractor="However, we observe that this effect vanishes at scale quickly."),
-                      "2021-06", kind="abstract", title="Proxy optimisation and its discontents"),
-        shared_record("s/v2", text("D"), "2021", kind="abstract", title="Agreement-based reweighting for labels"),
-        shared_record("s/s1", text("E"), "2022-02-01", kind="abstract", title="Shared Work: Hallucinated Dosages!"),
-        shared_record("s/x1", text("A", "G"), "2022-03", kind="abstract", title="Outlier-aware four-bit quantisation"),
-        shared_record("s/r1", text("F"), "2020/2021", kind="abstract", title="Windowed sparse attention revisited"),
-        shared_record("s/u1", text("H"), None, kind="abstract", title="Private federated aggregation with noise"),
-        shared_record("s/x2", text("H", distractor="In contrast, centralised training needs no such protection at all."),
-                      "2022-05", kind="abstract", title="Noisy clipping for federated private updates"),
+        shared_record(
+            "s/t1", text("A"), "2020-05", kind="abstract", title="Gated residual message passing networks"
+        ),
+        shared_record(
+            "s/t2",
+            text("B", distractor=DISTRACTOR),
+            "2020-07-14",
+            kind="abstract",
+            title="Rare terms in dense scientific retrieval",
+        ),
+        shared_record(
+            "s/v1",
+            text("C", distractor="However, we observe that this effect vanishes at scale quickly."),
+            "2021-06",
+            kind="abstract",
+            title="Proxy optimisation and its discontents",
+        ),
+        shared_record(
+            "s/v2", text("D"), "2021", kind="abstract", title="Agreement-based reweighting for labels"
+        ),
+        shared_record(
+            "s/s1", text("E"), "2022-02-01", kind="abstract", title="Shared Work: Hallucinated Dosages!"
+        ),
+        shared_record(
+            "s/x1", text("A", "G"), "2022-03", kind="abstract", title="Outlier-aware four-bit quantisation"
+        ),
+        shared_record(
+            "s/r1", text("F"), "2020/2021", kind="abstract", title="Windowed sparse attention revisited"
+        ),
+        shared_record(
+            "s/u1", text("H"), None, kind="abstract", title="Private federated aggregation with noise"
+        ),
+        shared_record(
+            "s/x2",
+            text("H", distractor="In contrast, centralised training needs no such protection at all."),
+            "2022-05",
+            kind="abstract",
+            title="Noisy clipping for federated private updates",
+        ),
     ]
     b = [  # the same work as s/s1 under another source, dated earlier: the work must stay in one partition
-        shared_record("o/s1-preprint", text("E"), "2020-03", kind="abstract", title="shared work - hallucinated dosages"),
+        shared_record(
+            "o/s1-preprint", text("E"), "2020-03", kind="abstract", title="shared work - hallucinated dosages"
+        ),
     ]
     return a, b
 
@@ -65,8 +110,11 @@ def write_config(path: Path, corpus: Path, work: Path, **overrides) -> Path:
         "lexicon": str(Path(__file__).resolve().parents[2] / "lexicon" / "v1"),
         "work_dir": str(work),
         "seed": 7,
-        "splits": {"train": {"end": "2020-12-31"}, "validation": {"start": "2021-01-01", "end": "2021-12-31"},
-                   "test": {"start": "2022-01-01"}},
+        "splits": {
+            "train": {"end": "2020-12-31"},
+            "validation": {"start": "2021-01-01", "end": "2021-12-31"},
+            "test": {"start": "2022-01-01"},
+        },
         "date_policy": {"straddle": "drop", "unknown": "drop"},
         "mode": "temporal",
         "sampling": {},

@@ -21,7 +21,11 @@ def built(dataset_corpus, tmp_path):
 
 
 def _rows(root, config, split):
-    return [r for f in sorted((root / "data" / config).glob(f"{split}-*.parquet")) for r in pq.read_table(f).to_pylist()]
+    return [
+        r
+        for f in sorted((root / "data" / config).glob(f"{split}-*.parquet"))
+        for r in pq.read_table(f).to_pylist()
+    ]
 
 
 def _gold_text(key):
@@ -32,12 +36,17 @@ def test_routing_dedup_and_pools(built):
     _, report, root = built
     rep = report["assembly"]
     # routing reports where papers finally went: s/s1 (2022, inside test by date) went with its preprint to train
-    assert rep["routing"] == {"inside": {"train": 4, "validation": 2, "test": 2}, "straddle_drop": {"dropped": 1},
-                              "unknown_date": {"dropped": 1}}
+    assert rep["routing"] == {
+        "inside": {"train": 4, "validation": 2, "test": 2},
+        "straddle_drop": {"dropped": 1},
+        "unknown_date": {"dropped": 1},
+    }
     assert rep["papers_moved_to_keep_same_work_together"] == 1  # s/s1 (2022) joins its 2020 preprint in train
     assert (rep["pairs_mined"], rep["pairs_duplicate_removed"], rep["pairs_unplaced_removed"]) == (11, 3, 1)
-    gold_by_split = {s: {r["gold"] for rel in ("address", "broaden", "specify") for r in _rows(root, rel, s)}
-                     for s in ("train", "validation", "test")}
+    gold_by_split = {
+        s: {r["gold"] for rel in ("address", "broaden", "specify") for r in _rows(root, rel, s)}
+        for s in ("train", "validation", "test")
+    }
     assert gold_by_split["train"] == {_gold_text(k) for k in "ABE"}
     assert gold_by_split["validation"] == {_gold_text(k) for k in "CD"}
     assert gold_by_split["test"] == {_gold_text(k) for k in "GH"}
@@ -97,8 +106,15 @@ def test_manifest_card_and_byte_identical_rebuild(built, tmp_path):
 
 
 def test_straddle_start_and_cumulative_mode(dataset_corpus, tmp_path):
-    cfg = load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w",
-                                   date_policy={"straddle": "start", "unknown": "train"}, mode="cumulative"))
+    cfg = load_config(
+        write_config(
+            tmp_path / "c.yaml",
+            dataset_corpus,
+            tmp_path / "w",
+            date_policy={"straddle": "start", "unknown": "train"},
+            mode="cumulative",
+        )
+    )
     report = build_release(cfg, tmp_path / "r", progress=False)
     rep = report["assembly"]
     assert rep["routing"]["straddle_start"] == {"train": 1} and rep["routing"]["unknown_date"] == {"train": 1}
@@ -108,31 +124,66 @@ def test_straddle_start_and_cumulative_mode(dataset_corpus, tmp_path):
 
 
 def test_sampling_caps_queries_and_keeps_the_ratio(dataset_corpus, tmp_path):
-    cfg = load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w",
-                                   sampling={"test": {"max_queries": {"address": 1}, "distractors_per_gold": 0}}))
+    cfg = load_config(
+        write_config(
+            tmp_path / "c.yaml",
+            dataset_corpus,
+            tmp_path / "w",
+            sampling={"test": {"max_queries": {"address": 1}, "distractors_per_gold": 0}},
+        )
+    )
     report = build_release(cfg, tmp_path / "r", progress=False)
     assert report["rows"]["address"]["test"] == 1 and report["rows"]["corpus"]["test"] == 1
 
 
 def test_config_errors_name_the_field(dataset_corpus, tmp_path):
     with pytest.raises(ConfigError, match="splits.train and splits.validation overlap"):
-        load_config(write_config(tmp_path / "a.yaml", dataset_corpus, tmp_path / "w",
-                                 splits={"train": {"end": "2021-06-30"}, "validation": {"start": "2021-01-01"},
-                                         "test": {"start": "2022-01-01"}}))
+        load_config(
+            write_config(
+                tmp_path / "a.yaml",
+                dataset_corpus,
+                tmp_path / "w",
+                splits={
+                    "train": {"end": "2021-06-30"},
+                    "validation": {"start": "2021-01-01"},
+                    "test": {"start": "2022-01-01"},
+                },
+            )
+        )
     with pytest.raises(ConfigError, match="date_policy.straddle"):
-        load_config(write_config(tmp_path / "b.yaml", dataset_corpus, tmp_path / "w",
-                                 date_policy={"straddle": "guess"}))
+        load_config(
+            write_config(
+                tmp_path / "b.yaml", dataset_corpus, tmp_path / "w", date_policy={"straddle": "guess"}
+            )
+        )
     with pytest.raises(ConfigError, match="not an ISO date"):
-        load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w",
-                                 splits={"train": {"end": "June"}, "validation": {"start": "2021-01-01"},
-                                         "test": {"start": "2022-01-01"}}))
+        load_config(
+            write_config(
+                tmp_path / "c.yaml",
+                dataset_corpus,
+                tmp_path / "w",
+                splits={
+                    "train": {"end": "June"},
+                    "validation": {"start": "2021-01-01"},
+                    "test": {"start": "2022-01-01"},
+                },
+            )
+        )
 
 
 def test_empty_partition_is_an_error(dataset_corpus, tmp_path):
-    cfg = load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w",
-                                   splits={"train": {"end": "2020-12-31"},
-                                           "validation": {"start": "2021-01-01", "end": "2021-12-31"},
-                                           "test": {"start": "2030-01-01"}}))
+    cfg = load_config(
+        write_config(
+            tmp_path / "c.yaml",
+            dataset_corpus,
+            tmp_path / "w",
+            splits={
+                "train": {"end": "2020-12-31"},
+                "validation": {"start": "2021-01-01", "end": "2021-12-31"},
+                "test": {"start": "2030-01-01"},
+            },
+        )
+    )
     with pytest.raises(AssemblyError, match=r"partition\(s\) \['test'\] received no query"):
         build_release(cfg, tmp_path / "r", progress=False)
 
@@ -146,7 +197,13 @@ def test_bad_mining_shards_name_file_and_field(dataset_corpus, tmp_path):
     pq.write_table(table.drop(["marker"]), shard)
     with pytest.raises(AssemblyError, match=r"00000\.parquet: missing column\(s\) \['marker'\]"):
         assemble(cfg, mined, tmp_path / "tmp")
-    pq.write_table(table.set_column(table.schema.get_field_index("paragraph_index"), "paragraph_index",
-                                    table.column("paragraph_index").cast(pa.int64())), shard)
+    pq.write_table(
+        table.set_column(
+            table.schema.get_field_index("paragraph_index"),
+            "paragraph_index",
+            table.column("paragraph_index").cast(pa.int64()),
+        ),
+        shard,
+    )
     with pytest.raises(AssemblyError, match="column 'paragraph_index' has type int64.*mixed schemas"):
         assemble(cfg, mined, tmp_path / "tmp")

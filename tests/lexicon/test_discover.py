@@ -20,4 +20,7 @@ def test_counts_and_lexicon_marking():
     counts, n = count_spans([paper])
     assert n == 6 and counts == Counter({"however": 3, "in our view": 2})
     rows = top_spans(counts, Lexicon.load(), top=5)
-    assert [(r.span, r.count, r.label) for r in rows] == [("however", 3, "explicit_contrast"), ("in our view", 2, "")]
+    assert [(r.span, r.count, r.label) for r in rows] == [
+        ("however", 3, "explicit_contrast"),
+        ("in our view", 2, ""),
+    ]

@@ -12,7 +12,9 @@ def lexicon() -> Lexicon:
 
 def test_published_lexicon_sizes(lexicon):
     labels = lexicon.labels()
-    manual = {r: sum(1 for m in lexicon.markers(r) if lexicon.entries[m].stage == "manual") for r in RELATIONS}
+    manual = {
+        r: sum(1 for m in lexicon.markers(r) if lexicon.entries[m].stage == "manual") for r in RELATIONS
+    }
     # at least the paper's manual counts (84 / 13 / 72)
     assert manual["address"] >= 84 and manual["broaden"] >= 13 and manual["specify"] >= 72
     assert sum(labels[c] for c in DISTRACTOR_CATEGORIES) >= 500
@@ -57,7 +59,12 @@ def test_malformed_lexicon_files(tmp_path):
         ("To address this issue, we apply dropout.", "to address this issue", "address", "manual"),
         ("TO ADDRESS THIS ISSUE, we apply dropout.", "to address this issue", "address", "manual"),
         ("To address  this\tissue , we apply dropout.", "to address this issue", "address", "manual"),
-        ("To address the lack of labels, we pretrain.", "to address the lack of labels", "address", "connective"),
+        (
+            "To address the lack of labels, we pretrain.",
+            "to address the lack of labels",
+            "address",
+            "connective",
+        ),
         ("More generally, any proxy breaks under pressure.", "more generally", "broaden", "manual"),
         ("For example, in this setting, the loss diverges.", "for example", "specify", "manual"),
         ("For example, the loss diverges.", "for example", "specify", "manual"),

@@ -18,18 +18,30 @@ def lexicon():
 
 
 def mine(lexicon, *paragraphs, keep_case=False):
-    paper = Paper("p/1", "fixture", parse_date("2025-11"),
-                  [Paragraph(" ".join(s), "1 Introduction", SectionCategory.INTRODUCTION) for s in paragraphs],
-                  venue="V", source_file="f.parquet")
+    paper = Paper(
+        "p/1",
+        "fixture",
+        parse_date("2025-11"),
+        [Paragraph(" ".join(s), "1 Introduction", SectionCategory.INTRODUCTION) for s in paragraphs],
+        venue="V",
+        source_file="f.parquet",
+    )
     pairs, distractors, counts, rejects = [], [], MiningCounts(), RejectLog()
     PairMiner(lexicon, Cleaner(clause_markers=lexicon), keep_case=keep_case).mine(
-        SegmentedPaper(paper, [list(p) for p in paragraphs]), pairs, distractors, counts, rejects)
+        SegmentedPaper(paper, [list(p) for p in paragraphs]), pairs, distractors, counts, rejects
+    )
     return pairs, distractors, counts
 
 
 def test_basic_tuple_with_provenance(lexicon):
-    pairs, _, counts = mine(lexicon, ["Graph networks pass messages along the edges of a graph.", Q,
-                                      "To address this issue, we add a gated residual connection."])
+    pairs, _, counts = mine(
+        lexicon,
+        [
+            "Graph networks pass messages along the edges of a graph.",
+            Q,
+            "To address this issue, we add a gated residual connection.",
+        ],
+    )
     (row,) = pairs
     assert row["relation"] == "address" and row["marker"] == "to address this issue"
     assert row["query"] == Q.lower() and row["gold"] == "we add a gated residual connection."
@@ -41,21 +53,30 @@ def test_basic_tuple_with_provenance(lexicon):
 
 
 def test_casing_of_marker_and_kept_case(lexicon):
-    pairs, _, _ = mine(lexicon, [Q, "FOR EXAMPLE, a node whose neighbours disagree keeps its features."],
-                       keep_case=True)
+    pairs, _, _ = mine(
+        lexicon, [Q, "FOR EXAMPLE, a node whose neighbours disagree keeps its features."], keep_case=True
+    )
     assert pairs[0]["relation"] == "specify" and pairs[0]["marker"] == "for example"
     assert pairs[0]["gold_cased"] == "A node whose neighbours disagree keeps its features."
     assert pairs[0]["query_cased"] == Q
 
 
 def test_marker_without_comma_does_not_fire(lexicon):
-    pairs, distractors, counts = mine(lexicon, [Q, "For example a node whose neighbours disagree keeps its features."])
+    pairs, distractors, counts = mine(
+        lexicon, [Q, "For example a node whose neighbours disagree keeps its features."]
+    )
     assert pairs == [] and distractors == [] and not counts.fired
 
 
 def test_longest_marker_wins_over_its_prefix(lexicon):
-    pairs, _, _ = mine(lexicon, [Q, "To address this, we add a gated residual connection to each layer.",
-                                 "To address this issue, we also normalise the messages of every node."])
+    pairs, _, _ = mine(
+        lexicon,
+        [
+            Q,
+            "To address this, we add a gated residual connection to each layer.",
+            "To address this issue, we also normalise the messages of every node.",
+        ],
+    )
     assert [p["marker"] for p in pairs] == ["to address this", "to address this issue"]
 
 
@@ -65,15 +86,21 @@ def test_short_gold_after_stripping_is_rejected(lexicon):
 
 
 def test_marker_at_paragraph_start_has_no_antecedent(lexicon):
-    pairs, _, counts = mine(lexicon, ["To address this issue, we add a gated residual connection to each layer."])
+    pairs, _, counts = mine(
+        lexicon, ["To address this issue, we add a gated residual connection to each layer."]
+    )
     assert pairs == [] and counts.rejects == {"marker_at_paragraph_start": 1}
     assert counts.fired["address", "to address this issue"] == 1
 
 
 def test_antecedents_own_marker_is_stripped(lexicon):
-    pairs, distractors, _ = mine(lexicon, [
-        "However, deep message passing makes all node features nearly identical.",
-        "To mitigate this problem, we add a gated residual connection to each layer."])
+    pairs, distractors, _ = mine(
+        lexicon,
+        [
+            "However, deep message passing makes all node features nearly identical.",
+            "To mitigate this problem, we add a gated residual connection to each layer.",
+        ],
+    )
     assert pairs[0]["query"] == Q.lower() and pairs[0]["query_clause"] == "however"
     # the antecedent's own sentence was introduced by a distractor marker: it also enters the pool
     assert [d["category"] for d in distractors] == ["explicit_contrast"]
@@ -81,20 +108,32 @@ def test_antecedents_own_marker_is_stripped(lexicon):
 
 
 def test_gold_ordinal_prefix_is_cleaned(lexicon):
-    pairs, _, _ = mine(lexicon, [Q, "For instance, second, a node with disagreeing neighbours keeps its features."])
+    pairs, _, _ = mine(
+        lexicon, [Q, "For instance, second, a node with disagreeing neighbours keeps its features."]
+    )
     assert pairs[0]["gold"] == "a node with disagreeing neighbours keeps its features."
 
 
 def test_distractors_and_their_short_rejects(lexicon):
-    _, distractors, counts = mine(lexicon, [Q, "Therefore, the gate is learned jointly with the rest of the model.",
-                                            "Moreover, it is cheap."])
+    _, distractors, counts = mine(
+        lexicon,
+        [Q, "Therefore, the gate is learned jointly with the rest of the model.", "Moreover, it is cheap."],
+    )
     assert [(d["category"], d["marker"]) for d in distractors] == [("common_irrelevant", "therefore")]
-    assert counts.rejects == {"short_distractor": 1} and counts.as_dict()["distractors"] == {"common_irrelevant": 1}
+    assert counts.rejects == {"short_distractor": 1} and counts.as_dict()["distractors"] == {
+        "common_irrelevant": 1
+    }
 
 
 def test_consecutive_markers_chain(lexicon):
-    pairs, _, _ = mine(lexicon, [Q, "For example, a node with disagreeing neighbours keeps its own features.",
-                                 "More generally, any repeated averaging contracts the signal towards a constant."])
+    pairs, _, _ = mine(
+        lexicon,
+        [
+            Q,
+            "For example, a node with disagreeing neighbours keeps its own features.",
+            "More generally, any repeated averaging contracts the signal towards a constant.",
+        ],
+    )
     assert [(p["relation"], p["sentence_index"]) for p in pairs] == [("specify", 0), ("broaden", 1)]
     # the second pair's query is the first pair's gold sentence, with its own marker removed
     assert pairs[1]["query"] == "a node with disagreeing neighbours keeps its own features."

@@ -11,8 +11,10 @@ from ratio_bench.mining.units import plan_units
 
 
 def _digest(folder):
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*.parquet"))}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*.parquet"))
+    }
 
 
 def test_run_mining_outputs_schema_stats_and_rejects(fixture_corpus, tmp_path):
@@ -36,9 +38,16 @@ def test_run_mining_outputs_schema_stats_and_rejects(fixture_corpus, tmp_path):
     assert stats["distractors"] == {"explicit_contrast": 1}
     assert stats["corpus"]["total"]["rejected"] == {"no_text": 1}
     assert stats["corpus"]["total"]["flagged"] == {"unparsable_date": 1}
-    assert stats["by_source"]["fulltext.parquet"] == {"address": 2, "broaden": 1, "explicit_contrast": 1, "specify": 1}
+    assert stats["by_source"]["fulltext.parquet"] == {
+        "address": 2,
+        "broaden": 1,
+        "explicit_contrast": 1,
+        "specify": 1,
+    }
     assert json.loads((out / "stats.json").read_text()) == stats
-    rejects = [json.loads(x) for f in sorted((out / "rejects").glob("*.jsonl")) for x in f.read_text().splitlines()]
+    rejects = [
+        json.loads(x) for f in sorted((out / "rejects").glob("*.jsonl")) for x in f.read_text().splitlines()
+    ]
     assert {r["reason"] for r in rejects} == {"no_text", "unparsable_date"}
 
 

@@ -16,8 +16,17 @@ MIN_SENTENCE_CHARS = 35
 MAX_MARKER_WORDS = 7
 
 # C0/C1 controls, replacement characters, zero-width and bidi marks, private-use debris from PDF fonts.
-_INVALID_RANGES = [(0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F), (0xFFFD, 0xFFFF), (0x200B, 0x200F), (0x202A, 0x202E),
-                   (0x2060, 0x2064), (0xFEFF, 0xFEFF), (0xE000, 0xF8FF)]
+_INVALID_RANGES = [
+    (0x00, 0x08),
+    (0x0B, 0x1F),
+    (0x7F, 0x9F),
+    (0xFFFD, 0xFFFF),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0xFEFF, 0xFEFF),
+    (0xE000, 0xF8FF),
+]
 _INVALID = re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _INVALID_RANGES) + "]")
 _LIST_MARKER = re.compile(
     r"^(?:[\u2022\u25cf\u25aa\u2023\u2043\u25e6\-\u2013\u2014*+>]\s+"  # bullets

@@ -134,7 +134,10 @@ def parse_markdown(text: str) -> ParsedBody:
     """Parse PDF-parser Markdown into categorised paragraphs."""
     out = ParsedBody()
     # Only blocks that can start with a heading pay for the heading check.
-    split = [_split_heading(b) if b[:1] in _HEADING_OPENERS else (None, b) for b in _BLANK_LINES.split(_prepare(text))]
+    split = [
+        _split_heading(b) if b[:1] in _HEADING_OPENERS else (None, b)
+        for b in _BLANK_LINES.split(_prepare(text))
+    ]
     has_anchor = any(m and _is_anchor(m.group(2)) for m, _ in split)
     tracker = SectionTracker()
     section: str | None = None

@@ -87,7 +87,9 @@ def detect_format(path: Path) -> str:
     raise CorpusFormatError(f"{path}: no JSON object found to detect the format")
 
 
-def iter_raw_records(path: Path, rejects: RejectLog, row_group: int | None = None) -> Iterator[dict[str, Any]]:
+def iter_raw_records(
+    path: Path, rejects: RejectLog, row_group: int | None = None
+) -> Iterator[dict[str, Any]]:
     """Yield raw dicts from a Parquet file (optionally one row group) or a JSONL file.
 
     JSONL lines that are not JSON objects are logged and skipped.
@@ -157,8 +159,12 @@ def _fields_of_study(meta: dict[str, Any]) -> list[str]:
 class PaperReader:
     """Turns corpus files into :class:`Paper` records and fills the stage report and the rejects log."""
 
-    def __init__(self, settings: ReaderSettings | None = None, rejects: RejectLog | None = None,
-                 report: CorpusReport | None = None):
+    def __init__(
+        self,
+        settings: ReaderSettings | None = None,
+        rejects: RejectLog | None = None,
+        report: CorpusReport | None = None,
+    ):
         self.settings = settings or ReaderSettings()
         self.rejects = rejects if rejects is not None else RejectLog()
         self.report = report if report is not None else CorpusReport()
@@ -183,7 +189,9 @@ class PaperReader:
         paper, dropped, reason = (self._from_s2orc if fmt == "s2orc" else self._from_shared)(rec, source_file)
         counts.raw_bytes += self._raw_size(rec, fmt)
         counts.blocks_dropped.update(dropped)
-        rid = _str(rec.get("id") or rec.get("corpusid") or rec.get("paper_id")) or f"line:{rec.get('__line__')}"
+        rid = (
+            _str(rec.get("id") or rec.get("corpusid") or rec.get("paper_id")) or f"line:{rec.get('__line__')}"
+        )
         if paper is None:
             counts.rejected[reason] += 1
             self.rejects.add(source_file, rid, reason)
@@ -225,7 +233,12 @@ class PaperReader:
             tf = "abstract" if kind == "abstract" else ("markdown" if looks_like_markdown(text) else "plain")
         if tf == "abstract":
             prose = blocks.unwrap(blocks.strip_parser_artefacts(text))
-            return [Paragraph(prose, "Abstract", SectionCategory.ABSTRACT)] if prose else [], Counter(), tf, None
+            return (
+                [Paragraph(prose, "Abstract", SectionCategory.ABSTRACT)] if prose else [],
+                Counter(),
+                tf,
+                None,
+            )
         parsed = parse_markdown(text) if tf == "markdown" else parse_plain(text)
         return parsed.paragraphs, parsed.dropped, tf, parsed.title
 
@@ -293,7 +306,9 @@ class PaperReader:
             paragraphs.append(Paragraph(text, section, category))
         if not paragraphs:
             return None, dropped, "no_text"
-        date_raw = meta.get("publication_date") or meta.get("pub_date") or meta.get("date") or meta.get("year")
+        date_raw = (
+            meta.get("publication_date") or meta.get("pub_date") or meta.get("date") or meta.get("year")
+        )
         paper = Paper(
             paper_id=pid,
             source=_str(rec.get("source")) or "s2orc",

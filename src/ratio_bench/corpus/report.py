@@ -55,8 +55,14 @@ class CorpusReport:
             tot.papers_kept += c.papers_kept
             tot.sentences += c.sentences
             tot.raw_bytes += c.raw_bytes
-            for name in ("rejected", "flagged", "paragraphs_by_category", "paragraphs_dropped_by_category",
-                         "blocks_dropped", "date_precision"):
+            for name in (
+                "rejected",
+                "flagged",
+                "paragraphs_by_category",
+                "paragraphs_dropped_by_category",
+                "blocks_dropped",
+                "date_precision",
+            ):
                 getattr(tot, name).update(getattr(c, name))
         return tot
 
@@ -74,8 +80,15 @@ class CorpusReport:
             t.add_column(col, justify="left" if col == "source" else "right")
         for name, c in rows:
             rej = ", ".join(f"{k}={v}" for k, v in sorted(c.rejected.items())) or "0"
-            t.add_row(name, f"{c.papers_read:,}", f"{c.papers_kept:,}", rej,
-                      f"{sum(c.paragraphs_by_category.values()):,}", f"{c.sentences:,}", f"{c.raw_bytes / 1e6:,.1f}")
+            t.add_row(
+                name,
+                f"{c.papers_read:,}",
+                f"{c.papers_kept:,}",
+                rej,
+                f"{sum(c.paragraphs_by_category.values()):,}",
+                f"{c.sentences:,}",
+                f"{c.raw_bytes / 1e6:,.1f}",
+            )
         console.print(t)
         d = Table(title="Date precision / flags / sections kept")
         for col in ("source", "date precision", "flagged", "paragraphs by category (kept)", "dropped"):
@@ -86,7 +99,10 @@ class CorpusReport:
                 ", ".join(f"{k}={v:,}" for k, v in sorted(c.date_precision.items())),
                 ", ".join(f"{k}={v:,}" for k, v in sorted(c.flagged.items())) or "-",
                 ", ".join(f"{k}={v:,}" for k, v in sorted(c.paragraphs_by_category.items())),
-                ", ".join(f"{k}={v:,}" for k, v in sorted((c.blocks_dropped + c.paragraphs_dropped_by_category).items())),
+                ", ".join(
+                    f"{k}={v:,}"
+                    for k, v in sorted((c.blocks_dropped + c.paragraphs_dropped_by_category).items())
+                ),
             )
         console.print(d)
         if seconds:

@@ -49,45 +49,141 @@ PROSE_CATEGORIES: frozenset[SectionCategory] = frozenset(
 # (category, words that may open the heading, words that may appear anywhere, phrases that may appear anywhere);
 # word-set look-ups keep classification cheap on the many headings that occur only once in a corpus.
 _RULES: list[tuple[SectionCategory, frozenset[str], frozenset[str], tuple[str, ...]]] = [
-    (SectionCategory.REFERENCES, frozenset({"references", "reference", "bibliography", "citations"}), frozenset(),
-     ("literature cited", "works cited")),
-    (SectionCategory.ACKNOWLEDGMENTS, frozenset({"acknowledgments", "acknowledgment", "acknowledgements",
-                                                 "acknowledgement", "funding"}), frozenset(), ("disclosure of funding",)),
-    (SectionCategory.CHECKLIST, frozenset({"checklist"}), frozenset(), ("paper checklist", "reproducibility checklist")),
-    (SectionCategory.APPENDIX, frozenset({"appendix", "appendices", "supplementary", "supplemental"}), frozenset(),
-     ("technical appendix",)),
+    (
+        SectionCategory.REFERENCES,
+        frozenset({"references", "reference", "bibliography", "citations"}),
+        frozenset(),
+        ("literature cited", "works cited"),
+    ),
+    (
+        SectionCategory.ACKNOWLEDGMENTS,
+        frozenset({"acknowledgments", "acknowledgment", "acknowledgements", "acknowledgement", "funding"}),
+        frozenset(),
+        ("disclosure of funding",),
+    ),
+    (
+        SectionCategory.CHECKLIST,
+        frozenset({"checklist"}),
+        frozenset(),
+        ("paper checklist", "reproducibility checklist"),
+    ),
+    (
+        SectionCategory.APPENDIX,
+        frozenset({"appendix", "appendices", "supplementary", "supplemental"}),
+        frozenset(),
+        ("technical appendix",),
+    ),
     (SectionCategory.ABSTRACT, frozenset({"abstract"}), frozenset(), ()),
-    (SectionCategory.CONCLUSION, frozenset(), frozenset({"conclusion", "conclusions", "concluding", "summary"}),
-     ("closing remarks", "final remarks")),
-    (SectionCategory.INTRODUCTION, frozenset({"introduction", "motivation"}), frozenset(), ("overview and motivation",)),
-    (SectionCategory.RELATED_WORK, frozenset(), frozenset({"background"}),
-     ("related work", "prior work", "previous work", "related literature", "literature review")),
-    (SectionCategory.DISCUSSION, frozenset(), frozenset({"discussion", "discussions", "limitation", "limitations",
-                                                         "ethics", "ethical"}),
-     ("broader impact", "societal impact", "future work")),
-    (SectionCategory.EXPERIMENTS, frozenset(), frozenset({
-        "experiment", "experiments", "experimental", "evaluation", "evaluations", "result", "results", "ablation",
-        "ablations", "empirical", "benchmark", "benchmarks", "performance", "comparison", "comparisons", "dataset",
-        "datasets", "baseline", "baselines", "setup", "setting", "settings", "metric", "metrics"}),
-     ("case study", "case studies", "implementation details")),
-    (SectionCategory.METHOD, frozenset(), frozenset({
-        "method", "methods", "methodology", "approach", "approaches", "model", "models", "framework", "algorithm",
-        "algorithms", "architecture", "proposed", "preliminary", "preliminaries", "formulation", "definition",
-        "definitions", "notation", "notations", "theory", "theoretical", "analysis", "design", "training",
-        "objective", "our"}), ("problem formulation", "problem setup", "problem setting", "problem statement")),
+    (
+        SectionCategory.CONCLUSION,
+        frozenset(),
+        frozenset({"conclusion", "conclusions", "concluding", "summary"}),
+        ("closing remarks", "final remarks"),
+    ),
+    (
+        SectionCategory.INTRODUCTION,
+        frozenset({"introduction", "motivation"}),
+        frozenset(),
+        ("overview and motivation",),
+    ),
+    (
+        SectionCategory.RELATED_WORK,
+        frozenset(),
+        frozenset({"background"}),
+        ("related work", "prior work", "previous work", "related literature", "literature review"),
+    ),
+    (
+        SectionCategory.DISCUSSION,
+        frozenset(),
+        frozenset({"discussion", "discussions", "limitation", "limitations", "ethics", "ethical"}),
+        ("broader impact", "societal impact", "future work"),
+    ),
+    (
+        SectionCategory.EXPERIMENTS,
+        frozenset(),
+        frozenset(
+            {
+                "experiment",
+                "experiments",
+                "experimental",
+                "evaluation",
+                "evaluations",
+                "result",
+                "results",
+                "ablation",
+                "ablations",
+                "empirical",
+                "benchmark",
+                "benchmarks",
+                "performance",
+                "comparison",
+                "comparisons",
+                "dataset",
+                "datasets",
+                "baseline",
+                "baselines",
+                "setup",
+                "setting",
+                "settings",
+                "metric",
+                "metrics",
+            }
+        ),
+        ("case study", "case studies", "implementation details"),
+    ),
+    (
+        SectionCategory.METHOD,
+        frozenset(),
+        frozenset(
+            {
+                "method",
+                "methods",
+                "methodology",
+                "approach",
+                "approaches",
+                "model",
+                "models",
+                "framework",
+                "algorithm",
+                "algorithms",
+                "architecture",
+                "proposed",
+                "preliminary",
+                "preliminaries",
+                "formulation",
+                "definition",
+                "definitions",
+                "notation",
+                "notations",
+                "theory",
+                "theoretical",
+                "analysis",
+                "design",
+                "training",
+                "objective",
+                "our",
+            }
+        ),
+        ("problem formulation", "problem setup", "problem setting", "problem statement"),
+    ),
 ]
 _WORD = re.compile(r"[a-z]+")
 _MARKUP = re.compile(r"[*_`#]+")
 
-_NUMBERING = re.compile(r"^(?:(?:section|chapter)\s+)?(?:[ivxlc]+|[a-z]|\d+)(?:\.\d+)*\.?\s+(?=\S)", re.IGNORECASE)
+_NUMBERING = re.compile(
+    r"^(?:(?:section|chapter)\s+)?(?:[ivxlc]+|[a-z]|\d+)(?:\.\d+)*\.?\s+(?=\S)", re.IGNORECASE
+)
 _LETTER_TOP = re.compile(r"^[A-Z](?:\.\d+)*\.?\s+\S")
 _NUMBER_DEPTH = re.compile(r"^(\d+|[A-Z])((?:\.\d+)*)\.?\s")
 
 
 def normalise_heading(heading: str) -> str:
     """Lower-case a heading and strip numbering, markup and trailing punctuation."""
-    h = _MARKUP.sub("", heading).strip() if ("*" in heading or "_" in heading or "`" in heading or "#" in heading) \
+    h = (
+        _MARKUP.sub("", heading).strip()
+        if ("*" in heading or "_" in heading or "`" in heading or "#" in heading)
         else heading.strip()
+    )
     h = _NUMBERING.sub("", h)
     return " ".join(h.split()).strip(" .:").lower()
 

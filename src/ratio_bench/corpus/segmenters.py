@@ -90,4 +90,6 @@ def get_segmenter(name: str) -> SpanFn:
     try:
         return factory()
     except ImportError as e:
-        raise ImportError(f"segmenter {name!r} needs its library: pip install 'ratio-bench[compare]' ({e})") from e
+        raise ImportError(
+            f"segmenter {name!r} needs its library: pip install 'ratio-bench[compare]' ({e})"
+        ) from e

@@ -51,11 +51,15 @@ def check_shards(folder: Path, schema, what: str) -> list[Path]:
         got = pq.read_schema(f)
         missing = [n for n in schema.names if n not in got.names]
         if missing:
-            raise AssemblyError(f"{f}: missing column(s) {missing} (expected the {what} schema of this version)")
+            raise AssemblyError(
+                f"{f}: missing column(s) {missing} (expected the {what} schema of this version)"
+            )
         for name in schema.names:
             if not got.field(name).type.equals(schema.field(name).type):
-                raise AssemblyError(f"{f}: column {name!r} has type {got.field(name).type}, "
-                                    f"expected {schema.field(name).type} (mixed schemas)")
+                raise AssemblyError(
+                    f"{f}: column {name!r} has type {got.field(name).type}, "
+                    f"expected {schema.field(name).type} (mixed schemas)"
+                )
     return files
 
 
@@ -85,7 +89,9 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
 
     # 1. partitions -------------------------------------------------------------------------------------------
     rows = ", ".join(f"('{s.name}', {i}, {_lit(s.start)}, {_lit(s.end)})" for i, s in enumerate(cfg.splits))
-    con.execute(f"CREATE TABLE parts(name VARCHAR, rank INTEGER, lo DATE, hi DATE); INSERT INTO parts VALUES {rows}")
+    con.execute(
+        f"CREATE TABLE parts(name VARCHAR, rank INTEGER, lo DATE, hi DATE); INSERT INTO parts VALUES {rows}"
+    )
     con.execute("""
         CREATE TABLE papers AS
         SELECT paper_id, min(title) AS title, min(date_start) AS date_start, max(date_end) AS date_end,
@@ -137,7 +143,9 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
                                            q.paragraph_index, q.sentence_index, q.relation) AS dup_rank
         FROM pairs_in q JOIN paper_part pp USING (paper_id)
     """)
-    con.execute("CREATE TABLE pairs_dedup AS SELECT * FROM pairs_all WHERE dup_rank = 1 AND partition IS NOT NULL")
+    con.execute(
+        "CREATE TABLE pairs_dedup AS SELECT * FROM pairs_all WHERE dup_rank = 1 AND partition IS NOT NULL"
+    )
 
     # 3. sampling of capped partitions, then candidate pools ------------------------------------------------------
     selects = []
@@ -190,8 +198,10 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
     report = _report(con, cfg)
     empty = [p for p in PARTITIONS if report["partitions"][p]["queries"] == 0]
     if empty:
-        raise AssemblyError(f"{cfg.path}: partition(s) {empty} received no query; check `splits` and `date_policy` "
-                            f"against the corpus dates (routing: {report['routing']})")
+        raise AssemblyError(
+            f"{cfg.path}: partition(s) {empty} received no query; check `splits` and `date_policy` "
+            f"against the corpus dates (routing: {report['routing']})"
+        )
     return Assembly(con, report)
 
 
@@ -211,10 +221,18 @@ def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
     partitions = {}
     for part in PARTITIONS:
         q = dict(rows(f"SELECT relation, count(*) FROM queries WHERE partition = '{part}' GROUP BY ALL"))
-        d = dict(rows(f"SELECT role, count(*) FROM candidates WHERE partition = '{part}' AND role NOT IN "
-                      f"{tuple(RELATIONS)} GROUP BY ALL"))
-        g = rows(f"SELECT count(*) FROM candidates WHERE partition = '{part}' AND role IN {tuple(RELATIONS)}")[0][0]
-        avail = dict(rows(f"SELECT relation, count(*) FROM pairs_dedup WHERE partition = '{part}' GROUP BY ALL"))
+        d = dict(
+            rows(
+                f"SELECT role, count(*) FROM candidates WHERE partition = '{part}' AND role NOT IN "
+                f"{tuple(RELATIONS)} GROUP BY ALL"
+            )
+        )
+        g = rows(
+            f"SELECT count(*) FROM candidates WHERE partition = '{part}' AND role IN {tuple(RELATIONS)}"
+        )[0][0]
+        avail = dict(
+            rows(f"SELECT relation, count(*) FROM pairs_dedup WHERE partition = '{part}' GROUP BY ALL")
+        )
         partitions[part] = {
             "queries": sum(q.values()),
             "queries_by_relation": {r: q.get(r, 0) for r in RELATIONS},

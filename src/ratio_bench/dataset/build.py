@@ -36,8 +36,11 @@ def sha256_file(path: Path) -> str:
 
 
 def file_checksums(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): sha256_file(p)
-            for p in sorted(root.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    return {
+        p.relative_to(root).as_posix(): sha256_file(p)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }
 
 
 def _swap_into_place(stage: Path, out: Path) -> None:
@@ -51,14 +54,16 @@ def _swap_into_place(stage: Path, out: Path) -> None:
         shutil.rmtree(old)
 
 
-def build_release(cfg: BuildConfig, out: Path, workers: int = 1, progress: bool = True,
-                  repo_hint: str | None = None) -> dict[str, Any]:
+def build_release(
+    cfg: BuildConfig, out: Path, workers: int = 1, progress: bool = True, repo_hint: str | None = None
+) -> dict[str, Any]:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     lexicon = Lexicon.load(cfg.lexicon)
     mined = cfg.work_dir / "mined"
-    stats = run_mining(cfg.corpus, mined, MiningSettings(lexicon_dir=str(cfg.lexicon), progress=progress),
-                       workers=workers)
+    stats = run_mining(
+        cfg.corpus, mined, MiningSettings(lexicon_dir=str(cfg.lexicon), progress=progress), workers=workers
+    )
     timings["mining"] = round(time.perf_counter() - t0, 2)
 
     t1 = time.perf_counter()
@@ -73,10 +78,14 @@ def build_release(cfg: BuildConfig, out: Path, workers: int = 1, progress: bool 
     stage.mkdir(parents=True)
     counts = write_data(asm, stage)
     (stage / "README.md").write_text(
-        render_card(asm, cfg, stage, counts, stats, lexicon.fingerprint(), repo_hint or out.name), encoding="utf-8")
+        render_card(asm, cfg, stage, counts, stats, lexicon.fingerprint(), repo_hint or out.name),
+        encoding="utf-8",
+    )
     write_json(stage / "reports" / "assembly.json", asm.report)
-    write_json(stage / "reports" / "mining.json", {k: v for k, v in stats.items()
-                                                    if k not in ("wall_seconds", "mb_per_second", "task_seconds")})
+    write_json(
+        stage / "reports" / "mining.json",
+        {k: v for k, v in stats.items() if k not in ("wall_seconds", "mb_per_second", "task_seconds")},
+    )
     manifest = {
         "name": cfg.name,
         "version": cfg.version,

@@ -36,10 +36,11 @@ def _examples(asm: Assembly, cfg: BuildConfig) -> str:
     for rel in RELATIONS:
         row = asm.con.execute(
             f"""SELECT query, marker, gold FROM queries WHERE relation = '{rel}' AND partition = 'test'
-                ORDER BY md5('{cfg.seed}:example:' || query_id), query_id LIMIT 1""").fetchone()
+                ORDER BY md5('{cfg.seed}:example:' || query_id), query_id LIMIT 1"""
+        ).fetchone()
         if row:
             q, marker, g = (x.replace("|", "\\|") for x in row)
-            out.append(f"- **{rel.capitalize()}** (marker *\"{marker},\"*)  \n  query: {q}  \n  gold: {g}")
+            out.append(f'- **{rel.capitalize()}** (marker *"{marker},"*)  \n  query: {q}  \n  gold: {g}')
     return "\n".join(out) or "(no test queries)"
 
 
@@ -53,12 +54,23 @@ def _sources(cfg: BuildConfig, report: dict[str, Any]) -> str:
     for src, parts in sorted(report["papers_by_source"].items()):
         lic = "; ".join(f"{k}" for k, _ in licences.get(src, Counter()).most_common(2)) or cfg.license
         rows.append([src, *(parts.get(p, 0) for p in (*PARTITIONS, "dropped")), lic])
-    return _table(["source file", "train papers", "validation papers", "test papers", "dropped", "licence"], rows) \
+    return (
+        _table(
+            ["source file", "train papers", "validation papers", "test papers", "dropped", "licence"], rows
+        )
         + f"\n\nRelease licence note: {cfg.license}"
+    )
 
 
-def render_card(asm: Assembly, cfg: BuildConfig, root: Path, counts: dict[str, dict[str, int]],
-                mining_stats: dict[str, Any], lexicon_sha: str, repo_hint: str) -> str:
+def render_card(
+    asm: Assembly,
+    cfg: BuildConfig,
+    root: Path,
+    counts: dict[str, dict[str, int]],
+    mining_stats: dict[str, Any],
+    lexicon_sha: str,
+    repo_hint: str,
+) -> str:
     rep = asm.report
     parts = rep["partitions"]
     table1 = _table(
@@ -70,23 +82,43 @@ def render_card(asm: Assembly, cfg: BuildConfig, root: Path, counts: dict[str, d
         ["", *PARTITIONS],
         [[f"golds: {r}", *(parts[p]["queries_by_relation"][r] for p in PARTITIONS)] for r in RELATIONS]
         + [["distinct gold candidates", *(parts[p]["gold_candidates"] for p in PARTITIONS)]]
-        + [[f"distractors: {c.replace('_', ' ')}", *(parts[p]["distractors_by_category"].get(c, 0) for p in PARTITIONS)]
-           for c in DISTRACTOR_CATEGORIES]
+        + [
+            [
+                f"distractors: {c.replace('_', ' ')}",
+                *(parts[p]["distractors_by_category"].get(c, 0) for p in PARTITIONS),
+            ]
+            for c in DISTRACTOR_CATEGORIES
+        ]
         + [["all candidates", *(parts[p]["candidates"] for p in PARTITIONS)]],
     )
     kept = mining_stats.get("marker_kept", {})
     markers = _table(
         ["relation", "markers that yielded pairs", "most productive"],
-        [[r, len(kept.get(r, {})), ", ".join(f"*{m}* ({n:,})" for m, n in Counter(kept.get(r, {})).most_common(5))]
-         for r in RELATIONS],
+        [
+            [
+                r,
+                len(kept.get(r, {})),
+                ", ".join(f"*{m}* ({n:,})" for m, n in Counter(kept.get(r, {})).most_common(5)),
+            ]
+            for r in RELATIONS
+        ],
     )
     bounds = "\n".join(f"- **{s.name}**: {s.start or 'open'} to {s.end or 'open'}" for s in cfg.splits)
-    routing = _table(["routing reason", *PARTITIONS, "dropped"],
-                     [[reason, *(v.get(p, 0) for p in (*PARTITIONS, "dropped"))]
-                      for reason, v in sorted(rep["routing"].items())])
-    sampling = "; ".join(
-        f"{p}: at most {', '.join(f'{r} {n:,}' for r, n in s.max_queries.items() if n is not None) or 'all'} queries, "
-        f"{s.distractors_per_gold} distractors per gold" for p, s in cfg.sampling.items()) or "none (full sizes)"
+    routing = _table(
+        ["routing reason", *PARTITIONS, "dropped"],
+        [
+            [reason, *(v.get(p, 0) for p in (*PARTITIONS, "dropped"))]
+            for reason, v in sorted(rep["routing"].items())
+        ],
+    )
+    sampling = (
+        "; ".join(
+            f"{p}: at most {', '.join(f'{r} {n:,}' for r, n in s.max_queries.items() if n is not None) or 'all'} queries, "
+            f"{s.distractors_per_gold} distractors per gold"
+            for p, s in cfg.sampling.items()
+        )
+        or "none (full sizes)"
+    )
     split_policy = (
         f"Papers are routed by publication date; a paper's date is an interval (day, month, year or range).\n\n"
         f"{bounds}\n\nA date inside one partition goes there; one that straddles a boundary is handled by the "
@@ -97,19 +129,31 @@ def render_card(asm: Assembly, cfg: BuildConfig, root: Path, counts: dict[str, d
         f"{rep['pairs_unplaced_removed']:,} pairs of unplaced papers removed). Mode: `{cfg.mode}`. "
         f"Sampling: {sampling}.\n\nPapers by routing reason:\n\n{routing}"
     )
-    build_info = _table(["", "value"], [
-        ["release", f"{cfg.name} {cfg.version}"],
-        ["build config", cfg.path.name],
-        ["lexicon", f"{mining_stats.get('lexicon_version')} (sha256 {lexicon_sha[:16]}...)"],
-        ["code", f"ratio-bench {__version__}"],
-        ["seed", cfg.seed],
-        ["pairs mined (before de-duplication)", rep["pairs_mined"]],
-    ])
+    build_info = _table(
+        ["", "value"],
+        [
+            ["release", f"{cfg.name} {cfg.version}"],
+            ["build config", cfg.path.name],
+            ["lexicon", f"{mining_stats.get('lexicon_version')} (sha256 {lexicon_sha[:16]}...)"],
+            ["code", f"ratio-bench {__version__}"],
+            ["seed", cfg.seed],
+            ["pairs mined (before de-duplication)", rep["pairs_mined"]],
+        ],
+    )
     total = sum(n for split in counts.values() for n in split.values())
     size = "1M<n<10M" if total >= 1_000_000 else "100K<n<1M" if total >= 100_000 else "10K<n<100K"
     return string.Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
-        pretty_name=f"Ratio ({cfg.name})", license_name=cfg.license.split(" ")[0] or "other", version=cfg.version,
-        size_category=size, configs=configs_yaml(counts) + "\n" + dataset_info_yaml(root, counts), examples=_examples(asm, cfg), repo_hint=repo_hint,
-        table1=table1, table6=table6, markers=markers, split_policy=split_policy, sources=_sources(cfg, rep),
+        pretty_name=f"Ratio ({cfg.name})",
+        license_name=cfg.license.split(" ")[0] or "other",
+        version=cfg.version,
+        size_category=size,
+        configs=configs_yaml(counts) + "\n" + dataset_info_yaml(root, counts),
+        examples=_examples(asm, cfg),
+        repo_hint=repo_hint,
+        table1=table1,
+        table6=table6,
+        markers=markers,
+        split_policy=split_policy,
+        sources=_sources(cfg, rep),
         build_info=build_info,
     )

@@ -17,9 +17,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     report = build_release(cfg, args.out, workers=args.workers, progress=not args.quiet)
     console = Console(width=120)
-    console.print(f"release written to {report['release']} "
-                  f"(mining {report['timings_seconds']['mining']}s, assembly {report['timings_seconds']['assembly']}s, "
-                  f"write {report['timings_seconds']['write']}s, peak RSS {report['peak_rss_mb']} MB)")
+    console.print(
+        f"release written to {report['release']} "
+        f"(mining {report['timings_seconds']['mining']}s, assembly {report['timings_seconds']['assembly']}s, "
+        f"write {report['timings_seconds']['write']}s, peak RSS {report['peak_rss_mb']} MB)"
+    )
     for config, splits in report["rows"].items():
         console.print(f"  {config:16s} " + "  ".join(f"{s}={n:,}" for s, n in splits.items()))
     return 0
@@ -41,7 +43,9 @@ def add_dataset_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_build)
 
-    p = sub.add_parser("publish", help="upload a release folder to a Hugging Face Hub dataset repo and tag it")
+    p = sub.add_parser(
+        "publish", help="upload a release folder to a Hugging Face Hub dataset repo and tag it"
+    )
     p.add_argument("folder", type=Path)
     p.add_argument("--repo-id", required=True, help="ORG/NAME")
     p.add_argument("--revision", help="tag to create (default: the manifest's version)")

@@ -80,19 +80,26 @@ def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
     release = need("release")
     splits_raw = need("splits")
     if set(splits_raw) != set(PARTITIONS):
-        raise ConfigError(f"{path}: field 'splits' must define exactly {PARTITIONS}, got {sorted(splits_raw)}")
+        raise ConfigError(
+            f"{path}: field 'splits' must define exactly {PARTITIONS}, got {sorted(splits_raw)}"
+        )
     splits = []
     for name in PARTITIONS:
         spec = splits_raw[name] or {}
-        s = Split(name, _date(spec.get("start"), f"{path}: splits.{name}.start"),
-                  _date(spec.get("end"), f"{path}: splits.{name}.end"))
+        s = Split(
+            name,
+            _date(spec.get("start"), f"{path}: splits.{name}.start"),
+            _date(spec.get("end"), f"{path}: splits.{name}.end"),
+        )
         if s.start and s.end and s.start > s.end:
             raise ConfigError(f"{path}: splits.{name}: start {s.start} is after end {s.end}")
         splits.append(s)
-    for a, b in zip(splits, splits[1:]):
+    for a, b in zip(splits, splits[1:], strict=False):
         if a.end is None or b.start is None or a.end >= b.start:
-            raise ConfigError(f"{path}: splits.{a.name} and splits.{b.name} overlap or are unbounded between them "
-                              f"({a.name}.end={a.end}, {b.name}.start={b.start})")
+            raise ConfigError(
+                f"{path}: splits.{a.name} and splits.{b.name} overlap or are unbounded between them "
+                f"({a.name}.end={a.end}, {b.name}.start={b.start})"
+            )
     policy = raw.get("date_policy", {}) or {}
     straddle, unknown = policy.get("straddle", "drop"), policy.get("unknown", "drop")
     if straddle not in ("drop", "start", "end"):
@@ -121,9 +128,18 @@ def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
         if key not in release:
             raise ConfigError(f"{path}: missing field 'release.{key}'")
     return BuildConfig(
-        path=path, name=str(release["name"]), version=str(release["version"]), license=str(release.get("license", "")),
+        path=path,
+        name=str(release["name"]),
+        version=str(release["version"]),
+        license=str(release.get("license", "")),
         corpus=[(root / p).resolve() if not Path(p).is_absolute() else Path(p) for p in corpus],
-        lexicon=(root / need("lexicon")).resolve(), work_dir=(root / raw.get("work_dir", "build")).resolve(),
-        seed=int(raw.get("seed", 0)), splits=splits, straddle=straddle, unknown=unknown, mode=mode,
-        sampling=sampling, raw=raw,
+        lexicon=(root / need("lexicon")).resolve(),
+        work_dir=(root / raw.get("work_dir", "build")).resolve(),
+        seed=int(raw.get("seed", 0)),
+        splits=splits,
+        straddle=straddle,
+        unknown=unknown,
+        mode=mode,
+        sampling=sampling,
+        raw=raw,
     )

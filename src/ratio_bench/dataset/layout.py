@@ -20,14 +20,16 @@ ROWS_PER_SHARD = 500_000
 QUERY_COLUMNS = """query_id, query, gold_id, gold, relation, marker, marker_stage, paper_id, date_raw AS date,
     date_start, date_end, venue, section, section_category"""
 CORPUS_COLUMNS = "id, text, paper_id, date, date_start, date_end, role"
-QRELS_COLUMNS = '''query_id AS "query-id", gold_id AS "corpus-id", CAST(1 AS INTEGER) AS score'''
+QRELS_COLUMNS = """query_id AS "query-id", gold_id AS "corpus-id", CAST(1 AS INTEGER) AS score"""
 
 
 def config_names() -> list[str]:
     return [*RELATIONS, "corpus", *(f"{r}-qrels" for r in RELATIONS)]
 
 
-def _copy(asm: Assembly, select: str, order: str, folder: Path, split: str, rows_per_shard: int) -> list[Path]:
+def _copy(
+    asm: Assembly, select: str, order: str, folder: Path, split: str, rows_per_shard: int
+) -> list[Path]:
     """Write ``select`` as ordered shards; an empty split writes nothing (and is left out of the YAML)."""
     n = asm.con.execute(f"SELECT count(*) FROM ({select})").fetchone()[0]
     if n == 0:
@@ -38,8 +40,10 @@ def _copy(asm: Assembly, select: str, order: str, folder: Path, split: str, rows
     for i in range(shards):
         path = folder / f"{split}-{i:05d}-of-{shards:05d}.parquet"
         page = f"LIMIT {rows_per_shard} OFFSET {i * rows_per_shard}" if shards > 1 else ""
-        asm.con.execute(f"COPY (SELECT * FROM ({select}) ORDER BY {order} {page}) TO '{path}' "
-                        "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)")
+        asm.con.execute(
+            f"COPY (SELECT * FROM ({select}) ORDER BY {order} {page}) TO '{path}' "
+            "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)"
+        )
         out.append(path)
     return out
 
@@ -51,21 +55,31 @@ def write_data(asm: Assembly, root: Path, rows_per_shard: int = ROWS_PER_SHARD) 
     for rel in RELATIONS:
         for part in PARTITIONS:
             where = f"FROM queries WHERE relation = '{rel}' AND partition = '{part}'"
-            _copy(asm, f"SELECT {QUERY_COLUMNS} {where}", "query_id", root / "data" / rel, part, rows_per_shard)
-            _copy(asm, f"SELECT {QRELS_COLUMNS} {where}", '"query-id"', root / "data" / f"{rel}-qrels", part,
-                  rows_per_shard)
+            _copy(
+                asm, f"SELECT {QUERY_COLUMNS} {where}", "query_id", root / "data" / rel, part, rows_per_shard
+            )
+            _copy(
+                asm,
+                f"SELECT {QRELS_COLUMNS} {where}",
+                '"query-id"',
+                root / "data" / f"{rel}-qrels",
+                part,
+                rows_per_shard,
+            )
             n = asm.con.execute(f"SELECT count(*) {where}").fetchone()[0]
             counts.setdefault(rel, {})[part] = n
             counts.setdefault(f"{rel}-qrels", {})[part] = n
     for part in PARTITIONS:
         select = f"SELECT {CORPUS_COLUMNS} FROM candidates WHERE partition = '{part}'"
         _copy(asm, select, "id", root / "data" / "corpus", part, rows_per_shard)
-        counts.setdefault("corpus", {})[part] = asm.con.execute(f"SELECT count(*) FROM ({select})").fetchone()[0]
+        counts.setdefault("corpus", {})[part] = asm.con.execute(
+            f"SELECT count(*) FROM ({select})"
+        ).fetchone()[0]
     return counts
 
 
 def dataset_info_yaml(root: Path, counts: dict[str, dict[str, int]]) -> str:
-    """The ``dataset_info:`` block: split sizes per config, and the bytes of its files.
+    """The ``dataset_info:`` block: split sizes per config (rows, and bytes of the Parquet files).
 
     Besides documenting sizes, this makes ``datasets``' cache key differ between releases that keep the same
     folder name, so a rebuilt release is never served from the cache of an older one.
@@ -76,7 +90,12 @@ def dataset_info_yaml(root: Path, counts: dict[str, dict[str, int]]) -> str:
         lines += [f"- config_name: {name}", "  splits:"]
         for part in PARTITIONS:
             if counts[name][part]:
-                lines += [f"  - name: {part}", f"    num_examples: {counts[name][part]}"]
+                nbytes = sum(p.stat().st_size for p in (root / "data" / name).glob(f"{part}-*.parquet"))
+                lines += [
+                    f"  - name: {part}",
+                    f"    num_bytes: {nbytes}",
+                    f"    num_examples: {counts[name][part]}",
+                ]
         lines += [f"  download_size: {size}"]
     return "\n".join(lines)
 

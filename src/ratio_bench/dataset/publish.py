@@ -25,7 +25,11 @@ def publish(folder: Path, repo_id: str, revision: str | None = None, private: bo
     tag = revision or manifest["version"]
     api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset",
-                               commit_message=f"Ratio release {manifest['name']} {manifest['version']}")
+    commit = api.upload_folder(
+        folder_path=str(folder),
+        repo_id=repo_id,
+        repo_type="dataset",
+        commit_message=f"Ratio release {manifest['name']} {manifest['version']}",
+    )
     api.create_tag(repo_id, tag=tag, repo_type="dataset", revision=commit.oid, exist_ok=True)
     return f"{api.endpoint}/datasets/{repo_id} (tag {tag})"

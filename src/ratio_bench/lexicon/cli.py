@@ -28,8 +28,10 @@ def cmd_lexicon_expand(args: argparse.Namespace) -> int:
 
     candidates = expand(args.templates, args.relation)
     counts = write_review(args.out, candidates, Lexicon.load(args.lexicon))
-    print(f"{len(candidates):,} candidates -> {args.out} (new {counts['new']:,}, already in the lexicon "
-          f"{counts['known']:,}, conflicting with another label {counts['conflict']:,})")
+    print(
+        f"{len(candidates):,} candidates -> {args.out} (new {counts['new']:,}, already in the lexicon "
+        f"{counts['known']:,}, conflicting with another label {counts['conflict']:,})"
+    )
     print("mark rows 'accept' in the decision column, then: ratio lexicon accept " + str(args.out))
     return 0
 
@@ -61,13 +63,17 @@ def cmd_lexicon_discover(args: argparse.Namespace) -> int:
     rows = top_spans(counts, lexicon, args.top)
     write_spans(args.out, rows)
     covered = sum(1 for r in rows if r.label)
-    print(f"{n:,} sentences, {len(counts):,} distinct spans; top {len(rows)} -> {args.out} "
-          f"({covered} already in the lexicon)")
+    print(
+        f"{n:,} sentences, {len(counts):,} distinct spans; top {len(rows)} -> {args.out} "
+        f"({covered} already in the lexicon)"
+    )
     if args.embed_model:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise SystemExit("--embed-model needs sentence-transformers: pip install sentence-transformers") from None
+            raise SystemExit(
+                "--embed-model needs sentence-transformers: pip install sentence-transformers"
+            ) from None
         seeds = [s.strip().lower() for s in args.seeds.read_text(encoding="utf-8").splitlines() if s.strip()]
         pool = [span for span, _ in counts.most_common(args.neighbour_pool)]
         model = SentenceTransformer(args.embed_model, trust_remote_code=False)
@@ -79,15 +85,21 @@ def cmd_lexicon_discover(args: argparse.Namespace) -> int:
 def add_lexicon_commands(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.cli import DEFAULT_CORPUS
 
-    lex = sub.add_parser("lexicon", help="marker lexicon tools").add_subparsers(dest="lexicon_command", required=True)
+    lex = sub.add_parser("lexicon", help="marker lexicon tools").add_subparsers(
+        dest="lexicon_command", required=True
+    )
     p = lex.add_parser("check", help="load the lexicon, verify its invariants and print counts")
     p.add_argument("--lexicon", type=Path, help="lexicon folder (default: lexicon/v1)")
     p.set_defaults(func=cmd_lexicon_check)
 
     p = lex.add_parser("expand", help="expand Hearst-style templates into a review file of candidates")
     p.add_argument("--templates", type=Path, default=TEMPLATES, help="templates folder (with terms/)")
-    p.add_argument("--relation", action="append", choices=["address", "broaden", "specify"],
-                   help="only these relations (repeatable; default all with templates)")
+    p.add_argument(
+        "--relation",
+        action="append",
+        choices=["address", "broaden", "specify"],
+        help="only these relations (repeatable; default all with templates)",
+    )
     p.add_argument("--lexicon", type=Path, help="lexicon folder used to mark known candidates")
     p.add_argument("--out", type=Path, required=True, help="review TSV to write")
     p.set_defaults(func=cmd_lexicon_expand)

@@ -29,7 +29,9 @@ def first_span(sentence: str, max_words: int = MAX_MARKER_WORDS) -> str | None:
     return " ".join(head).lower()
 
 
-def count_spans(papers: Iterable[SegmentedPaper], max_words: int = MAX_MARKER_WORDS) -> tuple[Counter[str], int]:
+def count_spans(
+    papers: Iterable[SegmentedPaper], max_words: int = MAX_MARKER_WORDS
+) -> tuple[Counter[str], int]:
     """Span counts over every sentence, and the number of sentences seen."""
     counts: Counter[str] = Counter()
     n = 0
@@ -52,7 +54,9 @@ class SpanRow:
 
 def top_spans(counts: Counter[str], lexicon: Lexicon, top: int) -> list[SpanRow]:
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-    return [SpanRow(span, n, lexicon.entries[span].label if span in lexicon.entries else "") for span, n in rows]
+    return [
+        SpanRow(span, n, lexicon.entries[span].label if span in lexicon.entries else "") for span, n in rows
+    ]
 
 
 def write_spans(path: Path, rows: list[SpanRow]) -> None:
@@ -63,7 +67,9 @@ def write_spans(path: Path, rows: list[SpanRow]) -> None:
             w.writerow((r.span, r.count, r.label))
 
 
-def embedding_neighbours(seeds: list[str], spans: list[str], model, k: int = 10) -> dict[str, list[tuple[str, float]]]:
+def embedding_neighbours(
+    seeds: list[str], spans: list[str], model, k: int = 10
+) -> dict[str, list[tuple[str, float]]]:
     """The ``k`` spans closest to each seed marker by cosine similarity (``model``: a SentenceTransformer)."""
     import numpy as np
 

@@ -14,7 +14,7 @@ import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -34,7 +34,7 @@ class Candidate:
     template: str
 
 
-@lru_cache(maxsize=None)
+@cache
 def inflect(word: str, tag: str) -> tuple[str, ...]:
     """The inflection of ``word`` (a lemma; multi-word terms inflect their first word) for a Penn tag."""
     from lemminflect import getInflection
@@ -90,7 +90,12 @@ def _sequences(tree: list, terms: dict[str, list[str]]) -> Iterator[list[tuple[s
         if name not in terms:
             raise LexiconError(f"template slot {{{name}}} has no term list terms/{name}.txt")
         tags = (tag,) if tag else _NOUN_TAGS
-        options = [[(form, t if t in _NOUN_TAGS else None)] for w in terms[name] for t in tags for form in inflect(w, t)]
+        options = [
+            [(form, t if t in _NOUN_TAGS else None)]
+            for w in terms[name]
+            for t in tags
+            for form in inflect(w, t)
+        ]
     for first in options:
         for tail in _sequences(rest, terms):
             yield first + tail
@@ -109,14 +114,20 @@ def _resolve_demonstratives(words: list[tuple[str, str | None]]) -> Iterator[str
 
 def expand_template(template: str, terms: dict[str, list[str]]) -> list[str]:
     tree, _ = _parse(_TOKEN.findall(template))
-    out = dict.fromkeys(normalise_marker(m) for seq in _sequences(tree, terms) for m in _resolve_demonstratives(seq))
+    out = dict.fromkeys(
+        normalise_marker(m) for seq in _sequences(tree, terms) for m in _resolve_demonstratives(seq)
+    )
     return [m for m in out if m]
 
 
 def load_terms(folder: Path) -> dict[str, list[str]]:
     terms = {}
     for f in sorted(folder.glob("*.txt")):
-        terms[f.stem] = [w.strip() for w in f.read_text(encoding="utf-8").splitlines() if w.strip() and not w.startswith("#")]
+        terms[f.stem] = [
+            w.strip()
+            for w in f.read_text(encoding="utf-8").splitlines()
+            if w.strip() and not w.startswith("#")
+        ]
     return terms
 
 

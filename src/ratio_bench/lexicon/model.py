@@ -78,8 +78,13 @@ class MarkerMatch(NamedTuple):
 class Lexicon:
     """Markers by label plus extendable-connective rules, with O(1) matching per sentence."""
 
-    def __init__(self, entries: list[MarkerEntry], connectives: list[ConnectiveRule], version: str = "dev",
-                 max_words: int = MAX_MARKER_WORDS):
+    def __init__(
+        self,
+        entries: list[MarkerEntry],
+        connectives: list[ConnectiveRule],
+        version: str = "dev",
+        max_words: int = MAX_MARKER_WORDS,
+    ):
         self.version = version
         self.max_words = max_words
         self.connectives = connectives
@@ -115,8 +120,12 @@ class Lexicon:
                 raise LexiconError(f"{manifest_path}: unknown label {label!r}")
             entries.extend(_read_markers(root / spec["file"], label))
         connectives = _read_connectives(root / manifest["connectives"]) if manifest.get("connectives") else []
-        return cls(entries, connectives, version=str(manifest.get("version", "dev")),
-                   max_words=int(manifest.get("max_marker_words", MAX_MARKER_WORDS)))
+        return cls(
+            entries,
+            connectives,
+            version=str(manifest.get("version", "dev")),
+            max_words=int(manifest.get("max_marker_words", MAX_MARKER_WORDS)),
+        )
 
     # -- queries ---------------------------------------------------------------------------------------
 
@@ -186,7 +195,10 @@ class Lexicon:
         if rules:
             words = span.count(" ")
             for rule in rules:
-                if span.startswith(rule.prefix + " ") and words - rule.prefix.count(" ") <= rule.max_extra_words:
+                if (
+                    span.startswith(rule.prefix + " ")
+                    and words - rule.prefix.count(" ") <= rule.max_extra_words
+                ):
                     return rule
         return None
 
@@ -195,8 +207,11 @@ class Lexicon:
         out = []
         for m, e in self.entries.items():
             for r in self.connectives:
-                if r.label != e.label and m.startswith(r.prefix + " ") and \
-                        m.count(" ") - r.prefix.count(" ") <= r.max_extra_words:
+                if (
+                    r.label != e.label
+                    and m.startswith(r.prefix + " ")
+                    and m.count(" ") - r.prefix.count(" ") <= r.max_extra_words
+                ):
                     out.append(f"{m!r} ({e.label}) vs connective {r.prefix!r} ({r.label})")
         return out
 
@@ -215,7 +230,9 @@ def _read_markers(path: Path, label: str) -> list[MarkerEntry]:
             if not marker:
                 raise LexiconError(f"{path}:{lineno}: empty marker")
             if row["stage"] not in STAGES:
-                raise LexiconError(f"{path}:{lineno}: unknown stage {row['stage']!r}; expected one of {STAGES}")
+                raise LexiconError(
+                    f"{path}:{lineno}: unknown stage {row['stage']!r}; expected one of {STAGES}"
+                )
             if "," in marker:
                 raise LexiconError(f"{path}:{lineno}: marker {marker!r} contains a comma")
             out.append(MarkerEntry(marker, label, row["stage"], row["rationale"] or ""))
@@ -229,6 +246,12 @@ def _read_connectives(path: Path) -> list[ConnectiveRule]:
             label = row["label"]
             if label not in RELATIONS + DISTRACTOR_CATEGORIES:
                 raise LexiconError(f"{path}:{lineno}: unknown label {label!r}")
-            out.append(ConnectiveRule(normalise_marker(row["prefix"]), label, int(row["max_extra_words"]),
-                                      row["rationale"] or ""))
+            out.append(
+                ConnectiveRule(
+                    normalise_marker(row["prefix"]),
+                    label,
+                    int(row["max_extra_words"]),
+                    row["rationale"] or "",
+                )
+            )
     return out

@@ -33,8 +33,15 @@ def cmd_mine(args: argparse.Namespace) -> int:
         keep_case=args.keep_case,
         progress=not args.quiet,
     )
-    stats = run_mining(args.corpus, args.out, settings, workers=args.workers, executor=args.executor,
-                       executor_options=_parse_options(args.executor_option), verbose=args.verbose)
+    stats = run_mining(
+        args.corpus,
+        args.out,
+        settings,
+        workers=args.workers,
+        executor=args.executor,
+        executor_options=_parse_options(args.executor_option),
+        verbose=args.verbose,
+    )
     if stats is None:
         print(f"jobs submitted; when they finish run: ratio mine-stats {args.out}")
         return 0
@@ -61,8 +68,13 @@ def add_mining_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
     p.add_argument("--workers", type=int, default=1, help="tasks run at once (local executor)")
     p.add_argument("--executor", choices=EXECUTORS, default="local", help="datatrove executor")
-    p.add_argument("--executor-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra executor argument, e.g. partition=cpu time=02:00:00 (slurm)")
+    p.add_argument(
+        "--executor-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra executor argument, e.g. partition=cpu time=02:00:00 (slurm)",
+    )
     p.add_argument("--lexicon", type=Path, help="lexicon folder (default: lexicon/v1)")
     p.add_argument("--keep-case", action="store_true", help="also keep cased query/gold columns")
     p.add_argument("--no-lowercase", action="store_true", help="do not lower-case query and gold")

@@ -67,8 +67,14 @@ class PairMiner:
         self.cleaner = cleaner
         self.keep_case = keep_case
 
-    def mine(self, seg: SegmentedPaper, pairs: list[dict[str, Any]], distractors: list[dict[str, Any]],
-             counts: MiningCounts, rejects: RejectLog) -> None:
+    def mine(
+        self,
+        seg: SegmentedPaper,
+        pairs: list[dict[str, Any]],
+        distractors: list[dict[str, Any]],
+        counts: MiningCounts,
+        rejects: RejectLog,
+    ) -> None:
         paper = seg.paper
         match = self.lexicon.match
         cleaner = self.cleaner
@@ -76,7 +82,7 @@ class PairMiner:
         source = paper.source_file
         prov: dict[str, Any] | None = None
         n_pairs = 0
-        for p_idx, (para, sentences) in enumerate(zip(paper.paragraphs, seg.sentences)):
+        for p_idx, (para, sentences) in enumerate(zip(paper.paragraphs, seg.sentences, strict=True)):
             if sentences:
                 n_pairs += len(sentences) - 1
             category: str | None = None
@@ -91,54 +97,73 @@ class PairMiner:
                     category = para.category.value
                 if m.label in RELATIONS:
                     if s_idx == 0:
-                        self._reject(counts, rejects, paper, "marker_at_paragraph_start", m.marker, p_idx, s_idx)
+                        self._reject(
+                            counts, rejects, paper, "marker_at_paragraph_start", m.marker, p_idx, s_idx
+                        )
                         continue
-                    cleaned = cleaner.clean_pair(sentences[s_idx - 1], sentence[m.end:])
+                    cleaned = cleaner.clean_pair(sentences[s_idx - 1], sentence[m.end :])
                     if isinstance(cleaned, str):
                         self._reject(counts, rejects, paper, cleaned, m.marker, p_idx, s_idx)
                         continue
                     counts.kept[m.label, m.entry, source, category] += 1
-                    pairs.append({
-                        "relation": m.label,
-                        "query": cleaned.query,
-                        "gold": cleaned.gold,
-                        "marker": m.marker,
-                        "marker_stage": m.stage,
-                        "query_clause": cleaned.query_clause,
-                        "query_cased": cleaned.query_cased if keep_case else None,
-                        "gold_cased": cleaned.gold_cased if keep_case else None,
-                        **prov,
-                        "section": para.section,
-                        "section_category": category,
-                        "paragraph_index": p_idx,
-                        "sentence_index": s_idx - 1,
-                    })
+                    pairs.append(
+                        {
+                            "relation": m.label,
+                            "query": cleaned.query,
+                            "gold": cleaned.gold,
+                            "marker": m.marker,
+                            "marker_stage": m.stage,
+                            "query_clause": cleaned.query_clause,
+                            "query_cased": cleaned.query_cased if keep_case else None,
+                            "gold_cased": cleaned.gold_cased if keep_case else None,
+                            **prov,
+                            "section": para.section,
+                            "section_category": category,
+                            "paragraph_index": p_idx,
+                            "sentence_index": s_idx - 1,
+                        }
+                    )
                 else:
-                    cased = cleaner.clean_gold(sentence[m.end:])
+                    cased = cleaner.clean_gold(sentence[m.end :])
                     if len(cased) < cleaner.min_chars:
                         self._reject(counts, rejects, paper, "short_distractor", m.marker, p_idx, s_idx)
                         continue
                     counts.kept[m.label, m.entry, source, category] += 1
-                    distractors.append({
-                        "category": m.label,
-                        "text": cleaner.normalise(cased),
-                        "marker": m.marker,
-                        "marker_stage": m.stage,
-                        "text_cased": cased if keep_case else None,
-                        **prov,
-                        "section": para.section,
-                        "section_category": category,
-                        "paragraph_index": p_idx,
-                        "sentence_index": s_idx,
-                    })
+                    distractors.append(
+                        {
+                            "category": m.label,
+                            "text": cleaner.normalise(cased),
+                            "marker": m.marker,
+                            "marker_stage": m.stage,
+                            "text_cased": cased if keep_case else None,
+                            **prov,
+                            "section": para.section,
+                            "section_category": category,
+                            "paragraph_index": p_idx,
+                            "sentence_index": s_idx,
+                        }
+                    )
         counts.sentence_pairs += n_pairs
 
     @staticmethod
-    def _reject(counts: MiningCounts, rejects: RejectLog, paper: Paper, reason: str, marker: str, p_idx: int,
-                s_idx: int) -> None:
+    def _reject(
+        counts: MiningCounts,
+        rejects: RejectLog,
+        paper: Paper,
+        reason: str,
+        marker: str,
+        p_idx: int,
+        s_idx: int,
+    ) -> None:
         counts.rejects[reason] += 1
-        rejects.add(paper.source_file, paper.paper_id, reason, marker=marker, paragraph_index=p_idx,
-                    sentence_index=s_idx)
+        rejects.add(
+            paper.source_file,
+            paper.paper_id,
+            reason,
+            marker=marker,
+            paragraph_index=p_idx,
+            sentence_index=s_idx,
+        )
 
 
 def _paper_provenance(paper: Paper) -> dict[str, Any]:

@@ -18,8 +18,13 @@ def print_mining_report(stats: dict[str, Any], console: Console) -> None:
     for col in ("relation", "tuples", "markers fired", "markers kept", "paper: markers found"):
         t.add_column(col, justify="left" if col == "relation" else "right")
     for r in RELATIONS:
-        t.add_row(r, f"{stats['tuples'].get(r, 0):,}", str(stats["markers_fired"][r]),
-                  str(stats["markers_kept"][r]), str(PAPER_MARKERS_FOUND[r]))
+        t.add_row(
+            r,
+            f"{stats['tuples'].get(r, 0):,}",
+            str(stats["markers_fired"][r]),
+            str(stats["markers_kept"][r]),
+            str(PAPER_MARKERS_FOUND[r]),
+        )
     console.print(t)
     d = Table(title="Distractors by category")
     d.add_column("category")
@@ -37,8 +42,12 @@ def print_mining_report(stats: dict[str, Any], console: Console) -> None:
     rej = ", ".join(f"{k}={v:,}" for k, v in stats["rejects"].items()) or "none"
     console.print(f"rejects: {rej}")
     corpus = stats.get("corpus", {}).get("total", {})
-    console.print(f"papers kept {corpus.get('papers_kept', 0):,} of {corpus.get('papers_read', 0):,}; "
-                  f"sentence pairs {stats['sentence_pairs']:,}; tasks {stats['tasks_done']}/{stats['tasks_planned']}")
+    console.print(
+        f"papers kept {corpus.get('papers_kept', 0):,} of {corpus.get('papers_read', 0):,}; "
+        f"sentence pairs {stats['sentence_pairs']:,}; tasks {stats['tasks_done']}/{stats['tasks_planned']}"
+    )
     if "wall_seconds" in stats:
-        console.print(f"{corpus.get('raw_bytes', 0) / 1e6:,.1f} MB in {stats['wall_seconds']:,.1f} s "
-                      f"= {stats['mb_per_second']:,.2f} MB/s")
+        console.print(
+            f"{corpus.get('raw_bytes', 0) / 1e6:,.1f} MB in {stats['wall_seconds']:,.1f} s "
+            f"= {stats['mb_per_second']:,.2f} MB/s"
+        )

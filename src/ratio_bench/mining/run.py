@@ -37,34 +37,51 @@ def _plan_record(units, settings: MiningSettings, lexicon: Lexicon) -> dict[str,
     }
 
 
-def make_executor(kind: str, pipeline: list, tasks: int, workers: int, logging_dir: Path,
-                  options: dict[str, Any] | None = None):
+def make_executor(
+    kind: str,
+    pipeline: list,
+    tasks: int,
+    workers: int,
+    logging_dir: Path,
+    options: dict[str, Any] | None = None,
+):
     """A datatrove executor of ``kind``; ``options`` are passed through (e.g. Slurm ``partition``, ``time``)."""
     options = dict(options or {})
     if kind == "local":
         from datatrove.executor import LocalPipelineExecutor
 
-        return LocalPipelineExecutor(pipeline=pipeline, tasks=tasks, workers=workers,
-                                     logging_dir=str(logging_dir), **options)
+        return LocalPipelineExecutor(
+            pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir), **options
+        )
     if kind == "slurm":
         from datatrove.executor import SlurmPipelineExecutor
 
         missing = {"partition", "time"} - set(options)
         if missing:
-            raise ValueError(f"the slurm executor needs options {sorted(missing)} (e.g. --executor-option partition=cpu)")
-        return SlurmPipelineExecutor(pipeline=pipeline, tasks=tasks, workers=workers,
-                                     logging_dir=str(logging_dir), **options)
+            raise ValueError(
+                f"the slurm executor needs options {sorted(missing)} (e.g. --executor-option partition=cpu)"
+            )
+        return SlurmPipelineExecutor(
+            pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir), **options
+        )
     if kind == "ray":
         from datatrove.executor import RayPipelineExecutor
 
-        return RayPipelineExecutor(pipeline=pipeline, tasks=tasks, workers=workers,
-                                   logging_dir=str(logging_dir), **options)
+        return RayPipelineExecutor(
+            pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir), **options
+        )
     raise ValueError(f"unknown executor {kind!r}; choose from {EXECUTORS}")
 
 
-def run_mining(corpus: list[str | Path], out_dir: str | Path, settings: MiningSettings, workers: int = 1,
-               executor: str = "local", executor_options: dict[str, Any] | None = None,
-               verbose: bool = False) -> dict[str, Any] | None:
+def run_mining(
+    corpus: list[str | Path],
+    out_dir: str | Path,
+    settings: MiningSettings,
+    workers: int = 1,
+    executor: str = "local",
+    executor_options: dict[str, Any] | None = None,
+    verbose: bool = False,
+) -> dict[str, Any] | None:
     """Mine ``corpus`` into ``out_dir``; returns the merged statistics (None when jobs were only submitted)."""
     out = Path(out_dir)
     lexicon = Lexicon.load(settings.lexicon_dir)
@@ -75,8 +92,9 @@ def run_mining(corpus: list[str | Path], out_dir: str | Path, settings: MiningSe
     plan_path = out / "plan.json"
     if plan_path.exists():
         if json.loads(plan_path.read_text(encoding="utf-8")) != json.loads(json.dumps(plan, sort_keys=True)):
-            raise PlanMismatchError(f"{out} holds a mining run of other inputs or settings; use another --out "
-                                    "or delete it")
+            raise PlanMismatchError(
+                f"{out} holds a mining run of other inputs or settings; use another --out or delete it"
+            )
     else:
         write_json(plan_path, plan)
     if not verbose:
@@ -84,8 +102,14 @@ def run_mining(corpus: list[str | Path], out_dir: str | Path, settings: MiningSe
 
         logger.disable("datatrove")
     start = time.perf_counter()
-    ex = make_executor(executor, [MineUnits(units, out, settings)], tasks=len(units), workers=workers,
-                       logging_dir=out / "logs", options=executor_options)
+    ex = make_executor(
+        executor,
+        [MineUnits(units, out, settings)],
+        tasks=len(units),
+        workers=workers,
+        logging_dir=out / "logs",
+        options=executor_options,
+    )
     ex.run()
     if executor != "local":
         return None

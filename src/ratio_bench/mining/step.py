@@ -51,8 +51,11 @@ class MineUnits(PipelineStep):
         start = time.perf_counter()
         s = self.settings
         lexicon = Lexicon.load(s.lexicon_dir)
-        miner = PairMiner(lexicon, Cleaner(clause_markers=lexicon, lowercase=s.lowercase, min_chars=s.min_chars),
-                          keep_case=s.keep_case)
+        miner = PairMiner(
+            lexicon,
+            Cleaner(clause_markers=lexicon, lowercase=s.lowercase, min_chars=s.min_chars),
+            keep_case=s.keep_case,
+        )
         counts = MiningCounts()
         mine = self.units[rank::world_size]
         name = f"{rank:05d}"
@@ -63,8 +66,14 @@ class MineUnits(PipelineStep):
                 reader = PaperReader(s.reader, rejects=rejects)
                 for unit in mine:
                     papers = reader.read_file(Path(unit.path), unit.row_group)
-                    bar = tqdm(segment(reader, papers), total=unit.rows, unit=" papers", leave=False,
-                               desc=f"task {rank + 1}/{world_size} {unit.label}", disable=not s.progress)
+                    bar = tqdm(
+                        segment(reader, papers),
+                        total=unit.rows,
+                        unit=" papers",
+                        leave=False,
+                        desc=f"task {rank + 1}/{world_size} {unit.label}",
+                        disable=not s.progress,
+                    )
                     for seg in bar:
                         pairs: list = []
                         distractors: list = []
@@ -78,12 +87,15 @@ class MineUnits(PipelineStep):
             raise
         pairs_w.close()
         dist_w.close()
-        write_json(self.out_dir / "stats" / f"{name}.json", {
-            "units": [u.label for u in mine],
-            "corpus": reader.report.as_dict(),
-            "mining": counts.as_dict(),
-            "seconds": round(time.perf_counter() - start, 3),
-        })
+        write_json(
+            self.out_dir / "stats" / f"{name}.json",
+            {
+                "units": [u.label for u in mine],
+                "corpus": reader.report.as_dict(),
+                "mining": counts.as_dict(),
+                "seconds": round(time.perf_counter() - start, 3),
+            },
+        )
         self.stat_update("pairs", value=pairs_w.count)
         self.stat_update("distractors", value=dist_w.count)
         return iter(())

@@ -36,8 +36,10 @@ def plan_units(paths: list[str | Path]) -> list[WorkUnit]:
         size = f.stat().st_size
         if f.suffix == ".parquet":
             meta = pq.ParquetFile(f).metadata
-            units.extend(WorkUnit(str(f.resolve()), i, meta.row_group(i).num_rows, size)
-                         for i in range(meta.num_row_groups))
+            units.extend(
+                WorkUnit(str(f.resolve()), i, meta.row_group(i).num_rows, size)
+                for i in range(meta.num_row_groups)
+            )
         else:
             units.append(WorkUnit(str(f.resolve()), None, None, size))
     return units

@@ -1,0 +1,93 @@
+"""Publish round trip against a Hub-compatible server on loopback (tests/hub_server.py)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from hub_server import HubServer
+from ratio_bench.dataset.build import build_release
+from ratio_bench.dataset.config import load_config
+from ratio_bench.dataset.publish import PublishError, publish
+
+from .conftest import write_config
+
+TOKEN = "hf_fixture_secret_token_123"
+READ_BACK = """
+import json, sys
+from datasets import load_dataset
+out = {}
+for config, rev in json.loads(sys.argv[1]):
+    ds = load_dataset("fixture-org/ratio-fixture", config, revision=rev)
+    out[f"{config}@{rev}"] = {s: sorted(json.dumps(r, sort_keys=True, default=str) for r in ds[s]) for s in ds}
+print(json.dumps(out))
+"""
+
+
+def _local_rows(root: Path, config: str) -> dict[str, list[str]]:
+    out = {}
+    for f in sorted((root / "data" / config).glob("*.parquet")):
+        split = f.name.split("-")[0]
+        out.setdefault(split, []).extend(
+            json.dumps(r, sort_keys=True, default=str) for r in pq.read_table(f).to_pylist()
+        )
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def test_publish_then_load_dataset_from_the_hub(dataset_corpus, tmp_path):
+    cfg = load_config(write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work"))
+    root = tmp_path / "ratio"
+    build_release(cfg, root, progress=False)
+    with HubServer() as hub:
+        env = {
+            **os.environ,
+            "HF_ENDPOINT": hub.url,
+            "HF_TOKEN": TOKEN,
+            "HF_HOME": str(tmp_path / "hf_home"),
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HUB_DISABLE_XET": "1",
+        }
+        pub = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ratio_bench.cli",
+                "publish",
+                str(root),
+                "--repo-id",
+                "fixture-org/ratio-fixture",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert pub.returncode == 0, pub.stderr
+        assert "tag 0.0.1-test" in pub.stdout
+        assert hub.state.tokens_seen == {TOKEN}  # the token was sent to the Hub ...
+        configs = [["address", "main"], ["corpus", "0.0.1-test"], ["specify-qrels", "main"]]
+        read = subprocess.run(
+            [sys.executable, "-c", READ_BACK, json.dumps(configs)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert read.returncode == 0, read.stderr
+    got = json.loads(read.stdout.strip().splitlines()[-1])
+    for config, rev in configs:
+        assert got[f"{config}@{rev}"] == _local_rows(root, config)
+    # ... and never printed or written anywhere
+    assert TOKEN not in pub.stdout + pub.stderr + read.stdout + read.stderr
+    for f in [*root.rglob("*"), *(tmp_path / "hf_home").rglob("*")]:
+        if f.is_file() and f.stat().st_size < 50_000_000:
+            assert TOKEN.encode() not in f.read_bytes(), f
+
+
+def test_publish_refuses_a_folder_that_is_not_a_release(tmp_path):
+    with pytest.raises(PublishError, match="not a release folder"):
+        publish(tmp_path, "org/name")
