@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -107,3 +108,10 @@ def sum_nested(dicts: list[dict[str, Any]]) -> dict[str, Any]:
             else:
                 out.setdefault(k, v)
     return dict(sorted(out.items()))
+
+
+def report_console():
+    """A rich console for reports: the terminal's width, or wide enough for tables when piped to a file."""
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=200)

@@ -15,6 +15,7 @@ def test_nougat_sections_and_removals(nougat_text):
     text = " ".join(p.text for p in parsed.paragraphs)
     # front matter (title, authors, affiliations, e-mail) is gone; abstract and body are kept and tagged
     assert "Alice Example" not in text and "alice@example.org" not in text
+    assert parsed.title == "Gated Residual Message Passing for Deep Graph Networks"
     assert cats[C.ABSTRACT][0].startswith("Deep graph networks")
     assert any("To address this issue" in t for t in cats[C.INTRODUCTION])
     # an unrecognised numbered section is its own top-level section; its subsection inherits
@@ -39,6 +40,7 @@ def test_docling_entities_footnotes_and_images(docling_text):
     text = " ".join(p.text for p in parsed.paragraphs)
     assert "noisy & inconsistent" in text  # HTML entity unescaped
     assert "Carol Fixture" not in text and "carol@example.org" not in text
+    assert parsed.title == "Label Reweighting with a Clean Anchor Set"
     assert "Work done during" not in text  # ∗ footnote
     assert "anchor set is sampled once" not in text  # numbered footnote debris
     assert "<!--" not in text and "Figure 1" not in text

@@ -73,7 +73,10 @@ class CorpusReport:
         }
 
     def print(self, console: Console | None = None, seconds: float | None = None) -> None:
-        console = console or Console()
+        if console is None:
+            from ratio_bench.io import report_console
+
+            console = report_console()
         rows = sorted(self.sources.items()) + [("TOTAL", self.total())]
         t = Table(title="Corpus stage: papers, paragraphs, sentences")
         for col in ("source", "read", "kept", "rejected", "paragraphs", "sentences", "MB"):

@@ -9,14 +9,13 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from ratio_bench.dataset.build import build_release
     from ratio_bench.dataset.config import load_config
+    from ratio_bench.io import report_console
 
     cfg = load_config(args.config)
     report = build_release(cfg, args.out, workers=args.workers, progress=not args.quiet)
-    console = Console(width=120)
+    console = report_console()
     console.print(
         f"release written to {report['release']} "
         f"(mining {report['timings_seconds']['mining']}s, assembly {report['timings_seconds']['assembly']}s, "

@@ -19,9 +19,8 @@ def _parse_options(pairs: list[str]) -> dict:
 
 
 def cmd_mine(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from ratio_bench.cli import _reader_settings
+    from ratio_bench.io import report_console
     from ratio_bench.mining.report import print_mining_report
     from ratio_bench.mining.run import run_mining
     from ratio_bench.mining.step import MiningSettings
@@ -45,17 +44,16 @@ def cmd_mine(args: argparse.Namespace) -> int:
     if stats is None:
         print(f"jobs submitted; when they finish run: ratio mine-stats {args.out}")
         return 0
-    print_mining_report(stats, Console())
+    print_mining_report(stats, report_console())
     return 0
 
 
 def cmd_mine_stats(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from ratio_bench.io import report_console
     from ratio_bench.mining.report import print_mining_report
     from ratio_bench.mining.run import merge_stats
 
-    print_mining_report(merge_stats(args.out), Console())
+    print_mining_report(merge_stats(args.out), report_console())
     return 0
 
 
