@@ -4,7 +4,7 @@ from ratio_bench.corpus.cleaning import (
     CleanedPair,
     Cleaner,
     is_too_short,
-    leading_spans,
+    leading_span,
     remove_noise,
     strip_leading_clause,
     strip_list_marker,
@@ -49,18 +49,13 @@ def test_strip_ordinal_prefix(raw, clean):
     assert strip_ordinal_prefix(raw) == clean
 
 
-def test_leading_spans_longest_first_and_word_limit():
-    assert leading_spans("To address this issue, we, in turn, apply dropout.") == [
-        ("to address this issue, we, in turn", 35),
-        ("to address this issue, we", 26),
-        ("to address this issue", 22),
-    ]
-    assert leading_spans("One two three four five six seven eight, nine.") == []
-    assert leading_spans("One two three four five six seven, eight.") == [
-        ("one two three four five six seven", 34)
-    ]
-    assert leading_spans("For example , the model.") == [("for example", 13)]
-    assert leading_spans("No comma at all.") == []
+def test_leading_span_up_to_the_first_comma_within_the_word_limit():
+    assert leading_span("To address this issue, we, in turn, apply dropout.") == ("to address this issue", 22)
+    assert leading_span("One two three four five six seven eight, nine.") is None
+    assert leading_span("One two three four five six seven, eight.") == ("one two three four five six seven", 34)
+    assert leading_span("For  example , the model.") == ("for example", 14)
+    assert leading_span("No comma at all.") is None
+    assert leading_span(", leading comma") is None
 
 
 def test_strip_leading_clause():

@@ -4,14 +4,7 @@ from ratio_bench.corpus.dates import parse_date
 from ratio_bench.corpus.pipeline import SegmentedPaper
 from ratio_bench.corpus.records import Paper
 from ratio_bench.lexicon import Lexicon
-from ratio_bench.lexicon.discover import count_spans, first_span, top_spans
-
-
-def test_first_span():
-    assert first_span("In this paper, we study X.") == "in this paper"
-    assert first_span("One two three four five six seven eight, nine.") is None
-    assert first_span("No comma here.") is None
-    assert first_span(", leading comma") is None
+from ratio_bench.lexicon.discover import count_spans, top_spans
 
 
 def test_counts_and_lexicon_marking():

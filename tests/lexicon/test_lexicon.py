@@ -67,6 +67,8 @@ def test_malformed_lexicon_files(tmp_path):
         ),
         ("More generally, any proxy breaks under pressure.", "more generally", "broaden", "manual"),
         ("For example, in this setting, the loss diverges.", "for example", "specify", "manual"),
+        ("To address these limitations, we propose QuantEvolver, a framework.", "to address these limitations",
+         "address", "manual"),
         ("For example, the loss diverges.", "for example", "specify", "manual"),
         ("However, to address this issue, we go.", "however", "explicit_contrast", "manual"),
         ("In general, models overfit.", "in general", "common_irrelevant", "manual"),
@@ -83,6 +85,7 @@ def test_match(lexicon, sentence, marker, label, stage):
     [
         "For example the loss diverges quickly.",  # marker not followed by a comma
         "To address the lack of labelled data in many settings, we pretrain.",  # connective: > 5 extra words
+        "To address the data gap in many fields, to our surprise, we pretrain.",  # over 7 words to the first comma
         "The model, which is large, overfits.",
         "One two three four five six seven eight, nine.",
         "",

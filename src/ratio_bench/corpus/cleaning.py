@@ -78,25 +78,19 @@ def strip_list_marker(text: str) -> str:
     return text[m.end() :] if m else text
 
 
-def leading_spans(sentence: str, max_words: int = MAX_MARKER_WORDS) -> list[tuple[str, int]]:
-    """Comma-terminated leading spans of at most ``max_words`` words, longest first.
+def leading_span(sentence: str, max_words: int = MAX_MARKER_WORDS) -> tuple[str, int] | None:
+    """The sentence's leading span up to its first comma, if it has at most ``max_words`` words.
 
-    Returns (span, end) pairs where ``span`` is the lower-cased, whitespace-normalised text before a comma
-    and ``end`` the offset just after that comma. Sentence-initial discourse markers are comma-delimited, so
-    these are the only strings a marker lexicon needs to look up.
+    Returns the lower-cased, whitespace-normalised span and the offset just after the comma. Sentence-initial
+    discourse markers are comma-delimited, so this is the only string a marker lexicon needs to look up.
     """
-    out: list[tuple[str, int]] = []
     comma = sentence.find(",")
-    while comma >= 0:
-        head = sentence[:comma]
-        if "  " in head or "\t" in head or "\n" in head or head[:1] == " " or head[-1:] == " ":
-            head = " ".join(head.split())
-        if not head or head.count(" ") >= max_words:
-            break
-        out.append((head.lower(), comma + 1))
-        comma = sentence.find(",", comma + 1)
-    out.reverse()
-    return out
+    if comma <= 0:
+        return None
+    words = sentence[:comma].split()
+    if not words or len(words) > max_words:
+        return None
+    return " ".join(words).lower(), comma + 1
 
 
 def strip_leading_clause(sentence: str, markers: Container[str]) -> tuple[str, str | None]:
@@ -104,9 +98,9 @@ def strip_leading_clause(sentence: str, markers: Container[str]) -> tuple[str, s
 
     Returns the remainder and the clause removed (None when nothing matched).
     """
-    for span, end in leading_spans(sentence):
-        if span in markers:
-            return sentence[end:].lstrip(), span
+    lead = leading_span(sentence)
+    if lead is not None and lead[0] in markers:
+        return sentence[lead[1] :].lstrip(), lead[0]
     return sentence, None
 
 

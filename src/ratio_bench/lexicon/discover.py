@@ -13,20 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ratio_bench.corpus.cleaning import MAX_MARKER_WORDS
+from ratio_bench.corpus.cleaning import MAX_MARKER_WORDS, leading_span
 from ratio_bench.corpus.pipeline import SegmentedPaper
 from ratio_bench.lexicon.model import Lexicon
-
-
-def first_span(sentence: str, max_words: int = MAX_MARKER_WORDS) -> str | None:
-    """The sentence's leading pre-comma span if it has at most ``max_words`` words (lower-cased)."""
-    comma = sentence.find(",")
-    if comma <= 0:
-        return None
-    head = sentence[:comma].split()
-    if not head or len(head) > max_words:
-        return None
-    return " ".join(head).lower()
 
 
 def count_spans(
@@ -39,9 +28,9 @@ def count_spans(
         for sentences in sp.sentences:
             for s in sentences:
                 n += 1
-                span = first_span(s, max_words)
-                if span:
-                    counts[span] += 1
+                lead = leading_span(s, max_words)
+                if lead:
+                    counts[lead[0]] += 1
     return counts, n
 
 

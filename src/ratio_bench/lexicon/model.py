@@ -156,11 +156,14 @@ class Lexicon:
         return h.hexdigest()
 
     def match(self, sentence: str) -> MarkerMatch | None:
-        """The marker that opens ``sentence`` (longest comma-terminated span first), or None.
+        """The marker that opens ``sentence``: its leading span up to the first comma, or None.
 
-        This runs once per sentence of the corpus, so the common cases are decided with C-level string
-        methods before any span is built: no comma within the first ``max_words`` words, or a first word
-        that opens no marker ("The", "We", ...). A hit on a plain entry returns a prebuilt match.
+        Markers never contain a comma (checked on load) and connective extensions run "up to a comma" (spec
+        4.1), so the span before the first comma is the only candidate; at equal span an exact entry beats a
+        connective rule, which is how "To address this issue," stays a manual marker while "To address the
+        lack of labels," is an extended connective. This runs once per sentence of the corpus, so the common
+        cases are decided with C-level string methods before any span is built: no comma within the first
+        ``max_words`` words, or a first word that opens no marker ("The", "We", ...).
         """
         comma = sentence.find(",")
         if comma < 0 or sentence.count(" ", 0, comma) >= self.max_words:
@@ -168,26 +171,16 @@ class Lexicon:
         space = sentence.find(" ", 0, comma)
         if sentence[: space if space > 0 else comma].lower() not in self._first_words:
             return None
-        nxt = sentence.find(",", comma + 1)
-        if nxt < 0 or sentence.count(" ", 0, nxt) >= self.max_words:
-            hit = self._prebuilt.get(sentence[:comma].lower())  # one candidate span: the common case
-            if hit is not None and hit.end == comma + 1:
-                return hit
-            ends = [comma]
-        else:
-            ends = [comma, nxt]
-            nxt = sentence.find(",", nxt + 1)
-            while nxt > 0 and sentence.count(" ", 0, nxt) < self.max_words:
-                ends.append(nxt)
-                nxt = sentence.find(",", nxt + 1)
-        for c in reversed(ends):
-            span = " ".join(sentence[:c].lower().split())
-            entry = self.entries.get(span)
-            if entry is not None:
-                return MarkerMatch(span, entry.label, entry.stage, c + 1, span)
-            rule = self._connective_for(span)
-            if rule is not None:
-                return MarkerMatch(span, rule.label, "connective", c + 1, rule.prefix + " …")
+        hit = self._prebuilt.get(sentence[:comma].lower())
+        if hit is not None and hit.end == comma + 1:
+            return hit
+        span = " ".join(sentence[:comma].lower().split())  # odd spacing ("For example ,"): normalise
+        entry = self.entries.get(span)
+        if entry is not None:
+            return MarkerMatch(span, entry.label, entry.stage, comma + 1, span)
+        rule = self._connective_for(span)
+        if rule is not None:
+            return MarkerMatch(span, rule.label, "connective", comma + 1, rule.prefix + " …")
         return None
 
     def _connective_for(self, span: str) -> ConnectiveRule | None:

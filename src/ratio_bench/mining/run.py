@@ -21,8 +21,14 @@ class PlanMismatchError(RuntimeError):
     """The output folder holds a run made from other inputs or settings."""
 
 
+# Bumped whenever segmentation, matching or cleaning changes what a run produces, so that a folder mined by an
+# older version is not silently reused by `ratio build`.
+MINER_VERSION = 2
+
+
 def _plan_record(units, settings: MiningSettings, lexicon: Lexicon) -> dict[str, Any]:
     return {
+        "miner_version": MINER_VERSION,
         "units": [u.as_dict() for u in units],
         "lexicon_version": lexicon.version,
         "lexicon_sha256": lexicon.fingerprint(),
