@@ -110,12 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_corpus_stats)
 
     from ratio_bench.dataset.cli import add_dataset_commands
+    from ratio_bench.evaluation.cli import add_evaluation_commands
     from ratio_bench.lexicon.cli import add_lexicon_commands
     from ratio_bench.mining.cli import add_mining_commands
 
     add_mining_commands(sub)
     add_lexicon_commands(sub)
     add_dataset_commands(sub)
+    add_evaluation_commands(sub)
     return parser
 
 

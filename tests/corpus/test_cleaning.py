@@ -52,7 +52,10 @@ def test_strip_ordinal_prefix(raw, clean):
 def test_leading_span_up_to_the_first_comma_within_the_word_limit():
     assert leading_span("To address this issue, we, in turn, apply dropout.") == ("to address this issue", 22)
     assert leading_span("One two three four five six seven eight, nine.") is None
-    assert leading_span("One two three four five six seven, eight.") == ("one two three four five six seven", 34)
+    assert leading_span("One two three four five six seven, eight.") == (
+        "one two three four five six seven",
+        34,
+    )
     assert leading_span("For  example , the model.") == ("for example", 14)
     assert leading_span("No comma at all.") is None
     assert leading_span(", leading comma") is None

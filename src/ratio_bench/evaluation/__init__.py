@@ -1,0 +1,1 @@
+"""Scoring retrievers on Ratio: shared-corpus encoding, exact search, metrics, BM25, MTEB tasks, leaderboard."""

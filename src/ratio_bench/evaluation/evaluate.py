@@ -1,0 +1,155 @@
+"""Scoring one model on a release split: the partition's corpus is encoded once and serves all three relations.
+
+MTEB treats each relation as its own task and re-encodes the shared corpus three times; here the corpus
+embeddings are computed once per (model, prompt, corpus) and cached on disk, so a second run of the same model
+encodes only what changed. Search is exact (faiss flat inner product over L2-normalised vectors, i.e. cosine).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from ratio_bench.evaluation.cache import EmbeddingCache
+from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
+from ratio_bench.evaluation.models import ModelSetup, fingerprint
+from ratio_bench.evaluation.search import exact_search
+from ratio_bench.lexicon import RELATIONS
+
+TOP_K = 100
+
+
+class DatasetError(ValueError):
+    pass
+
+
+@dataclass
+class SplitData:
+    corpus_ids: list[str]
+    corpus_texts: list[str]
+    queries: dict[str, tuple[list[str], list[str], list[str]]]  # relation -> (query ids, texts, gold ids)
+    manifest: dict[str, Any]
+
+
+def _read_config(root: Path, config: str, split: str, columns: list[str]) -> dict[str, list]:
+    files = sorted((root / "data" / config).glob(f"{split}-*.parquet"))
+    if not files:
+        return {c: [] for c in columns}
+    tables = [pq.read_table(f, columns=columns) for f in files]
+    return {c: [v for t in tables for v in t.column(c).to_pylist()] for c in columns}
+
+
+def load_split(root: str | Path, split: str, relations: Sequence[str] = RELATIONS) -> SplitData:
+    """Corpus and queries of one split of a release folder (as written by ``ratio build``)."""
+    root = Path(root)
+    manifest_path = root / "manifest.json"
+    if not manifest_path.exists():
+        raise DatasetError(f"{root}: not a Ratio release folder (no manifest.json)")
+    corpus = _read_config(root, "corpus", split, ["id", "text"])
+    if not corpus["id"]:
+        raise DatasetError(f"{root}: split {split!r} has no corpus")
+    queries = {}
+    for rel in relations:
+        q = _read_config(root, rel, split, ["query_id", "query", "gold_id"])
+        queries[rel] = (q["query_id"], q["query"], q["gold_id"])
+    return SplitData(
+        corpus["id"], corpus["text"], queries, json.loads(manifest_path.read_text(encoding="utf-8"))
+    )
+
+
+@dataclass
+class ScoreResult:
+    model: str
+    split: str
+    metrics: dict[str, dict[str, float]]  # relation -> metric -> value in [0, 1]
+    n_queries: dict[str, int]
+    seconds: float
+    encode_calls: int = 0
+    cache_hits: int = 0
+    runs: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
+
+
+class DenseEncoder:
+    """A sentence-transformers model with its prompts; counts encode calls (one per text list)."""
+
+    def __init__(self, setup: ModelSetup, batch_size: int = 64, device: str | None = None):
+        from sentence_transformers import SentenceTransformer
+
+        self.setup = setup
+        self.model = SentenceTransformer(
+            setup.path, device=device, trust_remote_code=setup.trust_remote_code, local_files_only=True
+        )
+        self.batch_size = batch_size
+        self.fingerprint = fingerprint(setup.path)
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
+        self.calls += 1
+        return self.model.encode(
+            list(texts),
+            prompt=prompt or None,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+
+def score(
+    setup: ModelSetup,
+    data: SplitData,
+    cache: EmbeddingCache | None = None,
+    batch_size: int = 64,
+    ks: Sequence[int] = DEFAULT_KS,
+    keep_runs: bool = False,
+) -> ScoreResult:
+    start = time.perf_counter()
+    top_k = max(max(ks), 1)
+    runs: dict[str, dict[str, list[str]]] = {}
+    calls = hits = 0
+    if setup.kind == "bm25":
+        from ratio_bench.evaluation.bm25 import BM25Retriever
+
+        retriever = BM25Retriever(data.corpus_texts, setup.setup)
+        for rel, (qids, texts, _) in data.queries.items():
+            if qids:
+                idx, _ = retriever.search(texts, top_k)
+                runs[rel] = {q: [data.corpus_ids[j] for j in row] for q, row in zip(qids, idx, strict=True)}
+    else:
+        encoder = DenseEncoder(setup, batch_size=batch_size)
+        cache = cache or EmbeddingCache()
+        corpus = cache.get_or_encode(
+            encoder.fingerprint,
+            setup.document_prompt,
+            data.corpus_ids,
+            data.corpus_texts,
+            lambda t: encoder.encode(t, setup.document_prompt),
+        )
+        for rel, (qids, texts, _) in data.queries.items():
+            if not qids:
+                continue
+            q = cache.get_or_encode(
+                encoder.fingerprint,
+                setup.query_prompt,
+                qids,
+                texts,
+                lambda t: encoder.encode(t, setup.query_prompt),
+            )
+            _, idx = exact_search(np.asarray(corpus), np.asarray(q), top_k)
+            runs[rel] = {qid: [data.corpus_ids[j] for j in row] for qid, row in zip(qids, idx, strict=True)}
+        calls, hits = encoder.calls, cache.hits
+    metrics, counts = {}, {}
+    for rel, (qids, _, golds) in data.queries.items():
+        counts[rel] = len(qids)
+        if qids:
+            metrics[rel] = evaluate_run(runs[rel], {q: {g} for q, g in zip(qids, golds, strict=True)}, ks)
+    return ScoreResult(
+        setup.name, "", metrics, counts, time.perf_counter() - start, calls, hits, runs if keep_runs else {}
+    )

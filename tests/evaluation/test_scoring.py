@@ -1,0 +1,140 @@
+import json
+
+import numpy as np
+import pytest
+
+from ratio_bench.cli import main
+from ratio_bench.evaluation.bm25 import BM25Retriever, BM25Tokenizer
+from ratio_bench.evaluation.cache import EmbeddingCache
+from ratio_bench.evaluation.evaluate import DatasetError, load_split, score
+from ratio_bench.evaluation.models import ModelUnavailableError, resolve
+from ratio_bench.evaluation.results import SubmissionError, validate_submission
+from ratio_bench.evaluation.search import exact_search
+
+
+def test_exact_search_is_exact_and_stable():
+    rng = np.random.default_rng(0)
+    corpus = rng.normal(size=(500, 16)).astype(np.float32)
+    queries = rng.normal(size=(7, 16)).astype(np.float32)
+    scores, ids = exact_search(corpus, queries, k=5, chunk=3)
+    brute = queries @ corpus.T
+    assert (ids == np.argsort(-brute, axis=1, kind="stable")[:, :5]).all()
+    assert np.allclose(scores, np.take_along_axis(brute, ids, axis=1), atol=1e-4)
+
+
+def test_bm25_tokenizer_and_ngrams():
+    tok = BM25Tokenizer(max_n=2)
+    assert tok("The models of training and quickly") == [
+        "model",
+        "train",
+        "quick",
+        "model_train",
+        "train_quick",
+    ]
+    r = BM25Retriever(
+        [
+            "gated residual connections for deep graphs",
+            "sparse attention windows",
+            "graph networks oversmooth deeply",
+        ],
+        "unigram",
+    )
+    idx, _ = r.search(["deep graph networks", "unseenword"], k=2)
+    assert idx[0][0] == 2 and idx.shape == (2, 2)
+
+
+def test_bm25_scores_the_small_release(small_release):
+    data = load_split(small_release, "test")
+    result = score(resolve("bm25"), data)
+    assert set(result.metrics) == {"address"} and result.n_queries["address"] == 2
+    assert 0 < result.metrics["address"]["mrr_at_10"] <= 1
+
+
+def test_dense_scoring_encodes_the_corpus_once_and_caches_it(small_release, tmp_path):
+    pytest.importorskip("sentence_transformers")
+    try:
+        setup = resolve("all-MiniLM-L6-v2")
+    except ModelUnavailableError as e:
+        pytest.skip(str(e))
+    data = load_split(small_release, "train")  # address 1, specify 2: two relations share one corpus
+    cache = EmbeddingCache(tmp_path / "cache")
+    first = score(setup, data, cache=cache)
+    assert first.encode_calls == 1 + 2 and first.cache_hits == 0  # corpus once, then one call per relation
+    second = score(setup, data, cache=EmbeddingCache(tmp_path / "cache"))
+    assert second.encode_calls == 0 and second.cache_hits == 3
+    assert second.metrics == first.metrics
+    # the gold of a query is the candidate that shares its subject: a real model finds it
+    assert first.metrics["specify"]["recall_at_1"] == 1.0
+
+
+def test_mteb_path_agrees(small_release):
+    pytest.importorskip("mteb")
+    from ratio_bench.evaluation.mteb_tasks import score_with_mteb
+
+    setup = resolve("all-MiniLM-L6-v2:generic")
+    ours = score(setup, load_split(small_release, "test", ["address"]))
+    theirs = score_with_mteb(setup, small_release, "test", ["address"])
+    for k in ("recall_at_1", "recall_at_10", "mrr_at_10", "mrr_at_100", "ndcg_at_10", "map_at_10"):
+        assert abs(ours.metrics["address"][k] - theirs.metrics["address"][k]) < 1e-4, k
+
+
+def test_unknown_models_and_folders(tmp_path):
+    with pytest.raises(ModelUnavailableError, match="unknown model"):
+        resolve("no-such-model")
+    with pytest.raises(ModelUnavailableError, match="Hugging Face Hub"):
+        resolve("modernbert-embed-large")
+    with pytest.raises(DatasetError, match="not a Ratio release"):
+        load_split(tmp_path, "test")
+
+
+def test_score_cli_writes_valid_results_and_leaderboard_renders(small_release, tmp_path, capsys):
+    out = tmp_path / "res" / "bm25.json"
+    assert (
+        main(
+            [
+                "score",
+                "--model",
+                "bm25",
+                "--dataset",
+                str(small_release),
+                "--split",
+                "test",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    entry = json.loads(out.read_text())
+    validate_submission(entry)
+    assert (out.with_suffix("") / "mteb" / "RatioAddress.json").exists()
+    assert "bm25:unigram" in capsys.readouterr().out
+    md = tmp_path / "board.md"
+    assert main(["leaderboard", str(tmp_path / "res"), "--markdown", str(md)]) == 0
+    assert "| bm25:unigram |" in md.read_text()
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda e: e.update(model="x; rm -rf /"), "model"),
+        (lambda e: e["results"]["address"].update(mrr_at_10=1.5), "results/address/mrr_at_10"),
+        (lambda e: e.update(extra="field"), "Additional properties"),
+        (lambda e: e["results"].update(translate={"recall_at_1": 0.1}), "results"),
+    ],
+)
+def test_untrusted_submissions_are_validated(mutate, message):
+    entry = {
+        "schema_version": 1,
+        "model": "m:none",
+        "split": "test",
+        "main_score": "mrr_at_10",
+        "dataset": {"name": "ratio", "version": "1", "manifest_sha256": "0" * 64},
+        "results": {
+            "address": {"recall_at_1": 0.1, "recall_at_10": 0.2, "mrr_at_10": 0.15, "mrr_at_100": 0.16}
+        },
+    }
+    validate_submission(entry)
+    mutate(entry)
+    with pytest.raises(SubmissionError, match=message):
+        validate_submission(entry)
