@@ -36,6 +36,8 @@ bench: install
 	$(PY) benchmarks/corpus_throughput.py --corpus $(CORPUS)
 	$(PY) benchmarks/mining.py --corpus $(CORPUS)
 	$(PY) benchmarks/assembly.py
+	$(PY) benchmarks/search.py
+	$(PY) benchmarks/scoring.py --dataset ratio --split test
 
 clean:
 	rm -rf $(OUT)
