@@ -45,18 +45,26 @@ def main() -> None:
         start = time.perf_counter()
         score(setup, data, cache=EmbeddingCache(Path(tmp)))
         warm = time.perf_counter() - start
-    console.print(f"ratio score, cold cache: {cold:.1f} s, {first.encode_calls} encode calls, {texts_cold:,} texts "
-                  f"encoded (corpus {len(data.corpus_ids):,} once + {n_queries:,} queries)")
+    console.print(
+        f"ratio score, cold cache: {cold:.1f} s, {first.encode_calls} encode calls, {texts_cold:,} texts "
+        f"encoded (corpus {len(data.corpus_ids):,} once + {n_queries:,} queries)"
+    )
     console.print(f"ratio score, warm cache: {warm:.1f} s, {counted['texts'] - texts_cold:,} texts encoded")
     from ratio_bench.evaluation.mteb_tasks import score_with_mteb
 
     start = time.perf_counter()
     theirs = score_with_mteb(setup, args.dataset, args.split, ["address", "broaden", "specify"])
     mteb_secs = time.perf_counter() - start
-    console.print(f"mteb.evaluate, three tasks: {mteb_secs:.1f} s, corpus encoded 3 times "
-                  f"({3 * len(data.corpus_ids):,} corpus texts); corpus-side ratio {mteb_secs / cold:.2f}x wall")
-    worst = max(abs(first.metrics[r][k] - theirs.metrics[r][k]) for r in first.metrics for k in first.metrics[r]
-                if k in theirs.metrics[r])
+    console.print(
+        f"mteb.evaluate, three tasks: {mteb_secs:.1f} s, corpus encoded 3 times "
+        f"({3 * len(data.corpus_ids):,} corpus texts); corpus-side ratio {mteb_secs / cold:.2f}x wall"
+    )
+    worst = max(
+        abs(first.metrics[r][k] - theirs.metrics[r][k])
+        for r in first.metrics
+        for k in first.metrics[r]
+        if k in theirs.metrics[r]
+    )
     console.print(f"largest metric difference ratio vs mteb: {worst:.2e}")
 
 

@@ -27,7 +27,9 @@ def main() -> None:
     rng = np.random.default_rng(0)
     q = rng.standard_normal((args.queries, args.dim), dtype=np.float32)
     q /= np.linalg.norm(q, axis=1, keepdims=True)
-    t = Table(title=f"Exact inner-product search, top-100, {args.queries} queries x {args.dim}-d (faiss, CPU)")
+    t = Table(
+        title=f"Exact inner-product search, top-100, {args.queries} queries x {args.dim}-d (faiss, CPU)"
+    )
     for col in ("corpus", "seconds", "ms / query", "queries / s"):
         t.add_column(col, justify="right")
     per_query = {}
@@ -42,8 +44,10 @@ def main() -> None:
     Console().print(t)
     largest = max(per_query)
     proj = per_query[largest] * SPEC_TEST_CANDIDATES / largest * SPEC_TEST_QUERIES
-    Console().print(f"projection: {SPEC_TEST_QUERIES:,} test queries against {SPEC_TEST_CANDIDATES:,} candidates "
-                    f"~ {proj / 60:.1f} min on this CPU (linear in corpus size from the {largest:,} run)")
+    Console().print(
+        f"projection: {SPEC_TEST_QUERIES:,} test queries against {SPEC_TEST_CANDIDATES:,} candidates "
+        f"~ {proj / 60:.1f} min on this CPU (linear in corpus size from the {largest:,} run)"
+    )
 
 
 if __name__ == "__main__":

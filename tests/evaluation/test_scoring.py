@@ -138,3 +138,40 @@ def test_untrusted_submissions_are_validated(mutate, message):
     mutate(entry)
     with pytest.raises(SubmissionError, match=message):
         validate_submission(entry)
+
+
+def test_oracle_pools_and_overlap(small_release, tmp_path, capsys):
+    from ratio_bench.evaluation import analyses
+
+    data = load_split(small_release, "train")
+    pools = analyses.relation_pools(data)
+    roles = dict(zip(data.corpus_ids, data.corpus_roles, strict=True))
+    assert {roles[data.corpus_ids[i]] for i in pools["specify"]} == {"specify"}
+    full, oracle = analyses.oracle_filtering(resolve("bm25"), data)
+    # a pool holding only the relation's golds can only make the gold easier to find
+    for rel in oracle.metrics:
+        assert oracle.metrics[rel]["mrr_at_10"] >= full.metrics[rel]["mrr_at_10"]
+    result = score(resolve("bm25"), data, keep_runs=True)
+    stats = analyses.lexical_overlap(result.runs["specify"], data, "specify", k=2)
+    assert stats["queries"] == 2 and 0 <= stats["jaccard_gold"] <= 1
+    assert analyses.jaccard({"a", "b"}, {"b", "c"}) == 1 / 3
+    assert (
+        main(
+            [
+                "analyze",
+                "overlap",
+                "--model",
+                "bm25",
+                "--dataset",
+                str(small_release),
+                "--split",
+                "train",
+                "--relations",
+                "specify",
+                "--out",
+                str(tmp_path / "o.json"),
+            ]
+        )
+        == 0
+    )
+    assert "Lexical overlap" in capsys.readouterr().out

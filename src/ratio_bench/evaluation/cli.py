@@ -132,6 +132,54 @@ def leaderboard_markdown(entries: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ratio_bench.evaluation import analyses
+    from ratio_bench.evaluation.cache import EmbeddingCache
+    from ratio_bench.evaluation.evaluate import load_split
+    from ratio_bench.evaluation.models import resolve
+    from ratio_bench.io import report_console, write_json
+
+    console = report_console()
+    data = load_split(args.dataset, args.split, args.relations)
+    setups = [resolve(m) for m in args.model]
+    cache = EmbeddingCache(args.cache_dir)
+    if args.analysis == "oracle":
+        report, entries = {}, []
+        for setup in setups:
+            full, oracle = analyses.oracle_filtering(setup, data, cache=cache)
+            report[setup.name] = {"shared_pool": full.metrics, "oracle_pool": oracle.metrics}
+            entries += [
+                {"model": f"{setup.name} shared pool", "results": full.metrics},
+                {"model": f"{setup.name} oracle pool", "results": oracle.metrics},
+            ]
+        console.print(results_table(entries, f"Oracle operation filtering, split {args.split} (%)"))
+    else:
+        report = analyses.overlap_table(setups, data, k=args.k, cache=cache)
+        t = Table(
+            title=f"Lexical overlap with the query (Jaccard, stemmed non-stopword tokens), top-{args.k}"
+        )
+        for col in ("model", "relation", f"top-{args.k}", "gold", "difference", "Spearman(rank, overlap)"):
+            t.add_column(col)
+        for model, rels in report.items():
+            for rel, v in rels.items():
+                t.add_row(
+                    model,
+                    rel,
+                    f"{v[f'jaccard_top{args.k}']:.3f}",
+                    f"{v['jaccard_gold']:.3f}",
+                    f"{v[f'top{args.k}_minus_gold']:+.3f}",
+                    f"{v['spearman_rank_overlap']:.2f}",
+                )
+        console.print(t)
+        if args.plot and not analyses.plot_overlap(report, args.plot, args.k):
+            console.print("plot skipped: matplotlib is not installed")
+    if args.out:
+        write_json(args.out, report)
+    return 0
+
+
 def add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="list the models that can be scored and where their weights are")
     p.set_defaults(func=cmd_models)
@@ -153,6 +201,23 @@ def add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("analyze", help="the spec's analyses: oracle operation filtering, lexical overlap")
+    p.add_argument("analysis", choices=["oracle", "overlap"])
+    p.add_argument("--model", nargs="+", required=True)
+    p.add_argument("--dataset", type=Path, default=Path("ratio"))
+    p.add_argument("--split", default="test", choices=["train", "validation", "test", "silver"])
+    p.add_argument(
+        "--relations",
+        nargs="+",
+        default=["address", "broaden", "specify"],
+        choices=["address", "broaden", "specify"],
+    )
+    p.add_argument("--k", type=int, default=10, help="top-k for the overlap analysis")
+    p.add_argument("--out", type=Path, help="write the table as JSON")
+    p.add_argument("--plot", type=Path, help="overlap: write the Figure 4 analogue (PNG)")
+    p.add_argument("--cache-dir", type=Path)
+    p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("leaderboard", help="validate and render leaderboard results")
     p.add_argument("results", type=Path, nargs="?", default=Path("eval/results"))

@@ -34,6 +34,7 @@ class DatasetError(ValueError):
 class SplitData:
     corpus_ids: list[str]
     corpus_texts: list[str]
+    corpus_roles: list[str]  # which relation's gold, or which distractor category
     queries: dict[str, tuple[list[str], list[str], list[str]]]  # relation -> (query ids, texts, gold ids)
     manifest: dict[str, Any]
 
@@ -52,7 +53,7 @@ def load_split(root: str | Path, split: str, relations: Sequence[str] = RELATION
     manifest_path = root / "manifest.json"
     if not manifest_path.exists():
         raise DatasetError(f"{root}: not a Ratio release folder (no manifest.json)")
-    corpus = _read_config(root, "corpus", split, ["id", "text"])
+    corpus = _read_config(root, "corpus", split, ["id", "text", "role"])
     if not corpus["id"]:
         raise DatasetError(f"{root}: split {split!r} has no corpus")
     queries = {}
@@ -60,7 +61,11 @@ def load_split(root: str | Path, split: str, relations: Sequence[str] = RELATION
         q = _read_config(root, rel, split, ["query_id", "query", "gold_id"])
         queries[rel] = (q["query_id"], q["query"], q["gold_id"])
     return SplitData(
-        corpus["id"], corpus["text"], queries, json.loads(manifest_path.read_text(encoding="utf-8"))
+        corpus["id"],
+        corpus["text"],
+        corpus["role"],
+        queries,
+        json.loads(manifest_path.read_text(encoding="utf-8")),
     )
 
 
@@ -109,28 +114,42 @@ def score(
     batch_size: int = 64,
     ks: Sequence[int] = DEFAULT_KS,
     keep_runs: bool = False,
+    pools: dict[str, np.ndarray] | None = None,
 ) -> ScoreResult:
+    """Score ``setup`` on every relation of ``data``.
+
+    ``pools`` optionally restricts a relation's candidates to some corpus rows (oracle operation filtering);
+    dense models then search a subset of the cached corpus embeddings, so nothing is encoded again.
+    """
     start = time.perf_counter()
     top_k = max(max(ks), 1)
     runs: dict[str, dict[str, list[str]]] = {}
     calls = hits = 0
+    full = np.arange(len(data.corpus_ids))
     if setup.kind == "bm25":
         from ratio_bench.evaluation.bm25 import BM25Retriever
 
-        retriever = BM25Retriever(data.corpus_texts, setup.setup)
+        retrievers: dict[bytes, BM25Retriever] = {}
         for rel, (qids, texts, _) in data.queries.items():
-            if qids:
-                idx, _ = retriever.search(texts, top_k)
-                runs[rel] = {q: [data.corpus_ids[j] for j in row] for q, row in zip(qids, idx, strict=True)}
+            if not qids:
+                continue
+            rows = full if pools is None else pools[rel]
+            key = rows.tobytes()
+            if key not in retrievers:
+                retrievers[key] = BM25Retriever([data.corpus_texts[j] for j in rows], setup.setup)
+            idx, _ = retrievers[key].search(texts, top_k)
+            runs[rel] = {q: [data.corpus_ids[rows[j]] for j in row] for q, row in zip(qids, idx, strict=True)}
     else:
         encoder = DenseEncoder(setup, batch_size=batch_size)
         cache = cache or EmbeddingCache()
-        corpus = cache.get_or_encode(
-            encoder.fingerprint,
-            setup.document_prompt,
-            data.corpus_ids,
-            data.corpus_texts,
-            lambda t: encoder.encode(t, setup.document_prompt),
+        corpus = np.asarray(
+            cache.get_or_encode(
+                encoder.fingerprint,
+                setup.document_prompt,
+                data.corpus_ids,
+                data.corpus_texts,
+                lambda t: encoder.encode(t, setup.document_prompt),
+            )
         )
         for rel, (qids, texts, _) in data.queries.items():
             if not qids:
@@ -142,8 +161,11 @@ def score(
                 texts,
                 lambda t: encoder.encode(t, setup.query_prompt),
             )
-            _, idx = exact_search(np.asarray(corpus), np.asarray(q), top_k)
-            runs[rel] = {qid: [data.corpus_ids[j] for j in row] for qid, row in zip(qids, idx, strict=True)}
+            rows = full if pools is None else pools[rel]
+            _, idx = exact_search(corpus if pools is None else corpus[rows], np.asarray(q), top_k)
+            runs[rel] = {
+                qid: [data.corpus_ids[rows[j]] for j in row] for qid, row in zip(qids, idx, strict=True)
+            }
         calls, hits = encoder.calls, cache.hits
     metrics, counts = {}, {}
     for rel, (qids, _, golds) in data.queries.items():
