@@ -61,3 +61,18 @@ def test_mine_cli(fixture_corpus, tmp_path, capsys):
 def test_lexicon_check(capsys):
     assert main(["lexicon", "check"]) == 0
     assert "address" in capsys.readouterr().out
+
+
+def test_corpus_export_writes_the_paper_schema(fixture_corpus, tmp_path):
+    import pyarrow.parquet as pq
+
+    from ratio_bench.corpus.records import PAPER_SCHEMA
+
+    out = tmp_path / "papers.parquet"
+    assert main(["corpus", "export", str(fixture_corpus), "--out", str(out), "--quiet"]) == 0
+    table = pq.read_table(out)
+    assert table.schema == PAPER_SCHEMA and table.num_rows == 4
+    nougat = next(r for r in table.to_pylist() if r["paper_id"] == "fx/nougat")
+    assert nougat["title"] == "Gated Residual Message Passing for Deep Graph Networks"
+    first = nougat["paragraphs"][0]
+    assert first["category"] == "abstract" and len(first["sentences"]) == 2

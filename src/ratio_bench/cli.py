@@ -88,6 +88,30 @@ def cmd_corpus_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_corpus_export(args: argparse.Namespace) -> int:
+    """Write the corpus stage's output (one row per paper, paragraphs with sentences) as Parquet."""
+    from tqdm import tqdm
+
+    from ratio_bench.corpus.pipeline import paper_row, segment_papers
+    from ratio_bench.corpus.readers import PaperReader
+    from ratio_bench.corpus.records import PAPER_SCHEMA
+    from ratio_bench.io import RejectLog
+    from ratio_bench.mining.writer import ShardWriter
+
+    writer = ShardWriter(args.out, PAPER_SCHEMA, rows_per_group=2_000)
+    try:
+        with RejectLog(args.rejects) as rejects:
+            reader = PaperReader(_reader_settings(args), rejects=rejects)
+            for seg in tqdm(segment_papers(reader, args.paths), unit=" papers", disable=args.quiet):
+                writer.extend([paper_row(seg)])
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
+    print(f"{writer.count:,} papers -> {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ratio", description=__doc__)
     parser.add_argument("--version", action="version", version=f"ratio-bench {__version__}")
@@ -108,6 +132,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=0, help="stop after N papers (0: all)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_corpus_stats)
+
+    p = corpus.add_parser("export", help="write normalised, sectioned, segmented papers as Parquet")
+    p.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_CORPUS], help="files or folders")
+    p.add_argument(
+        "--out", type=Path, required=True, help="Parquet file (schema: corpus.records.PAPER_SCHEMA)"
+    )
+    p.add_argument("--rejects", type=Path, help="write one JSON line per rejected or flagged record here")
+    p.add_argument("--quiet", action="store_true")
+    _add_reader_options(p)
+    p.set_defaults(func=cmd_corpus_export)
 
     from ratio_bench.dataset.cli import add_dataset_commands
     from ratio_bench.evaluation.cli import add_evaluation_commands

@@ -65,12 +65,3 @@ def evaluate_run(
         for name, value in query_metrics(run.get(qid, ()), relevant, ks).items():
             total[name] = total.get(name, 0.0) + value
     return {name: value / len(qrels) for name, value in sorted(total.items())}
-
-
-def gold_ranks(run: Mapping[str, Sequence[str]], gold: Mapping[str, str]) -> dict[str, int | None]:
-    """1-based rank of each query's single gold in its ranked list (None when not retrieved)."""
-    out = {}
-    for qid, g in gold.items():
-        ranked = run.get(qid, ())
-        out[qid] = next((i for i, d in enumerate(ranked, start=1) if d == g), None)
-    return out
