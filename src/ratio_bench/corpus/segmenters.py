@@ -15,26 +15,6 @@ Spans = list[tuple[int, int]]
 SpanFn = Callable[[str], Spans]
 
 
-def _align(text: str, pieces: list[str]) -> Spans:
-    """Offsets of each piece in ``text``, found left to right (pieces may differ in whitespace)."""
-    spans: Spans = []
-    pos = 0
-    for piece in pieces:
-        piece = piece.strip()
-        if not piece:
-            continue
-        head = piece[: min(20, len(piece))]
-        start = text.find(head, pos)
-        if start < 0:  # the library rewrote whitespace inside the head: fall back to the first word
-            start = text.find(piece.split()[0], pos)
-            if start < 0:
-                continue
-        end = start + len(piece)
-        spans.append((start, end))
-        pos = max(pos, start + 1)
-    return spans
-
-
 def _blingfire() -> SpanFn:
     import blingfire
 
