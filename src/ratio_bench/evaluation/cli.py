@@ -115,7 +115,33 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         console.print(f"[red]rejected[/red] {b}")
     if args.markdown:
         args.markdown.write_text(leaderboard_markdown(entries), encoding="utf-8")
+    if args.plot:
+        plot_leaderboard(entries, args.plot)
     return 1 if bad and args.strict else 0
+
+
+def plot_leaderboard(entries: list[dict], path: Path) -> None:
+    """MRR@10 per relation for every entry, as grouped bars (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from ratio_bench.lexicon import RELATIONS
+
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(entries) + 2), 3.5))
+    x = np.arange(len(entries))
+    width = 0.8 / len(RELATIONS)
+    for i, rel in enumerate(RELATIONS):
+        values = [100 * e["results"].get(rel, {}).get("mrr_at_10", 0.0) for e in entries]
+        ax.bar(x + (i - 1) * width, values, width, label=rel)
+    ax.set_xticks(x, [e["model"] for e in entries], rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("MRR@10 (%)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def leaderboard_markdown(entries: list[dict]) -> str:
@@ -222,5 +248,6 @@ def add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("leaderboard", help="validate and render leaderboard results")
     p.add_argument("results", type=Path, nargs="?", default=Path("eval/results"))
     p.add_argument("--markdown", type=Path, help="also write the table as Markdown")
+    p.add_argument("--plot", type=Path, help="also plot MRR@10 per relation (PNG)")
     p.add_argument("--strict", action="store_true", help="exit non-zero when a submission is rejected")
     p.set_defaults(func=cmd_leaderboard)
