@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 # (mining is resumable and reused by later builds; see dataset_scripts/dev.yaml).
 demo: install
 	$(VENV)/bin/ratio corpus stats $(CORPUS) --rejects $(OUT)/corpus_rejects.jsonl --json $(OUT)/corpus_report.json
-	$(VENV)/bin/ratio build --config dataset_scripts/dev.yaml --out ratio
+	$(VENV)/bin/ratio build --config dataset_scripts/dev.yaml --corpus $(CORPUS) --out ratio
 
 test: install
 	$(PY) -m pytest -q -m "not slow"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -14,6 +15,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ratio_bench.io import report_console
 
     cfg = load_config(args.config)
+    if args.corpus:
+        cfg = dataclasses.replace(cfg, corpus=[p.resolve() for p in args.corpus])
     report = build_release(cfg, args.out, workers=args.workers, progress=not args.quiet)
     console = report_console()
     console.print(
@@ -38,6 +41,7 @@ def add_dataset_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
     p.add_argument("--config", type=Path, default=REPO_ROOT / "dataset_scripts" / "dev.yaml")
     p.add_argument("--out", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
+    p.add_argument("--corpus", type=Path, nargs="+", help="corpus files or folders (overrides the config's)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_build)
