@@ -34,23 +34,10 @@ def segment(reader: PaperReader, papers: Iterable[Paper]) -> Iterator[SegmentedP
 
 def paper_row(seg: SegmentedPaper) -> dict:
     """One row of :data:`~ratio_bench.corpus.records.PAPER_SCHEMA` (the corpus stage's Parquet output)."""
-    p = seg.paper
     return {
-        "paper_id": p.paper_id,
-        "source": p.source,
-        "venue": p.venue,
-        "title": p.title,
-        "kind": p.kind,
-        "license": p.license,
-        "fields_of_study": p.fields_of_study,
-        "text_format": p.text_format,
-        "source_file": p.source_file,
-        "date_raw": p.date.raw,
-        "date_precision": p.date.precision.value,
-        "date_start": p.date.start,
-        "date_end": p.date.end,
+        **seg.paper.metadata(),
         "paragraphs": [
             {"section": para.section, "category": para.category.value, "text": para.text, "sentences": sents}
-            for para, sents in zip(p.paragraphs, seg.sentences, strict=True)
+            for para, sents in zip(seg.paper.paragraphs, seg.sentences, strict=True)
         ],
     }

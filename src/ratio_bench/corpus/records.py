@@ -35,6 +35,24 @@ class Paper:
     text_format: str = "plain"  # how the body was parsed: markdown, plain, abstract, s2orc
     source_file: str = ""  # the corpus file it came from (the key of the stage report)
 
+    def metadata(self) -> dict:
+        """Every per-paper field as a flat dict (the columns of PAPER_SCHEMA without ``paragraphs``)."""
+        return {
+            "paper_id": self.paper_id,
+            "source": self.source,
+            "venue": self.venue,
+            "title": self.title,
+            "kind": self.kind,
+            "license": self.license,
+            "fields_of_study": self.fields_of_study,
+            "text_format": self.text_format,
+            "source_file": self.source_file,
+            "date_raw": self.date.raw,
+            "date_precision": self.date.precision.value,
+            "date_start": self.date.start,
+            "date_end": self.date.end,
+        }
+
 
 #: Parquet schema of the corpus stage's output (one row per paper; sentences nested per paragraph).
 PAPER_SCHEMA = pa.schema(

@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from ratio_bench.lexicon import RELATIONS
+
 TABLE_METRICS = (
     ("recall_at_1", "R@1"),
     ("recall_at_10", "R@10"),
@@ -206,43 +208,34 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_scoring_args(p: argparse.ArgumentParser) -> None:
+    """Arguments shared by the commands that score models on a release split."""
+    p.add_argument("--model", nargs="+", required=True, help="NAME[:SETUP] (see `ratio models`) or a folder")
+    p.add_argument("--dataset", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
+    p.add_argument("--split", default="test", choices=["train", "validation", "test", "silver"])
+    p.add_argument("--relations", nargs="+", default=list(RELATIONS), choices=list(RELATIONS))
+    p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+
+
 def add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="list the models that can be scored and where their weights are")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("score", help="score models on a release split (shared corpus, all three relations)")
-    p.add_argument("--model", nargs="+", required=True, help="NAME[:SETUP] (see `ratio models`) or a folder")
+    _add_scoring_args(p)
     p.add_argument("--setup", help="prompt setup (overrides NAME:SETUP)")
-    p.add_argument("--dataset", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
-    p.add_argument("--split", default="test", choices=["train", "validation", "test", "silver"])
-    p.add_argument(
-        "--relations",
-        nargs="+",
-        default=["address", "broaden", "specify"],
-        choices=["address", "broaden", "specify"],
-    )
     p.add_argument("--out", type=Path, help="leaderboard JSON to write (MTEB results go next to it)")
     p.add_argument("--via", choices=["ratio", "mteb"], default="ratio", help="run through mteb instead")
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("analyze", help="the spec's analyses: oracle operation filtering, lexical overlap")
     p.add_argument("analysis", choices=["oracle", "overlap"])
-    p.add_argument("--model", nargs="+", required=True)
-    p.add_argument("--dataset", type=Path, default=Path("ratio"))
-    p.add_argument("--split", default="test", choices=["train", "validation", "test", "silver"])
-    p.add_argument(
-        "--relations",
-        nargs="+",
-        default=["address", "broaden", "specify"],
-        choices=["address", "broaden", "specify"],
-    )
+    _add_scoring_args(p)
     p.add_argument("--k", type=int, default=10, help="top-k for the overlap analysis")
     p.add_argument("--out", type=Path, help="write the table as JSON")
     p.add_argument("--plot", type=Path, help="overlap: write the Figure 4 analogue (PNG)")
-    p.add_argument("--cache-dir", type=Path)
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("leaderboard", help="validate and render leaderboard results")

@@ -166,18 +166,21 @@ class PairMiner:
         )
 
 
+_PROVENANCE_KEYS = (
+    "paper_id",
+    "source",
+    "source_file",
+    "venue",
+    "title",
+    "kind",
+    "date_raw",
+    "date_start",
+    "date_end",
+    "date_precision",
+    "fields_of_study",
+)
+
+
 def _paper_provenance(paper: Paper) -> dict[str, Any]:
-    d = paper.date
-    return {
-        "paper_id": paper.paper_id,
-        "source": paper.source,
-        "source_file": paper.source_file,
-        "venue": paper.venue,
-        "title": paper.title,
-        "kind": paper.kind,
-        "date_raw": d.raw,
-        "date_start": d.start,
-        "date_end": d.end,
-        "date_precision": d.precision.value,
-        "fields_of_study": paper.fields_of_study,
-    }
+    meta = paper.metadata()
+    return {k: meta[k] for k in _PROVENANCE_KEYS}
