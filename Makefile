@@ -5,6 +5,13 @@ PY := $(VENV)/bin/python
 CORPUS ?= ../shared/corpus
 OUT ?= build
 
+# This machine image keeps torch's CPU wheel in /opt/wheels; use it when present (an unpinned or PyPI torch is a
+# multi-GB CUDA build). Elsewhere nothing changes.
+WHEELS := $(wildcard /opt/wheels)
+ifneq ($(WHEELS),)
+export PIP_FIND_LINKS ?= $(WHEELS)
+endif
+
 .PHONY: install demo test test-all lint bench clean
 
 install: $(VENV)/.installed
