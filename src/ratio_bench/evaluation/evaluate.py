@@ -72,7 +72,6 @@ def load_split(root: str | Path, split: str, relations: Sequence[str] = RELATION
 @dataclass
 class ScoreResult:
     model: str
-    split: str
     metrics: dict[str, dict[str, float]]  # relation -> metric -> value in [0, 1]
     n_queries: dict[str, int]
     seconds: float
@@ -173,5 +172,5 @@ def score(
         if qids:
             metrics[rel] = evaluate_run(runs[rel], {q: {g} for q, g in zip(qids, golds, strict=True)}, ks)
     return ScoreResult(
-        setup.name, "", metrics, counts, time.perf_counter() - start, calls, hits, runs if keep_runs else {}
+        setup.name, metrics, counts, time.perf_counter() - start, calls, hits, runs if keep_runs else {}
     )

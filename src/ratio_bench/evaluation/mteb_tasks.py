@@ -134,4 +134,4 @@ def score_with_mteb(
         }
     # mteb unloads the task data after evaluating: count the queries from the release itself
     counts = {r: len(q[0]) for r, q in load_split(dataset_path, split, relations).queries.items()}
-    return ScoreResult(f"{setup.name} (via mteb)", split, metrics, counts, time.perf_counter() - start)
+    return ScoreResult(f"{setup.name} (via mteb)", metrics, counts, time.perf_counter() - start)

@@ -11,6 +11,7 @@ from ratio_bench.corpus.pipeline import SegmentedPaper
 from ratio_bench.corpus.records import Paper
 from ratio_bench.io import RejectLog
 from ratio_bench.lexicon import RELATIONS, Lexicon
+from ratio_bench.mining.schema import PAPER_PROVENANCE
 
 
 @dataclass
@@ -166,21 +167,6 @@ class PairMiner:
         )
 
 
-_PROVENANCE_KEYS = (
-    "paper_id",
-    "source",
-    "source_file",
-    "venue",
-    "title",
-    "kind",
-    "date_raw",
-    "date_start",
-    "date_end",
-    "date_precision",
-    "fields_of_study",
-)
-
-
 def _paper_provenance(paper: Paper) -> dict[str, Any]:
     meta = paper.metadata()
-    return {k: meta[k] for k in _PROVENANCE_KEYS}
+    return {k: meta[k] for k in PAPER_PROVENANCE}

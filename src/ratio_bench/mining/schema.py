@@ -14,22 +14,29 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from ratio_bench.corpus.records import PAPER_SCHEMA
+
+# Paper-level provenance copied onto every row: the same fields, with the same types, as the corpus stage's
+# PAPER_SCHEMA (one definition of each column).
+PAPER_PROVENANCE: tuple[str, ...] = (
+    "paper_id",
+    "source",
+    "source_file",
+    "venue",
+    "title",
+    "kind",
+    "date_raw",
+    "date_start",
+    "date_end",
+    "date_precision",
+    "fields_of_study",
+)
 _PROVENANCE = [
-    ("paper_id", pa.string()),
-    ("source", pa.string()),
-    ("source_file", pa.string()),
-    ("venue", pa.string()),
-    ("title", pa.string()),
-    ("kind", pa.string()),
-    ("date_raw", pa.string()),
-    ("date_start", pa.date32()),
-    ("date_end", pa.date32()),
-    ("date_precision", pa.string()),
-    ("fields_of_study", pa.list_(pa.string())),
-    ("section", pa.string()),
-    ("section_category", pa.string()),
-    ("paragraph_index", pa.int32()),
-    ("sentence_index", pa.int32()),
+    *(PAPER_SCHEMA.field(name) for name in PAPER_PROVENANCE),
+    pa.field("section", pa.string()),
+    pa.field("section_category", pa.string()),
+    pa.field("paragraph_index", pa.int32()),
+    pa.field("sentence_index", pa.int32()),
 ]
 
 PAIR_SCHEMA = pa.schema(
