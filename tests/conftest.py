@@ -95,3 +95,52 @@ def shared_corpus() -> Path:
     if not SHARED_CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {SHARED_CORPUS} (set RATIO_SHARED_CORPUS)")
     return SHARED_CORPUS
+
+
+@pytest.fixture(scope="session")
+def small_release(tmp_path_factory) -> Path:
+    """The synthetic dataset-test corpus built into a release (test split: 2 Address queries, 3 candidates)."""
+    import shutil
+
+    from dataset.conftest import records, write_config
+    from ratio_bench.dataset.build import build_release
+    from ratio_bench.dataset.config import load_config
+
+    root = tmp_path_factory.mktemp("release")
+    (root / "corpus").mkdir()
+    a, b = records()
+    write_jsonl(root / "corpus" / "a.jsonl", a)
+    write_jsonl(root / "corpus" / "b.jsonl", b)
+    cfg = load_config(write_config(root / "cfg.yaml", root / "corpus", root / "work"))
+    build_release(cfg, root / "ratio", progress=False)
+    shutil.rmtree(root / "work")
+    return root / "ratio"
+
+
+@pytest.fixture
+def fake_server():
+    """The fault-injecting OpenAI-compatible server of ``tests/openai_server.py`` on loopback."""
+    from openai_server import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def make_judge(tmp_path: Path):
+    """A factory of judges against a fake server, sharing one reply cache under ``tmp_path``."""
+    from ratio_bench.judge.cache import ReplyCache
+    from ratio_bench.judge.client import Judge, JudgeSettings
+
+    def make(server, **overrides) -> Judge:
+        settings = JudgeSettings(
+            model=overrides.pop("model", "fake-judge"),
+            base_url=server.base_url,
+            backoff_s=overrides.pop("backoff_s", 0.01),
+            timeout_s=overrides.pop("timeout_s", 2.0),
+            workers=overrides.pop("workers", 2),
+            **overrides,
+        )
+        return Judge(settings, ReplyCache(tmp_path / "cache.sqlite"), progress=False)
+
+    return make

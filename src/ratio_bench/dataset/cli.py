@@ -37,7 +37,60 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_silver(args: argparse.Namespace) -> int:
+    import json
+
+    import yaml
+
+    from ratio_bench.dataset.silver import SilverSettings, run_silver
+    from ratio_bench.io import report_console
+    from ratio_bench.judge.options import make_judge, print_run_summary
+
+    manifest_path = args.dataset / "manifest.json"
+    if not manifest_path.exists():
+        raise SystemExit(f"{args.dataset}: not a Ratio release folder (no manifest.json)")
+    raw = json.loads(manifest_path.read_text(encoding="utf-8"))["config"]
+    if args.config:
+        raw = yaml.safe_load(args.config.read_text(encoding="utf-8")) or {}
+    settings = SilverSettings.from_config(raw)
+    for item in args.sample or []:
+        rel, _, n = item.partition("=")
+        settings.sample[rel] = None if n in ("all", "") else int(n)
+    judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
+    report = run_silver(args.dataset, settings, judge, batch)
+    print_run_summary(report["judge_run"])
+    console = report_console()
+    if not report["complete"]:
+        console.print(
+            f"[red]silver split NOT written: requests by status {report['requests_by_status']}. Re-run the same "
+            "command: cached replies are not sent again.[/red]"
+        )
+        return 1
+    for rel, s in report["sizes"].items():
+        console.print(
+            f"  {rel:8s} test {s['test_pairs']:,} -> sampled {s['sampled']:,} -> kept {s['kept']:,} "
+            f"(accepted per prompt: {', '.join(str(n) for n in s['accepted_by_prompt'].values())}; invalid {s['invalid']})"
+        )
+    console.print(f"silver split written to {args.dataset}/data/<relation>/silver-*.parquet")
+    return 0
+
+
 def add_dataset_commands(sub: argparse._SubParsersAction) -> None:
+    from ratio_bench.judge.options import add_judge_options
+
+    p = sub.add_parser(
+        "silver", help="judge a test sample with two prompts per relation; add the silver split"
+    )
+    p.add_argument("--dataset", type=Path, required=True, help="release folder written by ratio build")
+    p.add_argument(
+        "--config", type=Path, help="build config whose silver: block to use (default: the release's)"
+    )
+    p.add_argument(
+        "--sample", action="append", metavar="RELATION=N", help="override a sample size (N or all)"
+    )
+    add_judge_options(p, model_required=False)
+    p.set_defaults(func=cmd_silver)
+
     p = sub.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
     p.add_argument("--config", type=Path, default=REPO_ROOT / "dataset_scripts" / "dev.yaml")
     p.add_argument("--out", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")

@@ -127,6 +127,13 @@ def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
     for key in ("name", "version"):
         if key not in release:
             raise ConfigError(f"{path}: missing field 'release.{key}'")
+    if "silver" in raw:  # validated now so that a typo fails the build, not a later judge run
+        from ratio_bench.dataset.silver import SilverError, SilverSettings
+
+        try:
+            SilverSettings.from_config(raw)
+        except (SilverError, TypeError, ValueError, AttributeError) as exc:
+            raise ConfigError(f"{path}: silver: {exc}") from None
     return BuildConfig(
         path=path,
         name=str(release["name"]),

@@ -16,6 +16,13 @@ from ratio_bench.dataset.config import PARTITIONS
 from ratio_bench.lexicon import RELATIONS
 
 ROWS_PER_SHARD = 500_000
+SILVER = "silver"
+SPLITS = (*PARTITIONS, SILVER)  # the silver split is a judged subset of test and retrieves from test's corpus
+
+
+def corpus_split(split: str) -> str:
+    """The ``corpus`` split a query split retrieves from."""
+    return "test" if split == SILVER else split
 
 QUERY_COLUMNS = """query_id, query, gold_id, gold, relation, marker, marker_stage, paper_id, date_raw AS date,
     date_start, date_end, venue, section, section_category"""
@@ -88,8 +95,8 @@ def dataset_info_yaml(root: Path, counts: dict[str, dict[str, int]]) -> str:
     for name in config_names():
         size = sum(p.stat().st_size for p in (root / "data" / name).glob("*.parquet"))
         lines += [f"- config_name: {name}", "  splits:"]
-        for part in PARTITIONS:
-            if counts[name][part]:
+        for part in SPLITS:
+            if counts[name].get(part):
                 nbytes = sum(p.stat().st_size for p in (root / "data" / name).glob(f"{part}-*.parquet"))
                 lines += [
                     f"  - name: {part}",
@@ -109,8 +116,8 @@ def configs_yaml(counts: dict[str, dict[str, int]]) -> str:
     for name in config_names():
         lines.append(f"- config_name: {name}")
         lines.append("  data_files:")
-        for part in PARTITIONS:
-            if not counts[name][part]:
+        for part in SPLITS:
+            if not counts[name].get(part):
                 continue
             lines.append(f"  - split: {part}")
             lines.append(f"    path: data/{name}/{part}-*.parquet")

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from ratio_bench.dataset.layout import corpus_split
 from ratio_bench.evaluation.cache import EmbeddingCache
 from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
 from ratio_bench.evaluation.models import ModelSetup, fingerprint
@@ -53,13 +54,15 @@ def load_split(root: str | Path, split: str, relations: Sequence[str] = RELATION
     manifest_path = root / "manifest.json"
     if not manifest_path.exists():
         raise DatasetError(f"{root}: not a Ratio release folder (no manifest.json)")
-    corpus = _read_config(root, "corpus", split, ["id", "text", "role"])
+    corpus = _read_config(root, "corpus", corpus_split(split), ["id", "text", "role"])
     if not corpus["id"]:
         raise DatasetError(f"{root}: split {split!r} has no corpus")
     queries = {}
     for rel in relations:
         q = _read_config(root, rel, split, ["query_id", "query", "gold_id"])
         queries[rel] = (q["query_id"], q["query"], q["gold_id"])
+    if split == "silver" and not any(q[0] for q in queries.values()):
+        raise DatasetError(f"{root}: no silver split yet; build it with `ratio silver --dataset {root} ...`")
     return SplitData(
         corpus["id"],
         corpus["text"],

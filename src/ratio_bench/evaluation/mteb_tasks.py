@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ratio_bench.dataset.layout import corpus_split
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.evaluation.models import ModelSetup
 from ratio_bench.lexicon import RELATIONS
@@ -74,7 +75,7 @@ def _task_class(relation: str):
             self.dataset = {"default": {}}
             for split in self.metadata.eval_splits:
                 queries = load_dataset(self.dataset_path, relation, split=split)
-                corpus = load_dataset(self.dataset_path, "corpus", split=split)
+                corpus = load_dataset(self.dataset_path, "corpus", split=corpus_split(split))
                 qrels = load_dataset(self.dataset_path, f"{relation}-qrels", split=split)
                 relevant: dict[str, dict[str, int]] = {}
                 for row in qrels:

@@ -1,0 +1,309 @@
+"""The silver test split (spec 4.3): a stratified sample of test pairs kept only if both judge prompts accept.
+
+Sampling allocates the relation's sample size equally across markers, capped at each marker's size (markers
+too small for their share give the rest to the others), and picks pairs within a marker by a seeded hash, so
+frequent markers do not dominate and the same seed always draws the same pairs. Each sampled pair is judged by
+the relation's two prompts on the input "query. marker, gold"; a pair is kept only if both return
+``decision: true``. The split is written next to ``test`` in the release (``data/<relation>/silver-*``, with
+qrels), every per-prompt verdict is written to ``judgments/`` for audit, and the card and manifest record the
+judge model, its settings and the prompt versions. Nothing is written unless every request was judged or
+recorded invalid: a run with failed requests stops and can simply be re-run (cached replies are not re-sent).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ratio_bench.dataset.build import file_checksums
+from ratio_bench.dataset.layout import SILVER, configs_yaml, dataset_info_yaml
+from ratio_bench.io import atomic_path, write_json
+from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
+from ratio_bench.judge.prompts import Prompt, get_prompt
+from ratio_bench.lexicon import RELATIONS
+
+DEFAULT_PROMPTS = {
+    "address": ["address-silver-split", "address-silver-stepwise"],
+    "broaden": ["broaden-silver-inclusive", "broaden-silver-directional"],
+    "specify": ["specify-silver-anchored", "specify-silver-compact"],
+}
+SPEC_SAMPLE: dict[str, int | None] = {"address": None, "broaden": None, "specify": 10_000}  # spec 4.3
+SECTION = re.compile(r"<!-- silver -->.*?<!-- /silver -->", re.DOTALL)
+
+
+class SilverError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class SilverSettings:
+    sample: dict[str, int | None]  # relation -> sample size (None: every test pair)
+    prompts: dict[str, list[str]]
+    seed: int
+
+    @classmethod
+    def from_config(cls, raw: dict[str, Any]) -> SilverSettings:
+        spec = raw.get("silver") or {}
+        sample = dict(SPEC_SAMPLE) | dict(spec.get("sample") or {})
+        prompts = {r: list((spec.get("prompts") or {}).get(r) or DEFAULT_PROMPTS[r]) for r in RELATIONS}
+        bad = set(spec.get("sample") or {}) - set(RELATIONS)
+        if bad:
+            raise SilverError(f"silver.sample: unknown relations {sorted(bad)}")
+        for r, ids in prompts.items():
+            if len(ids) != 2:
+                raise SilverError(f"silver.prompts.{r}: the silver rule needs exactly two prompts, got {ids}")
+            for pid in ids:
+                prompt = get_prompt(pid)
+                if prompt.relation != r or "silver" not in prompt.modes:
+                    raise SilverError(f"silver.prompts.{r}: {pid} is not a silver prompt for {r}")
+        return cls(sample, prompts, int(spec.get("seed", raw.get("seed", 0))))
+
+
+def _rank(seed: int, value: str) -> str:
+    return hashlib.md5(f"{seed}:{value}".encode()).hexdigest()
+
+
+def equal_allocation(sizes: dict[str, int], n: int | None, seed: int) -> dict[str, int]:
+    """Per-stratum sample sizes: equal shares capped at each stratum's size, the remainder redistributed."""
+    total = sum(sizes.values())
+    if n is None or n >= total:
+        return dict(sizes)
+    alloc = dict.fromkeys(sizes, 0)
+    remaining = n
+    open_ = sorted(sizes, key=lambda m: _rank(seed, m))
+    while remaining > 0 and open_:
+        share = remaining // len(open_)
+        if share == 0:  # fewer units left than strata: one more each, in seeded order
+            for m in open_[:remaining]:
+                alloc[m] += 1
+            break
+        for m in open_:
+            take = min(share, sizes[m] - alloc[m])
+            alloc[m] += take
+            remaining -= take
+        open_ = [m for m in open_ if alloc[m] < sizes[m]]
+    return alloc
+
+
+def stratified_sample(ids: list[str], strata: list[str], n: int | None, seed: int) -> list[str]:
+    """Ids chosen by equal allocation across strata; within a stratum by seeded hash order. Sorted."""
+    by_stratum: dict[str, list[str]] = {}
+    for i, s in zip(ids, strata, strict=True):
+        by_stratum.setdefault(s, []).append(i)
+    alloc = equal_allocation({s: len(v) for s, v in by_stratum.items()}, n, seed)
+    chosen = [i for s, v in by_stratum.items() for i in sorted(v, key=lambda x: _rank(seed, x))[: alloc[s]]]
+    return sorted(chosen)
+
+
+def silver_input(query: str, marker: str, gold: str) -> dict[str, str]:
+    """Fields of the silver prompts' input "S1. marker, S2" (the query's own final period is not doubled)."""
+    return {"query": query.rstrip().rstrip("."), "marker": marker, "gold": gold}
+
+
+def _read_split(root: Path, config: str, split: str) -> pa.Table | None:
+    files = sorted((root / "data" / config).glob(f"{split}-*.parquet"))
+    return pa.concat_tables([pq.read_table(f) for f in files]) if files else None
+
+
+def _write_parquet(table: pa.Table, path: Path) -> None:
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+
+
+@dataclass
+class SilverPlan:
+    relation: str
+    table: pa.Table  # the sampled test rows
+    prompts: list[Prompt]
+
+    def requests(self) -> list[JudgeRequest]:
+        rows = self.table.select(["query", "marker", "gold"]).to_pylist()
+        return [
+            JudgeRequest(p.messages("silver", **silver_input(r["query"], r["marker"], r["gold"])), p.output)
+            for p in self.prompts
+            for r in rows
+        ]
+
+
+def plan_silver(root: Path, settings: SilverSettings) -> list[SilverPlan]:
+    plans = []
+    for rel in RELATIONS:
+        test = _read_split(root, rel, "test")
+        if test is None or test.num_rows == 0:
+            continue
+        ids = test.column("query_id").to_pylist()
+        chosen = stratified_sample(
+            ids, test.column("marker").to_pylist(), settings.sample[rel], settings.seed
+        )
+        sampled = test.filter(pc.is_in(test.column("query_id"), pa.array(chosen))).sort_by("query_id")
+        plans.append(SilverPlan(rel, sampled, [get_prompt(pid) for pid in settings.prompts[rel]]))
+    return plans
+
+
+def _verdict_table(plan: SilverPlan, outcomes: list[Outcome]) -> pa.Table:
+    n = plan.table.num_rows
+    ids = plan.table.column("query_id").to_pylist()
+    rows = []
+    for j, prompt in enumerate(plan.prompts):
+        for i in range(n):
+            o = outcomes[j * n + i]
+            v = o.verdict
+            rows.append(
+                {
+                    "query_id": ids[i],
+                    "prompt": prompt.ref("silver"),
+                    "status": o.status,
+                    "decision": v.decision if v else None,
+                    "confidence": v.confidence if v else None,
+                    "reason": v.reason if v else "",
+                    "raw_reply": o.raw if o.status == "invalid" else "",
+                }
+            )
+    return pa.Table.from_pylist(rows)
+
+
+def run_silver(
+    root: Path, settings: SilverSettings, judge: Judge, batch_judge: Any | None = None
+) -> dict[str, Any]:
+    """Judge the sample, then write the silver split, verdicts, card section and manifest (in that order)."""
+    root = Path(root)
+    manifest_path = root / "manifest.json"
+    if not manifest_path.exists():
+        raise SilverError(f"{root}: not a Ratio release folder (no manifest.json)")
+    plans = plan_silver(root, settings)
+    requests = [r for p in plans for r in p.requests()]
+    outcomes = (batch_judge or judge).run(requests, desc="silver judging")
+    status = Counter(o.status for o in outcomes)
+    report: dict[str, Any] = {"requests_by_status": dict(status), "judge_run": judge.summary()}
+    if status.get("error") or status.get("skipped"):
+        report["complete"] = False
+        return report
+
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    sizes: dict[str, dict[str, int]] = {}
+    offset = 0
+    for plan in plans:
+        n_req = plan.table.num_rows * len(plan.prompts)
+        verdicts = _verdict_table(plan, outcomes[offset : offset + n_req])
+        offset += n_req
+        accepted = pc.and_(
+            pc.equal(verdicts.column("status"), "ok"), pc.fill_null(verdicts.column("decision"), False)
+        )
+        votes = Counter(
+            v for v, a in zip(verdicts.column("query_id").to_pylist(), accepted.to_pylist(), strict=True) if a
+        )
+        kept_ids = sorted(q for q, k in votes.items() if k == len(plan.prompts))
+        kept = plan.table.filter(pc.is_in(plan.table.column("query_id"), pa.array(kept_ids, pa.string())))
+        rel = plan.relation
+        _write_parquet(kept, root / "data" / rel / f"{SILVER}-00000-of-00001.parquet")
+        qrels = pa.table(
+            {
+                "query-id": kept.column("query_id"),
+                "corpus-id": kept.column("gold_id"),
+                "score": pa.array([1] * kept.num_rows, pa.int32()),
+            }
+        )
+        _write_parquet(qrels, root / "data" / f"{rel}-qrels" / f"{SILVER}-00000-of-00001.parquet")
+        kept_col = pa.array([q in set(kept_ids) for q in verdicts.column("query_id").to_pylist()])
+        _write_parquet(
+            verdicts.append_column("pair_kept", kept_col), root / "judgments" / f"silver-{rel}.parquet"
+        )
+        per_prompt = {
+            p.ref("silver"): int(
+                sum(
+                    1
+                    for a, pr in zip(accepted.to_pylist(), verdicts.column("prompt").to_pylist(), strict=True)
+                    if a and pr == p.ref("silver")
+                )
+            )
+            for p in plan.prompts
+        }
+        sizes[rel] = {
+            "test_pairs": _read_split(root, rel, "test").num_rows,
+            "sampled": plan.table.num_rows,
+            "accepted_by_prompt": per_prompt,
+            "invalid": int(sum(1 for s in verdicts.column("status").to_pylist() if s == "invalid")),
+            "kept": kept.num_rows,
+        }
+        manifest["rows"][rel][SILVER] = kept.num_rows
+        manifest["rows"][f"{rel}-qrels"][SILVER] = kept.num_rows
+
+    manifest["silver"] = {
+        "rule": "kept only if both prompts accept (decision true); invalid replies count as rejections",
+        "judge": judge.settings.describe(),
+        "prompts": {
+            p.ref("silver"): {"relation": p.relation, "sha256": p.sha256}
+            for plan in plans
+            for p in plan.prompts
+        },
+        "sampling": {
+            "sample": settings.sample,
+            "seed": settings.seed,
+            "allocation": "equal across markers, capped",
+        },
+        "sizes": sizes,
+    }
+    _update_card(root, manifest)
+    manifest["files"] = file_checksums(root)
+    write_json(manifest_path, manifest)
+    report |= {"complete": True, "sizes": sizes}
+    return report
+
+
+def _silver_section(info: dict[str, Any]) -> str:
+    judge = info["judge"]
+    lines = [
+        "<!-- silver -->",
+        "## Silver test set",
+        "",
+        "The primary evaluation set (spec 4.3): test pairs sampled with equal allocation across markers, each "
+        "judged by two prompts on the input *query. marker, gold*; a pair is kept only if both prompts accept it. "
+        "Silver queries retrieve from the `test` corpus. Per-prompt verdicts are in `judgments/`.",
+        "",
+        f"Judge model: `{judge['model']}`; settings: temperature {judge['temperature']}, max tokens "
+        f"{judge['max_tokens']}, JSON mode {judge['json_mode']}, extra {json.dumps(judge['params'], sort_keys=True)}.",
+        "",
+        "| relation | test pairs | sampled | "
+        + " | ".join(["prompt 1 accepts", "prompt 2 accepts"])
+        + " | invalid | kept |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for rel, s in info["sizes"].items():
+        acc = list(s["accepted_by_prompt"].items())
+        lines.append(
+            f"| {rel} | {s['test_pairs']:,} | {s['sampled']:,} | "
+            + " | ".join(f"{n:,} (`{ref}`)" for ref, n in acc)
+            + f" | {s['invalid']:,} | {s['kept']:,} |"
+        )
+    lines += ["", "<!-- /silver -->"]
+    return "\n".join(lines)
+
+
+def _update_card(root: Path, manifest: dict[str, Any]) -> None:
+    card = root / "README.md"
+    text = card.read_text(encoding="utf-8")
+    head_end = text.index("\n---\n", 4)
+    header, body = text[:head_end], text[head_end:]
+    header = (
+        header[: header.index("configs:\n")]
+        + configs_yaml(manifest["rows"])
+        + "\n"
+        + dataset_info_yaml(root, manifest["rows"])
+    )
+    section = _silver_section(manifest["silver"])
+    body = (
+        SECTION.sub(lambda _: section, body)
+        if SECTION.search(body)
+        else body.rstrip("\n") + "\n\n" + section + "\n"
+    )
+    with atomic_path(card) as tmp:
+        tmp.write_text(header + body, encoding="utf-8")

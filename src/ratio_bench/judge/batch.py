@@ -1,0 +1,177 @@
+"""The Batch API path: upload a JSONL of requests, create a batch, poll it, download and map results back.
+
+It is the cheaper path for large runs (half the synchronous price at OpenAI). Results are matched to requests
+by ``custom_id`` = the request's cache key, so they land in the same cache as synchronous replies. A batch id
+is recorded before polling starts: a run killed while a batch is pending resumes by polling that batch, never
+by submitting it again. Items the batch failed or never returned (and those of an expired batch) go through
+the synchronous path with its retries; replies that are not valid JSON are re-asked synchronously once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from tqdm import tqdm
+
+from ratio_bench.judge.cache import CachedReply
+from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
+
+TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+ENDPOINT = "/v1/chat/completions"
+
+
+class BatchJudge:
+    def __init__(
+        self, judge: Judge, poll_s: float = 30.0, max_per_batch: int = 50_000, completion_window: str = "24h"
+    ):
+        self.judge = judge
+        self.poll_s = poll_s
+        self.max_per_batch = max_per_batch
+        self.completion_window = completion_window
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _estimate_usd(self, req: JudgeRequest) -> float:
+        s = self.judge.settings
+        prompt_tokens = sum(len(m["content"]) for m in req.messages) // 4 + 8
+        return self.judge.meter.prices.cost(s.model, prompt_tokens, s.max_tokens or 256, batch=True)
+
+    def _affordable(self, todo: dict[str, JudgeRequest]) -> list[str]:
+        remaining = self.judge.meter.remaining()
+        if remaining is None:
+            return list(todo)
+        keys, spent = [], 0.0
+        for key, req in todo.items():
+            spent += self._estimate_usd(req)
+            if spent > remaining:
+                break
+            keys.append(key)
+        return keys
+
+    def _submit(self, keys: list[str], todo: dict[str, JudgeRequest]) -> str:
+        lines = [
+            json.dumps(
+                {
+                    "custom_id": key,
+                    "method": "POST",
+                    "url": ENDPOINT,
+                    "body": self.judge.settings.request_body(todo[key].messages),
+                },
+                ensure_ascii=False,
+            )
+            for key in keys
+        ]
+        client = self.judge.client
+        upload = client.files.create(
+            file=("ratio-judge-batch.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch"
+        )
+        batch = client.batches.create(
+            input_file_id=upload.id,
+            endpoint=ENDPOINT,
+            completion_window=self.completion_window,
+            metadata={"tool": "ratio-bench"},
+        )
+        self.judge.cache.add_batch(batch.id, upload.id, keys)
+        self.judge.stats.add(batches=1, batch_requests=len(keys))
+        return batch.id
+
+    def _wait(self, batch_id: str) -> Any:
+        import openai
+
+        bar = tqdm(desc=f"batch {batch_id}", unit=" req", disable=not self.judge.progress)
+        while True:
+            try:
+                batch = self.judge.client.batches.retrieve(batch_id)
+            except (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError):
+                self.judge.stats.add(retries=1)
+                time.sleep(self.poll_s)
+                continue
+            counts = getattr(batch, "request_counts", None)
+            if counts is not None:
+                bar.total = counts.total
+                bar.n = counts.completed + counts.failed
+                bar.set_postfix_str(batch.status)
+                bar.refresh()
+            if batch.status in TERMINAL:
+                bar.close()
+                return batch
+            time.sleep(self.poll_s)
+
+    def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
+        if not file_id:
+            return []
+        text = self.judge.client.files.content(file_id).text
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def _collect(self, batch_id: str, todo: dict[str, JudgeRequest]) -> set[str]:
+        """Wait for a batch and cache its good replies; returns the keys it did not answer."""
+        batch = self._wait(batch_id)
+        answered: set[str] = set()
+        for row in self._lines(getattr(batch, "output_file_id", None)):
+            key = row.get("custom_id")
+            response = row.get("response") or {}
+            if key not in todo or response.get("status_code") != 200:
+                continue
+            body = response.get("body") or {}
+            usage = body.get("usage") or {}
+            tokens = (int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+            self.judge.meter.add(*tokens, batch=True)
+            choices = body.get("choices") or [{}]
+            content = (choices[0].get("message") or {}).get("content") or ""
+            reply, _ = self.judge.finish(todo[key], content, tokens, "batch")
+            self.judge.cache.put(key, self.judge.settings.model, reply)
+            answered.add(key)
+        self.judge.cache.close_batch(batch_id, batch.status)
+        return set(todo) - answered
+
+    # -- entry point -----------------------------------------------------------------------------------
+
+    def run(self, requests: list[JudgeRequest], desc: str = "judging (batch)") -> list[Outcome]:
+        judge = self.judge
+        keys = [judge.key(r) for r in requests]
+        todo: dict[str, JudgeRequest] = {}
+        for req, key in zip(requests, keys, strict=True):
+            if key not in todo and judge.cache.get(key) is None:
+                todo[key] = req
+        unanswered: set[str] = set()
+        for batch_id, batch_keys in judge.cache.open_batches():  # resume what a killed run submitted
+            if not set(batch_keys) <= set(todo) | {k for k in batch_keys if judge.cache.get(k)}:
+                print(f"batch {batch_id} belongs to another request set; re-run that command to collect it")
+                continue
+            mine = {k: todo[k] for k in batch_keys if k in todo}
+            unanswered |= self._collect(batch_id, mine)
+            for k in mine:
+                todo.pop(k)
+        fresh = self._affordable(todo)
+        batch_ids = [
+            self._submit(fresh[i : i + self.max_per_batch], todo)
+            for i in range(0, len(fresh), self.max_per_batch)
+        ]
+        for i, batch_id in enumerate(batch_ids):
+            chunk = fresh[i * self.max_per_batch : (i + 1) * self.max_per_batch]
+            unanswered |= self._collect(batch_id, {k: todo[k] for k in chunk})
+        judge.stats.add(batch_failed=len(unanswered))
+        leftovers = {k: r for k, r in todo.items() if k in unanswered}
+        sync = judge._run_uncached(leftovers, "re-sending failed batch items") if leftovers else {}
+        not_sent = {k for k in todo if k not in fresh and k not in unanswered}
+        judge.stats.add(skipped_budget=len(not_sent))
+        outcomes: list[Outcome] = []
+        for req, key in zip(requests, keys, strict=True):
+            if key in sync:
+                outcomes.append(sync[key])
+            elif key in not_sent:
+                outcomes.append(Outcome("skipped", None, error="spending cap reached"))
+            else:
+                hit = judge.cache.get(key)
+                outcomes.append(_from_reply(judge, req, hit) if hit else Outcome("error", None, error="lost"))
+        return outcomes
+
+
+def _from_reply(judge: Judge, req: JudgeRequest, reply: CachedReply) -> Outcome:
+    from ratio_bench.judge.parse import parse_reply
+
+    if reply.status == "invalid":
+        return Outcome("invalid", None, raw=reply.content, error="invalid reply")
+    return Outcome("ok", parse_reply(reply.content, req.output))

@@ -1,0 +1,106 @@
+"""Content-addressed store of judge replies (SQLite), so that no request is ever sent twice.
+
+The key is the SHA-256 of the exact request body (model, messages, sampling parameters): the same prompt on
+the same instance with the same settings is one entry, whichever path (synchronous or Batch API) produced it.
+The API key and the server address are not part of the body and are never stored. Each reply is committed as
+soon as it arrives, so a run killed at any point resumes with everything it had received. Failed requests are
+not stored (a re-run retries them); invalid replies are (re-asking the same request would waste money).
+Open Batch API jobs are recorded too, so a resumed run polls them instead of submitting them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def request_key(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedReply:
+    status: str  # ok | invalid
+    content: str  # the reply text that was parsed (for invalid: the re-asked reply)
+    first_content: str  # the first reply when a re-ask happened, else ""
+    prompt_tokens: int
+    completion_tokens: int
+    via: str  # sync | batch
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY, model TEXT, status TEXT, content TEXT, first_content TEXT,
+    prompt_tokens INTEGER, completion_tokens INTEGER, via TEXT);
+CREATE TABLE IF NOT EXISTS batches (
+    batch_id TEXT PRIMARY KEY, input_file_id TEXT, keys TEXT, state TEXT);
+"""
+
+
+class ReplyCache:
+    """Thread-safe; one connection guarded by a lock (SQLite in WAL mode, one commit per reply)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._con.execute("PRAGMA journal_mode=WAL")
+        self._con.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> CachedReply | None:
+        with self._lock:
+            row = self._con.execute(
+                "SELECT status, content, first_content, prompt_tokens, completion_tokens, via "
+                "FROM replies WHERE key = ?",
+                (key,),
+            ).fetchone()
+        return CachedReply(*row) if row else None
+
+    def put(self, key: str, model: str, reply: CachedReply) -> None:
+        with self._lock:
+            self._con.execute(
+                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    model,
+                    reply.status,
+                    reply.content,
+                    reply.first_content,
+                    reply.prompt_tokens,
+                    reply.completion_tokens,
+                    reply.via,
+                ),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._con.execute("SELECT count(*) FROM replies").fetchone()[0]
+
+    # -- Batch API jobs --------------------------------------------------------------------------------
+
+    def add_batch(self, batch_id: str, input_file_id: str, keys: list[str]) -> None:
+        with self._lock:
+            self._con.execute(
+                "INSERT OR REPLACE INTO batches VALUES (?, ?, ?, 'open')",
+                (batch_id, input_file_id, json.dumps(keys)),
+            )
+
+    def open_batches(self) -> list[tuple[str, list[str]]]:
+        with self._lock:
+            rows = self._con.execute(
+                "SELECT batch_id, keys FROM batches WHERE state = 'open' ORDER BY rowid"
+            ).fetchall()
+        return [(b, json.loads(k)) for b, k in rows]
+
+    def close_batch(self, batch_id: str, state: str) -> None:
+        with self._lock:
+            self._con.execute("UPDATE batches SET state = ? WHERE batch_id = ?", (state, batch_id))
+
+    def close(self) -> None:
+        self._con.close()

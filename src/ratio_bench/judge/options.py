@@ -1,0 +1,127 @@
+"""Command-line options shared by every command that talks to a judge, and the objects built from them.
+
+Precedence: a flag on the command line, then the ``judge:`` block of the build config (for ``ratio
+silver``), then the defaults of ``JudgeSettings``. The API key is never a flag: it is read from the
+environment variable named by ``--api-key-env`` (default ``OPENAI_API_KEY``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ratio_bench.judge.cache import ReplyCache
+from ratio_bench.judge.client import Judge, JudgeSettings
+from ratio_bench.judge.pricing import PriceTable
+
+DEFAULT_CACHE = (
+    Path(os.environ.get("RATIO_CACHE", Path.home() / ".cache" / "ratio")) / "judge" / "replies.sqlite"
+)
+
+
+def _param(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def add_judge_options(p: argparse.ArgumentParser, model_required: bool = True) -> None:
+    g = p.add_argument_group("judge")
+    g.add_argument(
+        "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (default: OpenAI)"
+    )
+    g.add_argument("--model", required=model_required, help="judge model name as the server knows it")
+    g.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    g.add_argument(
+        "--temperature", type=float, help="sampling temperature (default 0; 'none' models: use --param)"
+    )
+    g.add_argument("--no-temperature", action="store_true", help="send no temperature (reasoning models)")
+    g.add_argument("--max-tokens", type=int, help="reply token limit (default 512)")
+    g.add_argument("--no-json-mode", action="store_true", help="do not send response_format=json_object")
+    g.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra request field, e.g. reasoning_effort=medium (repeatable; VALUE may be JSON)",
+    )
+    g.add_argument("--workers", type=int, help="parallel requests (default 4)")
+    g.add_argument("--timeout", type=float, help="seconds per request (default 120)")
+    g.add_argument("--max-retries", type=int, help="retries per request (default 6)")
+    g.add_argument("--max-cost", type=float, help="stop sending once this many USD are spent")
+    g.add_argument("--prices", type=Path, help="price table YAML (default: the packaged one)")
+    g.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"reply cache (default {DEFAULT_CACHE})")
+    g.add_argument("--batch", action="store_true", help="use the Batch API (cheaper, asynchronous)")
+    g.add_argument("--poll-seconds", type=float, default=30.0, help="Batch API polling interval")
+    g.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def settings_from_args(args: argparse.Namespace, defaults: dict[str, Any] | None = None) -> JudgeSettings:
+    d = dict(defaults or {})
+    if args.model:
+        d["model"] = args.model
+    if not d.get("model"):
+        raise SystemExit("no judge model: pass --model (or set judge.model in the build config)")
+    for flag, name in (
+        ("base_url", "base_url"),
+        ("temperature", "temperature"),
+        ("max_tokens", "max_tokens"),
+        ("workers", "workers"),
+        ("timeout", "timeout_s"),
+        ("max_retries", "max_retries"),
+        ("max_cost", "max_cost_usd"),
+    ):
+        if getattr(args, flag) is not None:
+            d[name] = getattr(args, flag)
+    if args.no_temperature:
+        d["temperature"] = None
+    if args.no_json_mode:
+        d["json_mode"] = False
+    d["api_key_env"] = args.api_key_env
+    d["params"] = dict(d.get("params") or {}) | dict(args.param)
+    known = set(JudgeSettings.__dataclass_fields__)
+    unknown = set(d) - known
+    if unknown:
+        raise SystemExit(f"unknown judge settings: {', '.join(sorted(unknown))}")
+    return JudgeSettings(**d)
+
+
+def make_judge(args: argparse.Namespace, defaults: dict[str, Any] | None = None):
+    """(judge, batch judge or None) for the parsed options."""
+    settings = settings_from_args(args, defaults)
+    judge = Judge(settings, ReplyCache(args.cache), PriceTable.load(args.prices), progress=not args.quiet)
+    batch = None
+    if args.batch:
+        from ratio_bench.judge.batch import BatchJudge
+
+        batch = BatchJudge(judge, poll_s=args.poll_seconds)
+    return judge, batch
+
+
+def print_run_summary(summary: dict[str, Any]) -> None:
+    from ratio_bench.io import report_console
+
+    console = report_console()
+    cost = f"${summary['cost_usd']:.4f}" if summary["priced"] else "unpriced model ($0 counted)"
+    console.print(
+        f"requests sent {summary['requests']:,} | cache hits {summary['cache_hits']:,} | retries "
+        f"{summary['retries']:,} | re-asks {summary['reasks']:,} | invalid {summary['invalid']:,} | failed "
+        f"{summary['errors']:,} | skipped (cap) {summary['skipped_budget']:,}"
+    )
+    console.print(
+        f"tokens: prompt {summary['prompt_tokens']:,}, completion {summary['completion_tokens']:,} | cost {cost}"
+        + (
+            f" | batches {summary['batches']} ({summary['batch_requests']:,} requests, "
+            f"{summary['batch_failed']:,} re-sent)"
+            if summary["batches"]
+            else ""
+        )
+    )
