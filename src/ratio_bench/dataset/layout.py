@@ -24,6 +24,7 @@ def corpus_split(split: str) -> str:
     """The ``corpus`` split a query split retrieves from."""
     return "test" if split == SILVER else split
 
+
 QUERY_COLUMNS = """query_id, query, gold_id, gold, relation, marker, marker_stage, paper_id, date_raw AS date,
     date_start, date_end, venue, section, section_category"""
 CORPUS_COLUMNS = "id, text, paper_id, date, date_start, date_end, role"
