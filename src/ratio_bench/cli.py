@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from ratio_bench.dataset.cli import add_dataset_commands
     from ratio_bench.evaluation.cli import add_evaluation_commands
+    from ratio_bench.judge.cli import add_judge_commands
     from ratio_bench.lexicon.cli import add_lexicon_commands
     from ratio_bench.mining.cli import add_mining_commands
 
@@ -152,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_lexicon_commands(sub)
     add_dataset_commands(sub)
     add_evaluation_commands(sub)
+    add_judge_commands(sub)
     return parser
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from dataset.conftest import SYNTHETIC
 from openai_server import expected_decision
+from ratio_bench.cli import main
 from ratio_bench.dataset.build import file_checksums
 from ratio_bench.dataset.silver import (
     SilverError,
@@ -145,3 +146,38 @@ def test_killed_cli_run_resumes_without_resending(silver_release, fake_server, t
     # only the one request in flight at the kill (one worker) can have been sent twice
     resent = sum(n - 1 for n in fake_server.state.chat_keys.values())
     assert resent <= 1 and sum(fake_server.state.chat_keys.values()) == total + resent
+
+
+def test_silver_through_the_batch_api_with_failing_items(silver_release, fake_server, tmp_path, capsys):
+    fake_server.state.batch_fail_every = 5
+    fake_server.state.script = ["429", "500"]  # hits the synchronous re-sends of failed items
+    args = [
+        "silver",
+        "--dataset",
+        str(silver_release),
+        "--batch",
+        "--poll-seconds",
+        "0.01",
+        "--sample",
+        "address=12",
+    ]
+    assert (
+        main(
+            args
+            + [
+                "--base-url",
+                fake_server.base_url,
+                "--model",
+                "fake-judge",
+                "--cache",
+                str(tmp_path / "c.sqlite"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "batches 1" in out and "retries 2" in out and "kept" in out
+    manifest = json.loads((silver_release / "manifest.json").read_text())
+    assert manifest["silver"]["sizes"]["address"]["sampled"] == 12
+    assert len(fake_server.state.batches) == 1

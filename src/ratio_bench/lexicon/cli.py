@@ -40,8 +40,46 @@ def cmd_lexicon_accept(args: argparse.Namespace) -> int:
     from ratio_bench.lexicon import default_lexicon_dir
     from ratio_bench.lexicon.expand import accept_reviewed
 
-    added = accept_reviewed(args.review, args.lexicon or default_lexicon_dir())
-    print("added with stage 'pattern': " + (", ".join(f"{r}={n}" for r, n in added.items()) or "nothing"))
+    added = accept_reviewed(args.review, args.lexicon or default_lexicon_dir(), args.stage)
+    print(
+        f"added with stage {args.stage!r}: " + (", ".join(f"{r}={n}" for r, n in added.items()) or "nothing")
+    )
+    return 0
+
+
+def cmd_lexicon_llm_expand(args: argparse.Namespace) -> int:
+    from ratio_bench.judge.options import make_judge, print_run_summary
+    from ratio_bench.lexicon import Lexicon
+    from ratio_bench.lexicon.llm import llm_expand
+
+    lexicon = Lexicon.load(args.lexicon)
+    if args.seeds:
+        seeds = [s.strip() for s in args.seeds.read_text(encoding="utf-8").splitlines() if s.strip()]
+    else:  # the relation's manual markers
+        seeds = [m for m in lexicon.markers(args.relation) if lexicon.entries[m].stage == "manual"]
+    seeds = seeds[: args.max_seeds] if args.max_seeds else seeds
+    judge, _ = make_judge(args)
+    counts = llm_expand(args.relation, seeds, judge, lexicon, args.out, args.per_seed)
+    print(
+        f"{counts['seeds']} seeds -> {args.out}: new {counts['new']}, already in the lexicon {counts['known']}, "
+        f"conflicting {counts['conflict']}, malformed dropped {counts['dropped_malformed']}"
+    )
+    print_run_summary(judge.summary())
+    print(f"next: ratio lexicon llm-classify {args.out} --model ...")
+    return 0
+
+
+def cmd_lexicon_llm_classify(args: argparse.Namespace) -> int:
+    from ratio_bench.judge.options import make_judge, print_run_summary
+    from ratio_bench.lexicon.llm import llm_classify
+
+    judge, _ = make_judge(args)
+    counts = llm_classify(args.review, judge, args.strong_threshold)
+    print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    print_run_summary(judge.summary())
+    print(
+        f"strong-true rows are marked accept; review them, then: ratio lexicon accept --stage llm {args.review}"
+    )
     return 0
 
 
@@ -107,7 +145,30 @@ def add_lexicon_commands(sub: argparse._SubParsersAction) -> None:
     p = lex.add_parser("accept", help="add the rows of a review file marked 'accept' (stage pattern)")
     p.add_argument("review", type=Path)
     p.add_argument("--lexicon", type=Path, help="lexicon folder to extend (default: lexicon/v1)")
+    p.add_argument(
+        "--stage", choices=["pattern", "llm"], default="pattern", help="stage of the added markers"
+    )
     p.set_defaults(func=cmd_lexicon_accept)
+
+    from ratio_bench.judge.options import add_judge_options
+
+    p = lex.add_parser("llm-expand", help="generate marker candidates from seeds with an LLM (review file)")
+    p.add_argument("--relation", choices=["address", "broaden", "specify"], required=True)
+    p.add_argument(
+        "--seeds", type=Path, help="seed markers, one per line (default: the relation's manual ones)"
+    )
+    p.add_argument("--max-seeds", type=int, default=0)
+    p.add_argument("--per-seed", type=int, default=10, help="candidates asked per seed")
+    p.add_argument("--lexicon", type=Path)
+    p.add_argument("--out", type=Path, required=True, help="review TSV to write")
+    add_judge_options(p)
+    p.set_defaults(func=cmd_lexicon_llm_expand)
+
+    p = lex.add_parser("llm-classify", help="label review-file candidates strong-true / weak-true / false")
+    p.add_argument("review", type=Path)
+    p.add_argument("--strong-threshold", type=float, default=0.8, help="confidence for strong-true")
+    add_judge_options(p)
+    p.set_defaults(func=cmd_lexicon_llm_classify)
 
     p = lex.add_parser("discover", help="most frequent sentence-initial comma-terminated spans of a corpus")
     p.add_argument("--corpus", nargs="+", type=Path, default=[DEFAULT_CORPUS])

@@ -169,23 +169,37 @@ def write_review(path: Path, candidates: list[Candidate], lexicon: Lexicon) -> d
     return counts
 
 
-def accept_reviewed(review: Path, lexicon_dir: Path) -> dict[str, int]:
-    """Append rows marked ``accept`` to their relation's TSV with stage ``pattern``; the result must load."""
+def accept_reviewed(review: Path, lexicon_dir: Path, stage: str = "pattern") -> dict[str, int]:
+    """Append rows marked ``accept`` to their relation's TSV with ``stage``; the result must load.
+
+    For stage ``llm`` every accepted row must carry the classifier label ``strong-true`` (spec appendix A).
+    """
+    if stage not in ("pattern", "llm"):
+        raise LexiconError(f"review files add markers of stage pattern or llm, not {stage!r}")
     manifest = yaml.safe_load((lexicon_dir / "lexicon.yaml").read_text(encoding="utf-8"))
     lexicon = Lexicon.load(lexicon_dir)
     added: dict[str, list[tuple[str, str]]] = {}
     with review.open(encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh, delimiter="\t"):
+        for n, row in enumerate(csv.DictReader(fh, delimiter="\t"), 2):
             if (row.get("decision") or "").strip().lower() != "accept":
                 continue
+            if stage == "llm" and row.get("llm_label") != "strong-true":
+                raise LexiconError(
+                    f"{review}:{n}: {row['marker']!r} is accepted but not labelled strong-true"
+                )
             marker = normalise_marker(row["marker"])
             if marker in lexicon.entries:
                 continue
-            added.setdefault(row["relation"], []).append((marker, f"pattern expansion of: {row['template']}"))
+            why = (
+                f"LLM candidate ({row['template']}); classifier: {row.get('llm_reason', '')}"
+                if stage == "llm"
+                else f"pattern expansion of: {row['template']}"
+            )
+            added.setdefault(row["relation"], []).append((marker, " ".join(why.split())))
     for relation, rows in added.items():
         path = lexicon_dir / manifest["labels"][relation]["file"]
         with path.open("a", encoding="utf-8", newline="") as fh:
             for marker, rationale in rows:
-                fh.write(f"{marker}\tpattern\t{rationale}\n")
+                fh.write(f"{marker}\t{stage}\t{rationale}\n")
     Lexicon.load(lexicon_dir)  # re-validate: disjointness and file format
     return {r: len(v) for r, v in sorted(added.items())}

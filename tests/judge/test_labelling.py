@@ -1,0 +1,35 @@
+import json
+
+from ratio_bench.judge.labelling import label_pairs
+
+PAIRS = [
+    {
+        "relation": "address",
+        "query_id": f"q{i}",
+        "query": f"problem {i}",
+        "marker": "to address this",
+        "gold": f"fix {i}",
+    }
+    for i in range(4)
+]
+
+
+def test_answers_are_appended_and_a_second_session_resumes(tmp_path):
+    out = tmp_path / "labels.jsonl"
+    answers = iter(["y", "what", "n", "q"])
+    shown = []
+    counts = label_pairs(PAIRS, out, "ann", ask=lambda _: next(answers), show=shown.append)
+    assert counts["labelled"] == 2 and counts["left"] == 2
+    assert any("please answer" in s for s in shown)
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(r["query_id"], r["label"], r["annotator"]) for r in rows] == [
+        ("q0", True, "ann"),
+        ("q1", False, "ann"),
+    ]
+    answers = iter(["s", "y"])
+    counts = label_pairs(PAIRS, out, "ann", ask=lambda _: next(answers), show=lambda _: None)
+    assert counts == {"labelled": 1, "skipped": 1, "already": 2, "left": 0}
+    assert [json.loads(x)["query_id"] for x in out.read_text().splitlines()] == ["q0", "q1", "q3"]
+    # another annotator sees every pair again
+    answers = iter(["q"])
+    assert label_pairs(PAIRS, out, "other", ask=lambda _: next(answers), show=lambda _: None)["left"] == 4
