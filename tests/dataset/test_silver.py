@@ -181,3 +181,13 @@ def test_silver_through_the_batch_api_with_failing_items(silver_release, fake_se
     manifest = json.loads((silver_release / "manifest.json").read_text())
     assert manifest["silver"]["sizes"]["address"]["sampled"] == 12
     assert len(fake_server.state.batches) == 1
+
+
+def test_all_invalid_replies_give_an_empty_but_valid_split(silver_release, fake_server, make_judge):
+    fake_server.state.malformed_if = "query"  # every pair
+    report = run_silver(silver_release, settings(address=3, broaden=2, specify=2), make_judge(fake_server))
+    assert report["complete"] and all(
+        s["kept"] == 0 and s["invalid"] == 2 * s["sampled"] for s in report["sizes"].values()
+    )
+    verdicts = pq.read_table(silver_release / "judgments" / "silver-address.parquet")
+    assert verdicts.schema.field("decision").type == "bool" and verdicts.column("decision").null_count == 6

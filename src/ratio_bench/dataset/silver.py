@@ -37,6 +37,17 @@ DEFAULT_PROMPTS = {
     "specify": ["specify-silver-anchored", "specify-silver-compact"],
 }
 SPEC_SAMPLE: dict[str, int | None] = {"address": None, "broaden": None, "specify": 10_000}  # spec 4.3
+VERDICT_SCHEMA = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("prompt", pa.string()),  # <prompt id>@v<version>/silver
+        ("status", pa.string()),  # ok | invalid
+        ("decision", pa.bool_()),  # null when invalid
+        ("confidence", pa.float64()),
+        ("reason", pa.string()),
+        ("raw_reply", pa.string()),  # the unusable reply, kept for audit
+    ]
+)
 SECTION = re.compile(r"<!-- silver -->.*?<!-- /silver -->", re.DOTALL)
 
 
@@ -168,7 +179,7 @@ def _verdict_table(plan: SilverPlan, outcomes: list[Outcome]) -> pa.Table:
                     "raw_reply": o.raw if o.status == "invalid" else "",
                 }
             )
-    return pa.Table.from_pylist(rows)
+    return pa.Table.from_pylist(rows, schema=VERDICT_SCHEMA)
 
 
 def run_silver(
@@ -204,7 +215,6 @@ def run_silver(
         kept_ids = sorted(q for q, k in votes.items() if k == len(plan.prompts))
         kept = plan.table.filter(pc.is_in(plan.table.column("query_id"), pa.array(kept_ids, pa.string())))
         rel = plan.relation
-        _write_parquet(kept, root / "data" / rel / f"{SILVER}-00000-of-00001.parquet")
         qrels = pa.table(
             {
                 "query-id": kept.column("query_id"),
@@ -212,7 +222,11 @@ def run_silver(
                 "score": pa.array([1] * kept.num_rows, pa.int32()),
             }
         )
-        _write_parquet(qrels, root / "data" / f"{rel}-qrels" / f"{SILVER}-00000-of-00001.parquet")
+        for config, table in ((rel, kept), (f"{rel}-qrels", qrels)):
+            for stale in (root / "data" / config).glob(f"{SILVER}-*.parquet"):
+                stale.unlink()
+            if table.num_rows:  # an empty split is left out, as ``ratio build`` does (datasets cannot load one)
+                _write_parquet(table, root / "data" / config / f"{SILVER}-00000-of-00001.parquet")
         kept_col = pa.array([q in set(kept_ids) for q in verdicts.column("query_id").to_pylist()])
         _write_parquet(
             verdicts.append_column("pair_kept", kept_col), root / "judgments" / f"silver-{rel}.parquet"
