@@ -225,7 +225,8 @@ def run_silver(
         for config, table in ((rel, kept), (f"{rel}-qrels", qrels)):
             for stale in (root / "data" / config).glob(f"{SILVER}-*.parquet"):
                 stale.unlink()
-            if table.num_rows:  # an empty split is left out, as ``ratio build`` does (datasets cannot load one)
+            # an empty split is left out, as ``ratio build`` does (datasets cannot load one)
+            if table.num_rows:
                 _write_parquet(table, root / "data" / config / f"{SILVER}-00000-of-00001.parquet")
         kept_col = pa.array([q in set(kept_ids) for q in verdicts.column("query_id").to_pylist()])
         _write_parquet(
