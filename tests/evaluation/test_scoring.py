@@ -67,13 +67,24 @@ def test_dense_scoring_encodes_the_corpus_once_and_caches_it(small_release, tmp_
     assert first.metrics["specify"]["recall_at_1"] == 1.0
 
 
-def test_mteb_path_agrees(small_release):
+@pytest.mark.parametrize("reuse", [False, True])
+def test_mteb_path_agrees(small_release, reuse, monkeypatch, tmp_path):
     pytest.importorskip("mteb")
+    from sentence_transformers import SentenceTransformer
+
     from ratio_bench.evaluation.mteb_tasks import score_with_mteb
 
+    monkeypatch.setenv("RATIO_CACHE", str(tmp_path))
     setup = resolve("all-MiniLM-L6-v2:generic")
     ours = score(setup, load_split(small_release, "test", ["address"]))
-    theirs = score_with_mteb(setup, small_release, "test", ["address"])
+    if reuse:  # mteb must be served ratio's cached vectors: the model's own encoders may not run
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("mteb encoded although the vectors were cached")
+
+        monkeypatch.setattr(SentenceTransformer, "encode_query", refuse)
+        monkeypatch.setattr(SentenceTransformer, "encode_document", refuse)
+    theirs = score_with_mteb(setup, small_release, "test", ["address"], reuse_embeddings=reuse)
     for k in ("recall_at_1", "recall_at_10", "mrr_at_10", "mrr_at_100", "ndcg_at_10", "map_at_10"):
         assert abs(ours.metrics["address"][k] - theirs.metrics["address"][k]) < 1e-4, k
 

@@ -67,7 +67,12 @@ def cmd_score(args: argparse.Namespace) -> int:
             from ratio_bench.evaluation.mteb_tasks import score_with_mteb
 
             result = score_with_mteb(
-                setup, args.dataset, args.split, args.relations, batch_size=args.batch_size
+                setup,
+                args.dataset,
+                args.split,
+                args.relations,
+                batch_size=args.batch_size,
+                reuse_embeddings=args.reuse_embeddings,
             )
         else:
             result = score(setup, data, cache=cache, batch_size=args.batch_size)
@@ -226,6 +231,11 @@ def add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--setup", help="prompt setup (overrides NAME:SETUP)")
     p.add_argument("--out", type=Path, help="leaderboard JSON to write (MTEB results go next to it)")
     p.add_argument("--via", choices=["ratio", "mteb"], default="ratio", help="run through mteb instead")
+    p.add_argument(
+        "--reuse-embeddings",
+        action="store_true",
+        help="with --via mteb: give mteb ratio's cached vectors (checks search and metrics, skips re-encoding)",
+    )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.set_defaults(func=cmd_score)

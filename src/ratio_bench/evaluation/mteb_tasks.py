@@ -101,10 +101,52 @@ def ratio_tasks(
     return [_task_class(r)(dataset_path=dataset_path, splits=splits) for r in relations]
 
 
+def _serve_ratio_embeddings(model: Any, setup: ModelSetup, dataset_path, split: str, relations) -> None:
+    """Make ``model`` answer mteb's encode calls from ratio's embedding cache (encoding what is missing).
+
+    With the same vectors on both paths, an agreement check isolates what mteb and ratio each do on their
+    own: loading the tasks, searching and computing metrics.
+    """
+    import numpy as np
+
+    from ratio_bench.evaluation.cache import EmbeddingCache
+    from ratio_bench.evaluation.evaluate import DenseEncoder
+
+    data = load_split(dataset_path, split, relations)
+    encoder, cache = DenseEncoder(setup), EmbeddingCache()
+
+    def vectors(prompt: str, ids: list[str], texts: list[str]) -> dict[str, Any]:
+        arr = cache.get_or_encode(
+            encoder.fingerprint, prompt, ids, texts, lambda t: encoder.encode(t, prompt)
+        )
+        return dict(zip(texts, np.asarray(arr), strict=True))
+
+    docs = vectors(setup.document_prompt, data.corpus_ids, data.corpus_texts)
+    queries: dict[str, Any] = {}
+    for qids, texts, _ in data.queries.values():
+        if qids:
+            queries |= vectors(setup.query_prompt, qids, texts)
+
+    def serve(table: dict[str, Any]):
+        return lambda sentences, **_: np.stack([table[t] for t in sentences])
+
+    model.encode_query = serve(queries)
+    model.encode_document = serve(docs)
+
+
 def score_with_mteb(
-    setup: ModelSetup, dataset_path, split: str, relations: Sequence[str], batch_size: int = 64
+    setup: ModelSetup,
+    dataset_path,
+    split: str,
+    relations: Sequence[str],
+    batch_size: int = 64,
+    reuse_embeddings: bool = False,
 ) -> ScoreResult:
-    """Run ``mteb.evaluate`` on the Ratio tasks and return the scores in :class:`ScoreResult` form."""
+    """Run ``mteb.evaluate`` on the Ratio tasks and return the scores in :class:`ScoreResult` form.
+
+    ``reuse_embeddings`` hands mteb the vectors of ratio's embedding cache instead of letting it encode (see
+    ``_serve_ratio_embeddings``); by default mteb encodes everything itself, as it would for any user.
+    """
     import time
 
     import mteb
@@ -119,6 +161,8 @@ def score_with_mteb(
         setup.path, prompts=prompts or None, trust_remote_code=setup.trust_remote_code, local_files_only=True
     )
     start = time.perf_counter()
+    if reuse_embeddings:
+        _serve_ratio_embeddings(model, setup, dataset_path, split, relations)
     tasks = ratio_tasks(relations, str(dataset_path), [split])
     result = mteb.evaluate(
         model, tasks, cache=None, encode_kwargs={"batch_size": batch_size}, show_progress_bar=False

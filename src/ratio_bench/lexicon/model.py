@@ -161,26 +161,33 @@ class Lexicon:
         Markers never contain a comma (checked on load) and connective extensions run "up to a comma" (spec
         4.1), so the span before the first comma is the only candidate; at equal span an exact entry beats a
         connective rule, which is how "To address this issue," stays a manual marker while "To address the
-        lack of labels," is an extended connective. This runs once per sentence of the corpus, so the common
-        cases are decided with C-level string methods before any span is built: no comma within the first
-        ``max_words`` words, or a first word that opens no marker ("The", "We", ...).
+        lack of labels," is an extended connective.
         """
-        comma = sentence.find(",")
-        if comma < 0 or sentence.count(" ", 0, comma) >= self.max_words:
+        return self.match_at(sentence, 0, len(sentence))
+
+    def match_at(self, text: str, start: int, end: int) -> MarkerMatch | None:
+        """``match`` for the sentence ``text[start:end]`` without slicing it out (``end`` of the result is
+        relative to ``start``). This runs once per sentence of the corpus, so the common cases are decided with
+        C-level string methods on offsets before any span is built: no comma within the first ``max_words``
+        words, or a first word that opens no marker ("The", "We", ...).
+        """
+        comma = text.find(",", start, end)
+        if comma < 0 or text.count(" ", start, comma) >= self.max_words:
             return None
-        space = sentence.find(" ", 0, comma)
-        if sentence[: space if space > 0 else comma].lower() not in self._first_words:
+        space = text.find(" ", start, comma)
+        if text[start : space if space > 0 else comma].lower() not in self._first_words:
             return None
-        hit = self._prebuilt.get(sentence[:comma].lower())
-        if hit is not None and hit.end == comma + 1:
+        raw = text[start:comma].lower()
+        hit = self._prebuilt.get(raw)
+        if hit is not None:
             return hit
-        span = " ".join(sentence[:comma].lower().split())  # odd spacing ("For example ,"): normalise
+        span = " ".join(raw.split())  # odd spacing ("For example ,"): normalise
         entry = self.entries.get(span)
         if entry is not None:
-            return MarkerMatch(span, entry.label, entry.stage, comma + 1, span)
+            return MarkerMatch(span, entry.label, entry.stage, comma - start + 1, span)
         rule = self._connective_for(span)
         if rule is not None:
-            return MarkerMatch(span, rule.label, "connective", comma + 1, rule.prefix + " …")
+            return MarkerMatch(span, rule.label, "connective", comma - start + 1, rule.prefix + " …")
         return None
 
     def _connective_for(self, span: str) -> ConnectiveRule | None:

@@ -9,6 +9,7 @@ from typing import Any
 from ratio_bench.corpus.cleaning import Cleaner
 from ratio_bench.corpus.pipeline import SegmentedPaper
 from ratio_bench.corpus.records import Paper
+from ratio_bench.corpus.segmentation import sentence_spans
 from ratio_bench.io import RejectLog
 from ratio_bench.lexicon import RELATIONS, Lexicon
 from ratio_bench.mining.schema import PAPER_PROVENANCE
@@ -76,19 +77,57 @@ class PairMiner:
         counts: MiningCounts,
         rejects: RejectLog,
     ) -> None:
-        paper = seg.paper
-        match = self.lexicon.match
+        """Mine a paper whose paragraphs are already split into sentences."""
+        texts, spans = [], []
+        for sentences in seg.sentences:
+            offsets, pos = [], 0
+            for sent in sentences:
+                offsets.append((pos, pos + len(sent)))
+                pos += len(sent) + 1
+            texts.append(" ".join(sentences))
+            spans.append(offsets)
+        self._mine(seg.paper, texts, spans, pairs, distractors, counts, rejects)
+
+    def mine_paper(
+        self,
+        paper: Paper,
+        pairs: list[dict[str, Any]],
+        distractors: list[dict[str, Any]],
+        counts: MiningCounts,
+        rejects: RejectLog,
+    ) -> int:
+        """Segment and mine a paper in one pass; returns its number of sentences.
+
+        Sentences stay offsets into their paragraph: only the few that open with a marker, and the sentence
+        before each, are ever sliced out (the corpus stage's ``segment`` would build every sentence string).
+        """
+        texts = [p.text for p in paper.paragraphs]
+        spans = [sentence_spans(t) for t in texts]
+        self._mine(paper, texts, spans, pairs, distractors, counts, rejects)
+        return sum(map(len, spans))
+
+    def _mine(
+        self,
+        paper: Paper,
+        texts: list[str],
+        spans: list[list[tuple[int, int]]],
+        pairs: list[dict[str, Any]],
+        distractors: list[dict[str, Any]],
+        counts: MiningCounts,
+        rejects: RejectLog,
+    ) -> None:
+        match_at = self.lexicon.match_at
         cleaner = self.cleaner
         keep_case = self.keep_case
         source = paper.source_file
         prov: dict[str, Any] | None = None
         n_pairs = 0
-        for p_idx, (para, sentences) in enumerate(zip(paper.paragraphs, seg.sentences, strict=True)):
-            if sentences:
-                n_pairs += len(sentences) - 1
+        for p_idx, (para, text, offsets) in enumerate(zip(paper.paragraphs, texts, spans, strict=True)):
+            if offsets:
+                n_pairs += len(offsets) - 1
             category: str | None = None
-            for s_idx, sentence in enumerate(sentences):
-                m = match(sentence)
+            for s_idx, (a, b) in enumerate(offsets):
+                m = match_at(text, a, b)
                 if m is None:
                     continue
                 counts.fired[m.label, m.entry] += 1
@@ -102,7 +141,8 @@ class PairMiner:
                             counts, rejects, paper, "marker_at_paragraph_start", m.marker, p_idx, s_idx
                         )
                         continue
-                    cleaned = cleaner.clean_pair(sentences[s_idx - 1], sentence[m.end :])
+                    qa, qb = offsets[s_idx - 1]
+                    cleaned = cleaner.clean_pair(text[qa:qb], text[a + m.end : b])
                     if isinstance(cleaned, str):
                         self._reject(counts, rejects, paper, cleaned, m.marker, p_idx, s_idx)
                         continue
@@ -125,7 +165,7 @@ class PairMiner:
                         }
                     )
                 else:
-                    cased = cleaner.clean_gold(sentence[m.end :])
+                    cased = cleaner.clean_gold(text[a + m.end : b])
                     if len(cased) < cleaner.min_chars:
                         self._reject(counts, rejects, paper, "short_distractor", m.marker, p_idx, s_idx)
                         continue

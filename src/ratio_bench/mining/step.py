@@ -17,7 +17,6 @@ from datatrove.pipeline.base import PipelineStep
 from tqdm import tqdm
 
 from ratio_bench.corpus.cleaning import MIN_SENTENCE_CHARS, Cleaner
-from ratio_bench.corpus.pipeline import segment
 from ratio_bench.corpus.readers import PaperReader, ReaderSettings
 from ratio_bench.io import RejectLog, write_json
 from ratio_bench.lexicon import Lexicon
@@ -67,17 +66,18 @@ class MineUnits(PipelineStep):
                 for unit in mine:
                     papers = reader.read_file(Path(unit.path), unit.row_group)
                     bar = tqdm(
-                        segment(reader, papers),
+                        papers,
                         total=unit.rows,
                         unit=" papers",
                         leave=False,
                         desc=f"task {rank + 1}/{world_size} {unit.label}",
                         disable=not s.progress,
                     )
-                    for seg in bar:
+                    for paper in bar:
                         pairs: list = []
                         distractors: list = []
-                        miner.mine(seg, pairs, distractors, counts, rejects)
+                        n = miner.mine_paper(paper, pairs, distractors, counts, rejects)
+                        reader.report[paper.source_file].sentences += n
                         pairs_w.extend(pairs)
                         dist_w.extend(distractors)
                         self.stat_update("papers")
