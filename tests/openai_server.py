@@ -124,6 +124,11 @@ class State:
         batch["request_counts"] = {"total": len(out) + len(err), "completed": len(out), "failed": len(err)}
 
 
+def _file_object(fid: str, data: bytes) -> dict[str, Any]:
+    return {"id": fid, "object": "file", "bytes": len(data), "created_at": 0, "filename": "batch.jsonl",
+            "purpose": "batch", "status": "processed"}  # fmt: skip
+
+
 def _handler(state: State):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -168,18 +173,7 @@ def _handler(state: State):
                 with state.lock:
                     fid = f"file-{len(state.files) + 1}"
                     state.files[fid] = data
-                return self._send(
-                    200,
-                    {
-                        "id": fid,
-                        "object": "file",
-                        "bytes": len(data),
-                        "created_at": 0,
-                        "filename": "batch.jsonl",
-                        "purpose": "batch",
-                        "status": "processed",
-                    },
-                )
+                return self._send(200, _file_object(fid, data))
             if self.path.endswith("/batches"):
                 req = json.loads(body)
                 with state.lock:
@@ -224,18 +218,7 @@ def _handler(state: State):
                     return self._send(404, {"error": {"message": "no such file"}})
                 if parts[-1] == "content":
                     return self._send(200, None, raw=data)
-                return self._send(
-                    200,
-                    {
-                        "id": fid,
-                        "object": "file",
-                        "bytes": len(data),
-                        "created_at": 0,
-                        "filename": "f.jsonl",
-                        "purpose": "batch",
-                        "status": "processed",
-                    },
-                )
+                return self._send(200, _file_object(fid, data))
             self._send(404, {"error": {"message": "not found"}})
 
         def _chat(self, body: dict[str, Any]) -> None:
