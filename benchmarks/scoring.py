@@ -2,7 +2,9 @@
 
 `ratio score` encodes the partition's corpus once (and caches it); MTEB runs each relation as its own task and
 encodes the corpus again for each. Usage:
-    python benchmarks/scoring.py [--dataset ratio] [--split test] [--model all-MiniLM-L6-v2] [--corpus-limit N]
+    python benchmarks/scoring.py [--dataset ratio] [--split test] [--model all-MiniLM-L6-v2]
+
+On a 2-core CPU with MiniLM (~40 texts/s) the dev test split costs ~22 min cold for ratio and ~1 h for mteb.
 """
 
 from __future__ import annotations
