@@ -61,6 +61,7 @@ class State:
         self.delay_s = 0.0
         self.timeout_sleep_s = 3.0
         self.require_key: str | None = None
+        self.no_batch_api = False  # answer 404 on files/batches, like llama.cpp's server
         self.chat_keys: Counter[str] = Counter()  # body hash -> times received
         self.faults_served: Counter[str] = Counter()
         self.auth_seen: set[str] = set()
@@ -165,6 +166,8 @@ def _handler(state: State):
                 return
             if self.path.endswith("/chat/completions"):
                 return self._chat(json.loads(body))
+            if state.no_batch_api and not self.path.endswith("/chat/completions"):
+                return self._send(404, {"error": {"message": "not found"}})
             if self.path.endswith("/files"):
                 msg = email.parser.BytesParser().parsebytes(
                     b"Content-Type: " + self.headers["Content-Type"].encode() + b"\r\n\r\n" + body

@@ -159,7 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    from ratio_bench.judge.client import JudgeError
+
+    try:
+        return args.func(args)
+    except JudgeError as exc:  # a judge problem no retry can fix: say what it is, without a traceback
+        print(f"ratio: judge error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

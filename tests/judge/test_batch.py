@@ -1,6 +1,8 @@
+import pytest
+
 from openai_server import expected_decision
 from ratio_bench.judge.batch import BatchJudge
-from ratio_bench.judge.client import JudgeRequest
+from ratio_bench.judge.client import JudgeError, JudgeRequest
 from ratio_bench.judge.prompts import get_prompt
 
 
@@ -45,3 +47,9 @@ def test_a_killed_run_resumes_its_open_batch_instead_of_resubmitting(fake_server
     assert len(fake_server.state.batches) == 1 and second.stats.batches == 0
     assert sum(fake_server.state.chat_keys.values()) == 0  # nothing went through the synchronous path
     assert second.cache.open_batches() == []
+
+
+def test_a_server_without_batch_endpoints_is_a_clear_error(fake_server, make_judge):
+    fake_server.state.no_batch_api = True
+    with pytest.raises(JudgeError, match="no Batch API"):
+        BatchJudge(make_judge(fake_server), poll_s=0.01).run(requests(2))

@@ -80,3 +80,15 @@ def test_lexicon_llm_commands(tmp_path, fake_server, capsys):
     assert "strong-true" in out and "requests sent" in out
     header = review.read_text().splitlines()[0].split("\t")
     assert header[-3:] == ["llm_label", "llm_confidence", "llm_reason"]
+
+
+def test_judge_errors_are_reported_without_a_traceback(fake_server, tmp_path, capsys, monkeypatch):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        json.dumps({"relation": "address", "query": "q", "gold": "g", "annotator": "a", "label": True}) + "\n"
+    )
+    fake_server.state.require_key = "sk-right"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    assert main(["judge", "calibrate", "--labels", str(labels), *judge_args(fake_server, tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "refused the credentials" in err and "sk-wrong" not in err

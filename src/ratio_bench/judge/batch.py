@@ -16,7 +16,7 @@ from typing import Any
 from tqdm import tqdm
 
 from ratio_bench.judge.cache import CachedReply
-from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
+from ratio_bench.judge.client import Judge, JudgeError, JudgeRequest, Outcome
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 ENDPOINT = "/v1/chat/completions"
@@ -63,10 +63,17 @@ class BatchJudge:
             )
             for key in keys
         ]
+        import openai
+
         client = self.judge.client
-        upload = client.files.create(
-            file=("ratio-judge-batch.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch"
-        )
+        try:
+            upload = client.files.create(
+                file=("ratio-judge-batch.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch"
+            )
+        except openai.NotFoundError:
+            raise JudgeError(
+                "this server has no Batch API (files/batches endpoints); run without --batch"
+            ) from None
         batch = client.batches.create(
             input_file_id=upload.id,
             endpoint=ENDPOINT,
