@@ -2,18 +2,24 @@
 
 A partition's corpus is encoded once per model and prompt and reused by all three relations and every later
 run; a changed model file, prompt or corpus text gives a different key, so a stale entry is never read.
+Long lists are encoded in chunks, each saved as soon as it is done, so an interrupted encoding (a large model
+on a CPU takes hours) resumes from its last chunk; the chunks are joined into one file at the end.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from ratio_bench.io import atomic_path
+
+CHUNK_TEXTS = 4096
 
 
 def default_cache_dir() -> Path:
@@ -30,11 +36,19 @@ def texts_fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
+def _save(path: Path, vectors: np.ndarray) -> None:
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.save(fh, vectors)
+
+
 class EmbeddingCache:
-    def __init__(self, root: Path | None = None):
+    def __init__(self, root: Path | None = None, chunk_texts: int = CHUNK_TEXTS, progress: bool = True):
         self.root = Path(root) if root else default_cache_dir()
+        self.chunk_texts = chunk_texts
+        self.progress = progress
         self.hits = 0
-        self.misses = 0
+        self.misses = 0  # text lists encoded (a chunked list counts once)
+        self.chunks_resumed = 0
 
     def path(self, model_fp: str, prompt: str, texts_fp: str) -> Path:
         key = hashlib.sha256(f"{model_fp}\n{prompt}\n{texts_fp}".encode()).hexdigest()
@@ -53,7 +67,23 @@ class EmbeddingCache:
             self.hits += 1
             return np.load(path, mmap_mode="r")
         self.misses += 1
-        vectors = np.asarray(encode(texts), dtype=np.float32)
-        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-            np.save(fh, vectors)
+        if len(texts) <= self.chunk_texts:
+            vectors = np.asarray(encode(texts), dtype=np.float32)
+        else:
+            parts = path.with_suffix(".parts")
+            chunks = []
+            starts = range(0, len(texts), self.chunk_texts)
+            bar = tqdm(starts, desc="encoding", unit=" chunk", leave=False, disable=not self.progress)
+            for start in bar:
+                part = parts / f"{start:010d}.npy"
+                if part.exists():
+                    self.chunks_resumed += 1
+                    chunks.append(np.load(part))
+                    continue
+                chunk = np.asarray(encode(texts[start : start + self.chunk_texts]), dtype=np.float32)
+                _save(part, chunk)
+                chunks.append(chunk)
+            vectors = np.concatenate(chunks)
+        _save(path, vectors)
+        shutil.rmtree(path.with_suffix(".parts"), ignore_errors=True)
         return vectors

@@ -78,13 +78,13 @@ class ScoreResult:
     metrics: dict[str, dict[str, float]]  # relation -> metric -> value in [0, 1]
     n_queries: dict[str, int]
     seconds: float
-    encode_calls: int = 0
+    encode_calls: int = 0  # text lists encoded (cache misses; a chunked corpus counts once)
     cache_hits: int = 0
     runs: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
 
 
 class DenseEncoder:
-    """A sentence-transformers model with its prompts; counts encode calls (one per text list)."""
+    """A sentence-transformers model with its prompts."""
 
     def __init__(self, setup: ModelSetup, batch_size: int = 64, device: str | None = None):
         from sentence_transformers import SentenceTransformer
@@ -95,10 +95,8 @@ class DenseEncoder:
         )
         self.batch_size = batch_size
         self.fingerprint = fingerprint(setup.path)
-        self.calls = 0
 
     def encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
-        self.calls += 1
         return self.model.encode(
             list(texts),
             prompt=prompt or None,
@@ -144,6 +142,7 @@ def score(
     else:
         encoder = DenseEncoder(setup, batch_size=batch_size)
         cache = cache or EmbeddingCache()
+        misses_before, hits_before = cache.misses, cache.hits
         corpus = np.asarray(
             cache.get_or_encode(
                 encoder.fingerprint,
@@ -168,7 +167,7 @@ def score(
             runs[rel] = {
                 qid: [data.corpus_ids[rows[j]] for j in row] for qid, row in zip(qids, idx, strict=True)
             }
-        calls, hits = encoder.calls, cache.hits
+        calls, hits = cache.misses - misses_before, cache.hits - hits_before
     metrics, counts = {}, {}
     for rel, (qids, _, golds) in data.queries.items():
         counts[rel] = len(qids)
