@@ -135,6 +135,7 @@ class SilverPlan:
     relation: str
     table: pa.Table  # the sampled test rows
     prompts: list[Prompt]
+    test_pairs: int  # size of the relation's test split the sample was drawn from
 
     def requests(self) -> list[JudgeRequest]:
         rows = self.table.select(["query", "marker", "gold"]).to_pylist()
@@ -156,7 +157,9 @@ def plan_silver(root: Path, settings: SilverSettings) -> list[SilverPlan]:
             ids, test.column("marker").to_pylist(), settings.sample[rel], settings.seed
         )
         sampled = test.filter(pc.is_in(test.column("query_id"), pa.array(chosen))).sort_by("query_id")
-        plans.append(SilverPlan(rel, sampled, [get_prompt(pid) for pid in settings.prompts[rel]]))
+        plans.append(
+            SilverPlan(rel, sampled, [get_prompt(pid) for pid in settings.prompts[rel]], test.num_rows)
+        )
     return plans
 
 
@@ -206,14 +209,16 @@ def run_silver(
         n_req = plan.table.num_rows * len(plan.prompts)
         verdicts = _verdict_table(plan, outcomes[offset : offset + n_req])
         offset += n_req
+        ids = verdicts.column("query_id").to_pylist()
+        prompt_refs = verdicts.column("prompt").to_pylist()
         accepted = pc.and_(
             pc.equal(verdicts.column("status"), "ok"), pc.fill_null(verdicts.column("decision"), False)
+        ).to_pylist()
+        votes = Counter(q for q, a in zip(ids, accepted, strict=True) if a)
+        kept_ids = {q for q, n in votes.items() if n == len(plan.prompts)}
+        kept = plan.table.filter(
+            pc.is_in(plan.table.column("query_id"), pa.array(sorted(kept_ids), pa.string()))
         )
-        votes = Counter(
-            v for v, a in zip(verdicts.column("query_id").to_pylist(), accepted.to_pylist(), strict=True) if a
-        )
-        kept_ids = sorted(q for q, k in votes.items() if k == len(plan.prompts))
-        kept = plan.table.filter(pc.is_in(plan.table.column("query_id"), pa.array(kept_ids, pa.string())))
         rel = plan.relation
         qrels = pa.table(
             {
@@ -228,25 +233,16 @@ def run_silver(
             # an empty split is left out, as ``ratio build`` does (datasets cannot load one)
             if table.num_rows:
                 _write_parquet(table, root / "data" / config / f"{SILVER}-00000-of-00001.parquet")
-        kept_col = pa.array([q in set(kept_ids) for q in verdicts.column("query_id").to_pylist()])
+        kept_col = pa.array([q in kept_ids for q in ids])
         _write_parquet(
             verdicts.append_column("pair_kept", kept_col), root / "judgments" / f"silver-{rel}.parquet"
         )
-        per_prompt = {
-            p.ref("silver"): int(
-                sum(
-                    1
-                    for a, pr in zip(accepted.to_pylist(), verdicts.column("prompt").to_pylist(), strict=True)
-                    if a and pr == p.ref("silver")
-                )
-            )
-            for p in plan.prompts
-        }
+        per_prompt = Counter(ref for ref, a in zip(prompt_refs, accepted, strict=True) if a)
         sizes[rel] = {
-            "test_pairs": _read_split(root, rel, "test").num_rows,
+            "test_pairs": plan.test_pairs,
             "sampled": plan.table.num_rows,
-            "accepted_by_prompt": per_prompt,
-            "invalid": int(sum(1 for s in verdicts.column("status").to_pylist() if s == "invalid")),
+            "accepted_by_prompt": {p.ref("silver"): per_prompt[p.ref("silver")] for p in plan.prompts},
+            "invalid": verdicts.column("status").to_pylist().count("invalid"),
             "kept": kept.num_rows,
         }
         manifest["rows"][rel][SILVER] = kept.num_rows

@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from ratio_bench.judge.cache import CachedReply
 from ratio_bench.judge.client import Judge, JudgeError, JudgeRequest, Outcome
+from ratio_bench.judge.parse import parse_reply
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 ENDPOINT = "/v1/chat/completions"
@@ -140,8 +141,12 @@ class BatchJudge:
         keys = [judge.key(r) for r in requests]
         todo: dict[str, JudgeRequest] = {}
         for req, key in zip(requests, keys, strict=True):
-            if key not in todo and judge.cache.get(key) is None:
+            if key in todo:
+                continue
+            if judge.cache.get(key) is None:
                 todo[key] = req
+            else:
+                judge.stats.add(cache_hits=1)
         unanswered: set[str] = set()
         for batch_id, batch_keys in judge.cache.open_batches():  # resume what a killed run submitted
             if not set(batch_keys) <= set(todo) | {k for k in batch_keys if judge.cache.get(k)}:
@@ -172,13 +177,11 @@ class BatchJudge:
                 outcomes.append(Outcome("skipped", None, error="spending cap reached"))
             else:
                 hit = judge.cache.get(key)
-                outcomes.append(_from_reply(judge, req, hit) if hit else Outcome("error", None, error="lost"))
+                outcomes.append(_from_reply(req, hit) if hit else Outcome("error", None, error="lost"))
         return outcomes
 
 
-def _from_reply(judge: Judge, req: JudgeRequest, reply: CachedReply) -> Outcome:
-    from ratio_bench.judge.parse import parse_reply
-
+def _from_reply(req: JudgeRequest, reply: CachedReply) -> Outcome:
     if reply.status == "invalid":
         return Outcome("invalid", None, raw=reply.content, error="invalid reply")
     return Outcome("ok", parse_reply(reply.content, req.output))

@@ -15,7 +15,7 @@ import csv
 from pathlib import Path
 
 from ratio_bench.judge.client import Judge, JudgeRequest
-from ratio_bench.judge.prompts import PromptError, get_prompt
+from ratio_bench.judge.prompts import get_prompt
 from ratio_bench.lexicon.expand import REVIEW_COLUMNS, Candidate, write_review
 from ratio_bench.lexicon.model import Lexicon, normalise_marker
 
@@ -63,10 +63,7 @@ def llm_classify(review: Path, judge: Judge, strong: float = 0.8) -> dict[str, i
     todo = [r for r in rows if not (r.get("decision") or "").strip() and r["relation"] in CLASSIFIERS]
     reqs = []
     for r in todo:
-        try:
-            prompt = get_prompt(CLASSIFIERS[r["relation"]])
-        except PromptError:
-            continue
+        prompt = get_prompt(CLASSIFIERS[r["relation"]])
         reqs.append(JudgeRequest(prompt.messages("default", marker=r["marker"]), prompt.output))
     counts: dict[str, int] = {"strong-true": 0, "weak-true": 0, "false": 0, "invalid": 0}
     for r, outcome in zip(todo, judge.run(reqs, desc="classifying markers"), strict=True):
@@ -82,7 +79,7 @@ def llm_classify(review: Path, judge: Judge, strong: float = 0.8) -> dict[str, i
         r["llm_reason"] = (v.reason if v else outcome.error).replace("\t", " ").replace("\n", " ")
         if label == "strong-true":
             r["decision"] = "accept"
-    columns = [*REVIEW_COLUMNS, *(c for c in LLM_COLUMNS)]
+    columns = [*REVIEW_COLUMNS, *LLM_COLUMNS]
     tmp = review.with_suffix(review.suffix + ".tmp")
     with tmp.open("w", encoding="utf-8", newline="") as fh:
         w = csv.DictWriter(fh, columns, delimiter="\t", lineterminator="\n", extrasaction="ignore")
