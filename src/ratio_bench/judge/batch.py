@@ -166,7 +166,7 @@ class BatchJudge:
             unanswered |= self._collect(batch_id, {k: todo[k] for k in chunk})
         judge.stats.add(batch_failed=len(unanswered))
         leftovers = {k: r for k, r in todo.items() if k in unanswered}
-        sync = judge._run_uncached(leftovers, "re-sending failed batch items") if leftovers else {}
+        sync = judge.run_uncached(leftovers, "re-sending failed batch items") if leftovers else {}
         not_sent = {k for k in todo if k not in fresh and k not in unanswered}
         judge.stats.add(skipped_budget=len(not_sent))
         outcomes: list[Outcome] = []

@@ -262,10 +262,11 @@ class Judge:
                 outcomes[key] = hit
             else:
                 todo[key] = req
-        outcomes |= self._run_uncached(todo, desc)
+        outcomes |= self.run_uncached(todo, desc)
         return [outcomes[k] for k in keys]
 
-    def _run_uncached(self, todo: dict[str, JudgeRequest], desc: str) -> dict[str, Outcome]:
+    def run_uncached(self, todo: dict[str, JudgeRequest], desc: str) -> dict[str, Outcome]:
+        """Send requests known to be missing from the cache (by key), ``workers`` at a time."""
         out: dict[str, Outcome] = {}
         if not todo:
             return out
@@ -292,7 +293,6 @@ class Judge:
                         stop = True
                         out[key] = Outcome("skipped", None, error="spending cap reached")
                     except JudgeError:
-                        stop = True
                         raise
                     except Exception as exc:  # retries exhausted or a request the server rejects
                         self.stats.add(errors=1)
