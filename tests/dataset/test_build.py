@@ -136,39 +136,29 @@ def test_sampling_caps_queries_and_keeps_the_ratio(dataset_corpus, tmp_path):
     assert report["rows"]["address"]["test"] == 1 and report["rows"]["corpus"]["test"] == 1
 
 
-def test_config_errors_name_the_field(dataset_corpus, tmp_path):
-    with pytest.raises(ConfigError, match="splits.train and splits.validation overlap"):
-        load_config(
-            write_config(
-                tmp_path / "a.yaml",
-                dataset_corpus,
-                tmp_path / "w",
-                splits={
-                    "train": {"end": "2021-06-30"},
-                    "validation": {"start": "2021-01-01"},
-                    "test": {"start": "2022-01-01"},
-                },
-            )
-        )
-    with pytest.raises(ConfigError, match="date_policy.straddle"):
-        load_config(
-            write_config(
-                tmp_path / "b.yaml", dataset_corpus, tmp_path / "w", date_policy={"straddle": "guess"}
-            )
-        )
-    with pytest.raises(ConfigError, match="not an ISO date"):
-        load_config(
-            write_config(
-                tmp_path / "c.yaml",
-                dataset_corpus,
-                tmp_path / "w",
-                splits={
-                    "train": {"end": "June"},
-                    "validation": {"start": "2021-01-01"},
-                    "test": {"start": "2022-01-01"},
-                },
-            )
-        )
+_BAD_SPLITS = {
+    "train": {"end": "June"},
+    "validation": {"start": "2021-01-01"},
+    "test": {"start": "2022-01-01"},
+}
+_OVERLAP = {
+    "train": {"end": "2021-06-30"},
+    "validation": {"start": "2021-01-01"},
+    "test": {"start": "2022-01-01"},
+}
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"splits": _OVERLAP}, "splits.train and splits.validation overlap"),
+        ({"date_policy": {"straddle": "guess"}}, "date_policy.straddle"),
+        ({"splits": _BAD_SPLITS}, "not an ISO date"),
+    ],
+)
+def test_config_errors_name_the_field(dataset_corpus, tmp_path, override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w", **override))
 
 
 def test_empty_partition_is_an_error(dataset_corpus, tmp_path):
