@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from datatrove.pipeline.base import PipelineStep
@@ -20,6 +21,7 @@ from ratio_bench.corpus.cleaning import MIN_SENTENCE_CHARS, Cleaner
 from ratio_bench.corpus.readers import PaperReader, ReaderSettings
 from ratio_bench.io import RejectLog, write_json
 from ratio_bench.lexicon import Lexicon
+from ratio_bench.lexicon.model import default_lexicon_dir
 from ratio_bench.mining.extract import MiningCounts, PairMiner
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 from ratio_bench.mining.units import WorkUnit
@@ -36,6 +38,19 @@ class MiningSettings:
     progress: bool = True
 
 
+def _lexicon(directory: str | None) -> Lexicon:
+    """One load per process while the lexicon's files are unchanged: datatrove runs each work unit as a fresh
+    task (and copies the step for it), and a corpus at scale has thousands of units."""
+    root = Path(directory) if directory else default_lexicon_dir()
+    files = tuple(sorted((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in root.iterdir()))
+    return _load_lexicon(str(root), files)
+
+
+@lru_cache(maxsize=4)
+def _load_lexicon(root: str, files: tuple) -> Lexicon:
+    return Lexicon.load(root)
+
+
 class MineUnits(PipelineStep):
     name = "ratio-mine"
     type = "Mining"
@@ -49,7 +64,7 @@ class MineUnits(PipelineStep):
     def run(self, data=None, rank: int = 0, world_size: int = 1):
         start = time.perf_counter()
         s = self.settings
-        lexicon = Lexicon.load(s.lexicon_dir)
+        lexicon = _lexicon(s.lexicon_dir)
         miner = PairMiner(
             lexicon,
             Cleaner(clause_markers=lexicon, lowercase=s.lowercase, min_chars=s.min_chars),
