@@ -92,3 +92,21 @@ def test_plan_mismatch_is_refused(fixture_corpus, tmp_path):
     run_mining([fixture_corpus], out, MiningSettings(progress=False))
     with pytest.raises(PlanMismatchError):
         run_mining([fixture_corpus], out, MiningSettings(progress=False, keep_case=True))
+
+
+def test_lexicon_is_loaded_once_per_process_until_its_files_change(tmp_path):
+    import shutil
+
+    from ratio_bench.lexicon.model import default_lexicon_dir
+    from ratio_bench.mining.step import _lexicon
+
+    lex_dir = tmp_path / "lexicon"
+    shutil.copytree(default_lexicon_dir(), lex_dir)
+    first = _lexicon(str(lex_dir))
+    assert _lexicon(str(lex_dir)) is first
+    with (lex_dir / "address.tsv").open("a", encoding="utf-8") as fh:
+        fh.write("by way of a cheap cure\tmanual\ta marker added after the first load\n")
+    edited = _lexicon(str(lex_dir))
+    assert edited is not first
+    assert edited.match("By way of a cheap cure, we add a marker.").label == "address"
+    assert first.match("By way of a cheap cure, we add a marker.") is None
