@@ -46,3 +46,13 @@ def test_a_failed_background_write_is_raised_and_leaves_no_file(tmp_path):
     w.abort()
     assert not path.exists()
     assert not list(tmp_path.iterdir())
+
+
+def test_a_write_failing_at_close_removes_the_partial_file(tmp_path):
+    path = tmp_path / "bad.parquet"
+    w = ShardWriter(path, SCHEMA, rows_per_group=100)
+    w.extend([{"text": "bad", "n": "not a number"}])
+    with pytest.raises((pa.ArrowInvalid, pa.ArrowTypeError)):
+        w.close()
+    w.abort()  # what a caller's cleanup does next: harmless
+    assert not list(tmp_path.iterdir())

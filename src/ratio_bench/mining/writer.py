@@ -15,10 +15,11 @@ from ratio_bench.io import atomic_path
 class ShardWriter:
     """Buffers rows and flushes them as row groups; the file appears at ``path`` only on :meth:`close`.
 
-    Each row group is converted and written by one background thread while the caller keeps mining: Arrow
-    encodes and compresses with the GIL released, which hides most of the write cost of a single-process run.
-    At most one group is in flight, so memory stays bounded, and groups are written in order, so the file is
-    byte-for-byte the same as a synchronous write.
+    Each row group is converted and written by one background thread while the caller keeps mining: the
+    conversion from Python rows holds the GIL, but Arrow's encoding and compression release it, so that part
+    overlaps the caller's work. At most one group is in flight, so memory stays bounded, and groups are written
+    in order, so the file is byte-for-byte the same as a synchronous write. A failed write is raised by the next
+    :meth:`extend` or by :meth:`close`, and ``close`` then removes the partial file itself.
     """
 
     def __init__(self, path: Path, schema: pa.Schema, rows_per_group: int = 20_000):
@@ -32,6 +33,7 @@ class ShardWriter:
         self._writer = pq.ParquetWriter(self._tmp, schema, compression="zstd")
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shard-writer")
         self._pending: Future[None] | None = None
+        self._done = False
 
     def extend(self, rows: list[dict[str, Any]]) -> None:
         self.rows.extend(rows)
@@ -57,12 +59,19 @@ class ShardWriter:
         try:
             self._flush()
             self._wait()
-        finally:
-            self._pool.shutdown()
+        except BaseException:
+            self.abort()
+            raise
+        self._pool.shutdown()
         self._writer.close()
         self._ctx.__exit__(None, None, None)
+        self._done = True
 
     def abort(self) -> None:
+        """Stop writing and remove the partial file (safe to call again, or after a failed close)."""
+        if self._done:
+            return
+        self._done = True
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._pending = None
         self._writer.close()
