@@ -1,12 +1,14 @@
 import hashlib
 import json
+import shutil
 
 import pyarrow.parquet as pq
 import pytest
 
+from ratio_bench.lexicon.model import default_lexicon_dir
 from ratio_bench.mining.run import PlanMismatchError, run_mining
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
-from ratio_bench.mining.step import MineUnits, MiningSettings
+from ratio_bench.mining.step import MineUnits, MiningSettings, _lexicon
 from ratio_bench.mining.units import plan_units
 
 
@@ -95,11 +97,6 @@ def test_plan_mismatch_is_refused(fixture_corpus, tmp_path):
 
 
 def test_lexicon_is_loaded_once_per_process_until_its_files_change(tmp_path):
-    import shutil
-
-    from ratio_bench.lexicon.model import default_lexicon_dir
-    from ratio_bench.mining.step import _lexicon
-
     lex_dir = tmp_path / "lexicon"
     shutil.copytree(default_lexicon_dir(), lex_dir)
     first = _lexicon(str(lex_dir))

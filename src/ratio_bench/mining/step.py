@@ -42,7 +42,7 @@ def _lexicon(directory: str | None) -> Lexicon:
     """One load per process while the lexicon's files are unchanged: datatrove runs each work unit as a fresh
     task (and copies the step for it), and a corpus at scale has thousands of units."""
     root = Path(directory) if directory else default_lexicon_dir()
-    files = tuple(sorted((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in root.iterdir()))
+    files = tuple(sorted((f.name, st.st_mtime_ns, st.st_size) for f in root.iterdir() for st in [f.stat()]))
     return _load_lexicon(str(root), files)
 
 
