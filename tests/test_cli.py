@@ -76,3 +76,18 @@ def test_corpus_export_writes_the_paper_schema(fixture_corpus, tmp_path):
     assert nougat["title"] == "Gated Residual Message Passing for Deep Graph Networks"
     first = nougat["paragraphs"][0]
     assert first["category"] == "abstract" and len(first["sentences"]) == 2
+
+
+def test_user_error_is_one_line_without_traceback(tmp_path):
+    from cli_helpers import assert_user_error, run_ratio
+
+    missing = tmp_path / "nope.yaml"
+    line = assert_user_error(run_ratio("build", "--config", missing, "--out", tmp_path / "out"), str(missing))
+    assert line.startswith("ratio build: error:")
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    from cli_helpers import run_ratio
+
+    run = run_ratio("--debug", "lexicon", "check", "--lexicon", tmp_path)
+    assert run.code != 0 and "Traceback" in run.err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -115,6 +116,9 @@ def cmd_corpus_export(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ratio", description=__doc__)
     parser.add_argument("--version", action="version", version=f"ratio-bench {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show full tracebacks (also RATIO_DEBUG=1); accepted anywhere"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("segment", help="split stdin paragraphs into sentences, one per line (verbatim)")
@@ -157,15 +161,76 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from ratio_bench.judge.client import JudgeError
+def _command_name(args: argparse.Namespace) -> str:
+    """``corpus stats``, ``judge label``, ``build``: the words that chose the command, for error messages."""
+    words = [args.command]
+    nested = getattr(args, f"{args.command}_command", None)
+    if nested:
+        words.append(nested)
+    return " ".join(words)
+
+
+def _debug_requested(argv: Sequence[str] | None) -> bool:
+    words = sys.argv[1:] if argv is None else list(argv)
+    return "--debug" in words or os.environ.get("RATIO_DEBUG", "") not in ("", "0")
+
+
+def _write_traceback() -> Path | None:
+    """Save the current exception's traceback to a private file so the console shows one line only."""
+    import tempfile
+    import traceback
 
     try:
+        fd, name = tempfile.mkstemp(prefix="ratio-traceback-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"ratio-bench {__version__}, argv {sys.argv!r}\n\n")
+            traceback.print_exc(file=fh)
+        return Path(name)
+    except OSError:
+        return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. User mistakes print one line and exit 1 (2 for usage); ``--debug`` re-raises."""
+    from ratio_bench.errors import RatioError
+
+    debug = _debug_requested(argv)
+    words = [w for w in (sys.argv[1:] if argv is None else list(argv)) if w != "--debug"]
+    args = build_parser().parse_args(words)
+    name = f"ratio {_command_name(args)}"
+    try:
         return args.func(args)
-    except JudgeError as exc:  # a judge problem no retry can fix: say what it is, without a traceback
-        print(f"ratio: judge error: {exc}", file=sys.stderr)
-        return 2
+    except RatioError as exc:
+        if debug:
+            raise
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print(
+            f"{name}: interrupted (finished outputs are kept; re-run the same command to resume)",
+            file=sys.stderr,
+        )
+        return 130
+    except OSError as exc:  # a path the user gave that cannot be read or written
+        if debug or exc.filename is None:
+            if debug:
+                raise
+            return _internal_error(name, exc)
+        print(f"{name}: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if debug:
+            raise
+        return _internal_error(name, exc)
+
+
+def _internal_error(name: str, exc: BaseException) -> int:
+    where = _write_traceback()
+    saved = f"traceback saved to {where}" if where else "re-run with --debug for the traceback"
+    print(f"{name}: internal error: {type(exc).__name__}: {exc} ({saved}; please report it)", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from ratio_bench.corpus.markdown import SectionTracker, looks_like_markdown, par
 from ratio_bench.corpus.records import Paper, Paragraph
 from ratio_bench.corpus.report import CorpusReport
 from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
+from ratio_bench.errors import RatioError
 from ratio_bench.io import RejectLog
 
 FORMATS = ("shared", "s2orc")
@@ -37,7 +38,7 @@ TEXT_FORMATS = ("auto", "markdown", "plain", "abstract")
 _PARQUET_BATCH = 64
 
 
-class CorpusFormatError(ValueError):
+class CorpusFormatError(RatioError, ValueError):
     """A file whose format cannot be determined or that lacks the fields its format needs."""
 
 

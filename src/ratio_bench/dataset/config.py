@@ -9,12 +9,13 @@ from typing import Any
 
 import yaml
 
+from ratio_bench.errors import RatioError
 from ratio_bench.lexicon import RELATIONS
 
 PARTITIONS = ("train", "validation", "test")
 
 
-class ConfigError(ValueError):
+class ConfigError(RatioError, ValueError):
     """A build configuration that cannot be used; the message names the file and the field."""
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ratio_bench.errors import RatioError
 
-class PublishError(RuntimeError):
+
+class PublishError(RatioError, RuntimeError):
     pass
 
 

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench.dataset.build import file_checksums
 from ratio_bench.dataset.layout import SILVER, configs_yaml, dataset_info_yaml
+from ratio_bench.errors import RatioError
 from ratio_bench.io import atomic_path, write_json
 from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
 from ratio_bench.judge.prompts import Prompt, get_prompt
@@ -51,7 +52,7 @@ VERDICT_SCHEMA = pa.schema(
 SECTION = re.compile(r"<!-- silver -->.*?<!-- /silver -->", re.DOTALL)
 
 
-class SilverError(RuntimeError):
+class SilverError(RatioError, RuntimeError):
     pass
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from ratio_bench.dataset.layout import corpus_split
+from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.cache import EmbeddingCache
 from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
 from ratio_bench.evaluation.models import ModelSetup, fingerprint
@@ -27,7 +28,7 @@ from ratio_bench.lexicon import RELATIONS
 TOP_K = 100
 
 
-class DatasetError(ValueError):
+class DatasetError(RatioError, ValueError):
     pass
 
 

@@ -18,6 +18,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.bm25 import NGRAM_SETUPS
 from ratio_bench.io import atomic_path
 
@@ -28,7 +29,7 @@ STELLA_QUERY = (
 )
 
 
-class ModelUnavailableError(RuntimeError):
+class ModelUnavailableError(RatioError, RuntimeError):
     """A configured model whose weights are not available on this machine."""
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
+from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.evaluate import ScoreResult
 from ratio_bench.lexicon import RELATIONS
 
@@ -20,7 +21,7 @@ TASK_NAMES = {"address": "RatioAddress", "broaden": "RatioBroaden", "specify": "
 MAIN_SCORE = "mrr_at_10"
 
 
-class SubmissionError(ValueError):
+class SubmissionError(RatioError, ValueError):
     pass
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from ratio_bench.errors import RatioError
 from ratio_bench.judge.client import Judge, JudgeRequest
 from ratio_bench.judge.prompts import Prompt
 from ratio_bench.lexicon import RELATIONS
@@ -29,7 +30,7 @@ from ratio_bench.lexicon import RELATIONS
 Pair = tuple[str, str, str]  # query, marker, gold
 
 
-class LabelError(ValueError):
+class LabelError(RatioError, ValueError):
     pass
 
 

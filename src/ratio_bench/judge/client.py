@@ -23,6 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ratio_bench.errors import RatioError
 from ratio_bench.judge.cache import CachedReply, ReplyCache, request_key
 from ratio_bench.judge.parse import InvalidReply, Verdict, parse_reply
 from ratio_bench.judge.pricing import BudgetExhausted, CostMeter, PriceTable
@@ -36,7 +37,7 @@ REASK = (
 _OPENAI_ARGS = frozenset({"model", "messages", "temperature", "max_tokens", "response_format", "seed"})
 
 
-class JudgeError(RuntimeError):
+class JudgeError(RatioError, RuntimeError):
     """A failure that no retry can fix (bad credentials, unknown model): the run stops with this message."""
 
 

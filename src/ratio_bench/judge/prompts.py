@@ -19,11 +19,13 @@ from typing import Any
 
 import yaml
 
+from ratio_bench.errors import RatioError
+
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 OUTPUT_KINDS = ("verdict", "pairwise", "markers")
 
 
-class PromptError(ValueError):
+class PromptError(RatioError, ValueError):
     """A prompt file that is missing, malformed, or rendered without the fields it needs."""
 
 

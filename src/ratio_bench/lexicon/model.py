@@ -16,6 +16,7 @@ from typing import NamedTuple
 import yaml
 
 from ratio_bench.corpus.cleaning import MAX_MARKER_WORDS
+from ratio_bench.errors import RatioError
 
 RELATIONS: tuple[str, ...] = ("address", "broaden", "specify")
 DISTRACTOR_CATEGORIES: tuple[str, ...] = (
@@ -27,7 +28,7 @@ DISTRACTOR_CATEGORIES: tuple[str, ...] = (
 STAGES: tuple[str, ...] = ("manual", "connective", "pattern", "llm", "embedding")
 
 
-class LexiconError(ValueError):
+class LexiconError(RatioError, ValueError):
     """A lexicon file that is malformed or breaks the lexicon's invariants (e.g. overlapping labels)."""
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
+from ratio_bench.errors import RatioError
 from ratio_bench.io import sum_nested, write_json
 from ratio_bench.lexicon import RELATIONS, Lexicon
 from ratio_bench.mining.step import MineUnits, MiningSettings, read_task_stats
@@ -17,7 +18,7 @@ from ratio_bench.mining.units import plan_units
 EXECUTORS = ("local", "slurm", "ray")
 
 
-class PlanMismatchError(RuntimeError):
+class PlanMismatchError(RatioError, RuntimeError):
     """The output folder holds a run made from other inputs or settings."""
 
 

@@ -1,0 +1,22 @@
+"""The one error path of the ``ratio`` command.
+
+Every mistake a user can fix (a missing file, a bad config key, an unknown model, a refused endpoint) raises a
+:class:`RatioError` whose message names the file, field or flag and says what to do. ``ratio`` prints it as one
+line, ``ratio <command>: error: <message>``, and exits 1 (2 for :class:`UsageError`); a traceback is shown only
+with ``--debug`` or ``RATIO_DEBUG=1``. Stage-specific errors (``ConfigError``, ``DatasetError``, ...) subclass
+it so library callers can still catch them by their own name.
+"""
+
+from __future__ import annotations
+
+
+class RatioError(Exception):
+    """A problem the user can fix; its message is shown as is, without a traceback."""
+
+    exit_code = 1
+
+
+class UsageError(RatioError):
+    """A command line that does not make sense (the same exit code as argparse's own usage errors)."""
+
+    exit_code = 2
