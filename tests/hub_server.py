@@ -1,8 +1,9 @@
 """A tiny in-memory Hub-compatible server for tests (loopback only).
 
-It speaks the endpoints ``huggingface_hub`` uses to create a dataset repo, pre-upload, commit (regular,
-base64 files) and tag, and those that ``datasets`` uses to read it back (repo info, tree, paths-info, resolve).
-Every commit snapshots the repo's files; tags and ``main`` point at commits.
+It speaks the endpoints ``huggingface_hub`` uses to create a dataset or model repo, pre-upload, commit
+(regular, base64 files) and tag, and those that ``datasets`` and sentence-transformers use to read it back (repo
+info, tree, paths-info, resolve). Every commit snapshots the repo's files; tags and ``main`` point at commits.
+Repos are keyed ``datasets/ORG/NAME`` or ``models/ORG/NAME``.
 """
 
 from __future__ import annotations
@@ -67,11 +68,12 @@ def make_handler(state: HubState):
         def do_GET(self) -> None:
             self._auth()
             parts = [unquote(p) for p in urlparse(self.path).path.strip("/").split("/")]
-            if parts[:2] == ["api", "datasets"]:
-                return self._api_get(parts[2:])
-            if parts[0] == "datasets" and "resolve" in parts:
-                i = parts.index("resolve")
-                repo, rev, path = "/".join(parts[1:i]), parts[i + 1], "/".join(parts[i + 2 :])
+            if parts[:2] in (["api", "datasets"], ["api", "models"]):
+                return self._api_get(parts[1], parts[2:])
+            if "resolve" in parts:
+                kind, rest = ("datasets", parts[1:]) if parts[0] == "datasets" else ("models", parts)
+                i = rest.index("resolve")
+                repo, rev, path = f"{kind}/" + "/".join(rest[:i]), rest[i + 1], "/".join(rest[i + 2 :])
                 sha = state.resolve(repo, rev)
                 files = state.commits.get(sha, {}) if sha else {}
                 if path not in files:
@@ -89,9 +91,9 @@ def make_handler(state: HubState):
                 return self._send(200, data, headers, "application/octet-stream")
             self._send(404, b'{"error":"unknown route"}')
 
-        def _api_get(self, rest: list[str]) -> None:
-            # /api/datasets/{org}/{name}[/revision/{rev}] | /tree/{rev}/{path...}
-            repo = "/".join(rest[:2])
+        def _api_get(self, kind: str, rest: list[str]) -> None:
+            # /api/{datasets|models}/{org}/{name}[/revision/{rev}] | /tree/{rev}/{path...}
+            repo = f"{kind}/" + "/".join(rest[:2])
             if repo not in state.refs:
                 return self._send(404, b'{"error":"Repository not found"}', {"X-Error-Code": "RepoNotFound"})
             rev = "main"
@@ -115,8 +117,9 @@ def make_handler(state: HubState):
             files = state.commits[sha]
             self._json(
                 {
-                    "id": repo,
+                    "id": repo.split("/", 1)[1],
                     "_id": repo,
+                    "modelId": repo.split("/", 1)[1],
                     "sha": sha,
                     "private": False,
                     "disabled": False,
@@ -161,17 +164,19 @@ def make_handler(state: HubState):
             body = self._body()
             if parts == ["api", "repos", "create"]:
                 req = json.loads(body)
-                repo = (
+                name = (
                     f"{req.get('organization') or 'user'}/{req['name']}"
                     if "/" not in req["name"]
                     else req["name"]
                 )
+                kind = "datasets" if req.get("type") == "dataset" else "models"
+                repo = f"{kind}/{name}"
                 with state.lock:
                     if repo not in state.refs:
                         sha = hashlib.sha1(f"init:{repo}".encode()).hexdigest()
                         state.commits[sha] = {}
                         state.refs[repo] = {"main": sha}
-                return self._json({"url": f"http://{self.headers['Host']}/datasets/{repo}", "name": repo})
+                return self._json({"url": f"http://{self.headers['Host']}/{repo}", "name": name})
             if parts == ["api", "validate-yaml"]:
                 import yaml
 
@@ -182,9 +187,9 @@ def make_handler(state: HubState):
                 except yaml.YAMLError as e:
                     return self._json({"errors": [{"message": str(e)}], "warnings": []}, code=400)
                 return self._json({"errors": [], "warnings": []})
-            if parts[:2] != ["api", "datasets"]:
+            if parts[:2] not in (["api", "datasets"], ["api", "models"]):
                 return self._send(404, b'{"error":"unknown route"}')
-            repo, action, rev = "/".join(parts[2:4]), parts[4], "/".join(parts[5:])
+            repo, action, rev = f"{parts[1]}/" + "/".join(parts[2:4]), parts[4], "/".join(parts[5:])
             if repo not in state.refs:
                 return self._send(404, b'{"error":"Repository not found"}', {"X-Error-Code": "RepoNotFound"})
             if action == "preupload":
@@ -236,7 +241,7 @@ def make_handler(state: HubState):
                 host = self.headers["Host"]
                 return self._json(
                     {
-                        "commitUrl": f"http://{host}/datasets/{repo}/commit/{sha}",
+                        "commitUrl": f"http://{host}/{repo}/commit/{sha}",
                         "commitOid": sha,
                         "pullRequestUrl": None,
                     }
