@@ -122,7 +122,7 @@ def test_score_cli_writes_valid_results_and_leaderboard_renders(small_release, t
     assert "bm25:unigram" in capsys.readouterr().out
     md, png = tmp_path / "board.md", tmp_path / "board.png"
     assert main(["leaderboard", str(tmp_path / "res"), "--markdown", str(md), "--plot", str(png)]) == 0
-    assert "| bm25:unigram |" in md.read_text()
+    assert "| 1 | bm25\\:unigram | test |" in md.read_text()
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -1,19 +1,12 @@
-"""``ratio models``, ``ratio score`` and ``ratio leaderboard``."""
+"""``ratio models``, ``ratio score``, ``ratio analyze`` and ``ratio leaderboard`` (rendering: ``leaderboard``)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from ratio_bench.evaluation.results import TABLE_METRICS
 from ratio_bench.lexicon import RELATIONS
-
-TABLE_METRICS = (
-    ("recall_at_1", "R@1"),
-    ("recall_at_10", "R@10"),
-    ("mrr_at_10", "M@10"),
-    ("mrr_at_100", "M@100"),
-)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -32,6 +25,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def results_table(entries: list[dict], title: str):
+    from rich.markup import escape
     from rich.table import Table
 
     from ratio_bench.lexicon import RELATIONS
@@ -46,7 +40,7 @@ def results_table(entries: list[dict], title: str):
         for rel in RELATIONS:
             m = e["results"].get(rel)
             cells += [f"{100 * m[k]:.1f}" if m else "-" for k, _ in TABLE_METRICS]
-        t.add_row(e["model"], *cells)
+        t.add_row(escape(e["model"]), *cells)
     return t
 
 
@@ -102,67 +96,32 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from ratio_bench.evaluation.results import SubmissionError, validate_submission
-    from ratio_bench.io import report_console
+    from ratio_bench.evaluation import leaderboard as lb
+    from ratio_bench.io import atomic_open, report_console
 
-    entries, bad = [], []
-    for path in sorted(args.results.rglob("*.json")) if args.results.is_dir() else [args.results]:
-        if path.parent.name == "mteb":
-            continue
-        try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-            validate_submission(entry)
-            entries.append(entry)
-        except (json.JSONDecodeError, SubmissionError) as e:
-            bad.append(f"{path}: {e}")
-    entries.sort(key=lambda e: -sum(m["mrr_at_10"] for m in e["results"].values()) / len(e["results"]))
+    board = lb.load_board(args.results)
     console = report_console()
-    console.print(results_table(entries, f"Leaderboard ({args.results})"))
-    for b in bad:
-        console.print(f"[red]rejected[/red] {b}")
+    for release in board.releases:
+        rows = [{"model": f"{e['model']} ({e['split']})", "results": e["results"]} for e in release.entries]
+        console.print(results_table(rows, lb.terminal_text(f"Leaderboard {release.title} (%)")))
+    for r in board.rejected:
+        console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")
+    console.print(board.summary)
     if args.markdown:
-        args.markdown.write_text(leaderboard_markdown(entries), encoding="utf-8")
+        with atomic_open(args.markdown, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(lb.leaderboard_markdown(board))
     if args.plot:
-        plot_leaderboard(entries, args.plot)
-    return 1 if bad and args.strict else 0
-
-
-def plot_leaderboard(entries: list[dict], path: Path) -> None:
-    """MRR@10 per relation for every entry, as grouped bars (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from ratio_bench.lexicon import RELATIONS
-
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(entries) + 2), 3.5))
-    x = np.arange(len(entries))
-    width = 0.8 / len(RELATIONS)
-    for i, rel in enumerate(RELATIONS):
-        values = [100 * e["results"].get(rel, {}).get("mrr_at_10", 0.0) for e in entries]
-        ax.bar(x + (i - 1) * width, values, width, label=rel)
-    ax.set_xticks(x, [e["model"] for e in entries], rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel("MRR@10 (%)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def leaderboard_markdown(entries: list[dict]) -> str:
-    from ratio_bench.lexicon import RELATIONS
-
-    head = ["model setup", "dataset", "split"] + [f"{r} {s}" for r in RELATIONS for _, s in TABLE_METRICS]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for e in entries:
-        cells = [e["model"], f"{e['dataset']['name']} {e['dataset']['version']}", e["split"]]
-        for rel in RELATIONS:
-            m = e["results"].get(rel)
-            cells += [f"{100 * m[k]:.1f}" if m else "-" for k, _ in TABLE_METRICS]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        with atomic_open(args.plot, "wb") as fh:
+            fh.write(lb.plot_png(board))
+    if args.html:
+        with atomic_open(args.html, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(lb.leaderboard_html(board))
+    if board.rejected and args.strict:
+        raise lb.LeaderboardError(
+            f"--strict: {len(board.rejected)} result file(s) under {args.results} rejected (listed above); "
+            "fix or remove them"
+        )
+    return 0
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -248,9 +207,12 @@ def add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plot", type=Path, help="overlap: write the Figure 4 analogue (PNG)")
     p.set_defaults(func=cmd_analyze)
 
-    p = sub.add_parser("leaderboard", help="validate and render leaderboard results")
-    p.add_argument("results", type=Path, nargs="?", default=Path("eval/results"))
-    p.add_argument("--markdown", type=Path, help="also write the table as Markdown")
+    p = sub.add_parser("leaderboard", help="validate and render leaderboard results, one table per release")
+    p.add_argument(
+        "results", type=Path, nargs="?", default=Path("eval/results"), help="folder of entries (or one file)"
+    )
+    p.add_argument("--markdown", type=Path, help="also write the tables as Markdown")
     p.add_argument("--plot", type=Path, help="also plot MRR@10 per relation (PNG)")
-    p.add_argument("--strict", action="store_true", help="exit non-zero when a submission is rejected")
+    p.add_argument("--html", type=Path, help="also write a self-contained HTML page (sortable, filterable)")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
     p.set_defaults(func=cmd_leaderboard)

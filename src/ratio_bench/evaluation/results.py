@@ -1,24 +1,38 @@
 """Result files: our leaderboard format (validated against ``eval/submission.schema.json``) and MTEB's.
 
 A leaderboard entry records the model setup, the release it was scored on (name, version and manifest
-checksum, so numbers from different builds are never mixed) and per-relation metrics in [0, 1].
+checksum, so numbers from different builds are never mixed) and per-relation metrics in [0, 1]. Entries from
+other parties are untrusted: :func:`validate_submission` checks them, including what JSON Schema cannot say
+(Python's ``json`` reads ``NaN`` and ``Infinity``, which compare as neither below 0 nor above 1).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ratio_bench import __version__
 from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.evaluate import ScoreResult
 from ratio_bench.lexicon import RELATIONS
+
+if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
+    from ratio_bench.evaluation.evaluate import ScoreResult
 
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "eval" / "submission.schema.json"
 TASK_NAMES = {"address": "RatioAddress", "broaden": "RatioBroaden", "specify": "RatioSpecify"}
 MAIN_SCORE = "mrr_at_10"
+# The metrics every table shows (key in ``results``, column label); the schema requires them.
+TABLE_METRICS = (
+    ("recall_at_1", "R@1"),
+    ("recall_at_10", "R@10"),
+    ("mrr_at_10", "M@10"),
+    ("mrr_at_100", "M@100"),
+)
+MAX_MESSAGE = 200  # a schema message quotes the offending value, which may be long
 
 
 class SubmissionError(RatioError, ValueError):
@@ -77,16 +91,35 @@ def _mteb_version() -> str | None:
         return None
 
 
-def validate_submission(entry: dict[str, Any]) -> None:
+def validate_submission(entry: Any) -> None:
     """Check an (untrusted) leaderboard entry against the schema; raises SubmissionError with the path."""
     import jsonschema
 
+    for where in _non_finite_numbers(entry, ()):
+        raise SubmissionError(
+            f"invalid submission at {'/'.join(where) or '(root)'}: NaN and infinities are not numbers in JSON"
+        )
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(entry), key=lambda e: list(e.path))
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(entry), key=lambda e: list(map(str, e.path))
+    )
     if errors:
         e = errors[0]
         where = "/".join(map(str, e.path)) or "(root)"
-        raise SubmissionError(f"invalid submission at {where}: {e.message}")
+        message = e.message if len(e.message) <= MAX_MESSAGE else e.message[: MAX_MESSAGE - 3] + "..."
+        raise SubmissionError(f"invalid submission at {where}: {message}")
     unknown = set(entry["results"]) - set(RELATIONS)
     if unknown:
         raise SubmissionError(f"invalid submission: unknown relations {sorted(unknown)}")
+
+
+def _non_finite_numbers(value: Any, where: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """Paths of the NaN and infinite floats anywhere in a parsed JSON document."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield where
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _non_finite_numbers(v, (*where, str(k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _non_finite_numbers(v, (*where, str(i)))

@@ -1,0 +1,499 @@
+"""The leaderboard: result files loaded and checked, grouped by release build, rendered as Markdown, HTML, PNG.
+
+Result files are untrusted (anyone can submit one), so loading never stops at a bad file: an unreadable,
+non-UTF-8, invalid or wrongly shaped file becomes a :class:`Rejected` entry with its reason. Numbers from
+different release builds are not comparable, so entries are grouped by the SHA-256 of the manifest they were
+scored on (a :class:`Release`) and ranked only within one release and split. Every text that comes from a
+submission (model, dataset name and version, file names, rejection reasons) is escaped for the output it lands
+in. :func:`leaderboard_html` returns the whole page as one string, so ``ratio leaderboard --html`` and a web
+server's ``/leaderboard`` can serve the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import json
+import string
+import unicodedata
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ratio_bench import __version__
+from ratio_bench.errors import RatioError
+from ratio_bench.evaluation.results import MAIN_SCORE, TABLE_METRICS, SubmissionError, validate_submission
+from ratio_bench.lexicon import RELATIONS
+
+MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
+SHORT_SHA = 12
+SPLIT_ORDER = ("test", "validation", "train", "silver")  # the schema's splits, headline split first
+# Markdown: ASCII punctuation that is inert in inline text (tables and headings hold no block structure);
+# every other punctuation mark is backslash-escaped, and <, > and & become entities.
+_MD_INERT = set(".,-/'\"?;%@")
+_MD_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+class LeaderboardError(RatioError):
+    pass
+
+
+class PlottingUnavailable(LeaderboardError):
+    pass
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A result file that is not on the board, and why (shown to the submitter)."""
+
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Release:
+    """The entries scored on one release build (one manifest), best first within each split."""
+
+    name: str
+    version: str
+    manifest_sha256: str
+    entries: tuple[dict[str, Any], ...]
+
+    @property
+    def title(self) -> str:
+        return f"{self.name} {self.version} (manifest {self.manifest_sha256[:SHORT_SHA]})"
+
+
+@dataclass(frozen=True)
+class Board:
+    releases: tuple[Release, ...]
+    rejected: tuple[Rejected, ...]
+
+    @property
+    def summary(self) -> str:
+        n, builds = sum(len(r.entries) for r in self.releases), len(self.releases)
+        return (
+            f"{n} {'entry' if n == 1 else 'entries'} on {builds} release {'build' if builds == 1 else 'builds'}, "
+            f"{len(self.rejected)} rejected"
+        )
+
+
+def load_board(results: Path) -> Board:
+    """Every ``*.json`` entry under ``results`` (a folder or one file; ``mteb/`` folders are MTEB's)."""
+    if results.is_dir():
+        paths = sorted(p for p in results.rglob("*.json") if "mteb" not in p.relative_to(results).parts[:-1])
+        names = [p.relative_to(results).as_posix() for p in paths]
+    elif results.is_file():
+        paths, names = [results], [results.name]
+    else:
+        raise LeaderboardError(f"{results}: no such file or folder; give a folder of result JSON files")
+    loaded, rejected = [], []
+    for path, name in zip(paths, names, strict=True):
+        try:
+            loaded.append((name, read_entry(path)))
+        except SubmissionError as e:
+            rejected.append(Rejected(name, str(e)))
+    releases, inconsistent = group_releases(loaded)
+    return Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
+
+
+def read_entry(path: Path) -> dict[str, Any]:
+    """One result file, checked; any problem is a SubmissionError whose message is the reason."""
+    if not path.is_file():
+        raise SubmissionError("not a regular file")
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise SubmissionError(f"cannot read the file: {e.strerror}") from e
+    if len(data) > MAX_FILE_BYTES:
+        raise SubmissionError(f"file is over the {MAX_FILE_BYTES:,}-byte limit for one entry")
+    return parse_entry(data)
+
+
+def parse_entry(data: bytes) -> dict[str, Any]:
+    """A submitted entry from its bytes: UTF-8, strict JSON (no NaN or Infinity), the submission schema."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SubmissionError(f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})") from e
+    try:
+        entry = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as e:
+        raise SubmissionError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
+    except RecursionError as e:
+        raise SubmissionError("not a leaderboard entry: JSON nested too deeply") from e
+    except ValueError as e:  # from the hooks below, or an integer too long to convert
+        raise SubmissionError(f"not valid JSON: {e}") from e
+    validate_submission(entry)
+    return entry
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number in JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:20]} overflows a double")
+    return value
+
+
+def group_releases(loaded: list[tuple[str, dict[str, Any]]]) -> tuple[tuple[Release, ...], list[Rejected]]:
+    """Entries grouped by manifest hash, best first within each split.
+
+    The hash covers the manifest's name and version, so entries that share a hash but name different releases
+    were edited by hand; none of them can be trusted (which one is right is unknowable), so all are rejected.
+    """
+    by_sha: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for source, entry in loaded:
+        by_sha.setdefault(entry["dataset"]["manifest_sha256"], []).append((source, entry))
+    releases, rejected = [], []
+    for sha, group in by_sha.items():
+        claims = sorted({_release_of(e) for _, e in group})
+        if len(claims) > 1:
+            named = "; ".join(f"{n} {v}" for n, v in claims)
+            reason = f"manifest_sha256 {sha[:SHORT_SHA]}... is claimed for different releases ({named})"
+            rejected += [Rejected(source, reason) for source, _ in group]
+            continue
+        entries = sorted(
+            group, key=lambda item: (SPLIT_ORDER.index(item[1]["split"]), -mean_score(item[1]), item[0])
+        )
+        releases.append(Release(*claims[0], sha, tuple(e for _, e in entries)))
+    releases.sort(key=lambda r: (r.name, r.version, r.manifest_sha256))
+    return tuple(releases), rejected
+
+
+def _release_of(entry: dict[str, Any]) -> tuple[str, str]:
+    return entry["dataset"]["name"], entry["dataset"]["version"]
+
+
+def mean_score(entry: dict[str, Any]) -> float:
+    """The ranking key: MRR@10 averaged over the relations the entry was scored on."""
+    return sum(m[MAIN_SCORE] for m in entry["results"].values()) / len(entry["results"])
+
+
+def ranked(release: Release) -> list[tuple[int, dict[str, Any]]]:
+    """(rank within its split, entry) for every entry of a release, in table order."""
+    out, rank, previous = [], 0, None
+    for entry in release.entries:
+        rank = rank + 1 if entry["split"] == previous else 1
+        previous = entry["split"]
+        out.append((rank, entry))
+    return out
+
+
+def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None]]:
+    """(relation, value) for each table column, None where the entry has no such relation."""
+    return [
+        (rel, entry["results"][rel][key] if rel in entry["results"] else None)
+        for rel in RELATIONS
+        for key, _ in TABLE_METRICS
+    ]
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+# --- escaping -------------------------------------------------------------------------------------------------
+
+
+def plain_text(text: str) -> str:
+    """One line of visible text: line breaks and other control characters become spaces, format characters
+    (bidirectional overrides, zero-width marks) are dropped, so a field cannot reorder or split what follows."""
+    out = []
+    for ch in str(text):
+        category = unicodedata.category(ch)
+        if category in ("Cc", "Zl", "Zp"):
+            out.append(" ")
+        elif category not in ("Cf", "Cs", "Co", "Cn"):
+            out.append(ch)
+    return "".join(out)
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as literal inline Markdown: no markup, link, HTML tag, code span or table cell boundary."""
+    out = []
+    for ch in plain_text(text):
+        if ch in _MD_ENTITIES:
+            out.append(_MD_ENTITIES[ch])
+        elif ch in string.punctuation and ch not in _MD_INERT:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def html_text(text: str) -> str:
+    """``text`` as HTML character data or a quoted attribute value."""
+    return html.escape(plain_text(text), quote=True)
+
+
+def terminal_text(text: str) -> str:
+    """``text`` for a rich console: one line, markup brackets escaped."""
+    from rich.markup import escape
+
+    return escape(plain_text(text))
+
+
+# --- Markdown -------------------------------------------------------------------------------------------------
+
+
+def leaderboard_markdown(board: Board) -> str:
+    """One table per release build (entries ranked within their split), then the rejected files."""
+    head = ["#", "model setup", "split"] + [
+        f"{rel} {short}" for rel in RELATIONS for _, short in TABLE_METRICS
+    ]
+    lines = [
+        "# Ratio leaderboard",
+        "",
+        f"{markdown_text(board.summary)}. Metrics in %; ranked by "
+        "MRR@10 averaged over the relations, only against entries of the same release build and split.",
+    ]
+    for release in board.releases:
+        lines += ["", f"## {markdown_text(release.title)}", ""]
+        lines += [_md_row(head), "|" + "---|" * len(head)]
+        for rank, entry in ranked(release):
+            cells = [str(rank), markdown_text(entry["model"]), markdown_text(entry["split"])]
+            lines.append(_md_row(cells + [percent(v) for _, v in metric_cells(entry)]))
+    if board.rejected:
+        lines += ["", "## Rejected files", "", _md_row(["file", "reason"]), "|---|---|"]
+        lines += [_md_row([markdown_text(r.source), markdown_text(r.reason)]) for r in board.rejected]
+    return "\n".join(lines) + "\n"
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+# --- plot -----------------------------------------------------------------------------------------------------
+
+
+def plot_png(board: Board) -> bytes:
+    """MRR@10 per relation as grouped bars, one panel per release build (PNG bytes, reproducible)."""
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise PlottingUnavailable(
+            "plotting needs matplotlib: pip install 'ratio-bench[eval]' (or leave out --plot)"
+        ) from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    panels = board.releases or (Release("no entries", "", "", ()),)
+    width_entries = max(len(r.entries) for r in panels)
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(max(6, 1.2 * width_entries + 2), 3.5 * len(panels)), squeeze=False
+    )
+    bar = 0.8 / len(RELATIONS)
+    for ax, release in zip(axes[:, 0], panels, strict=True):
+        x = np.arange(len(release.entries))
+        for i, rel in enumerate(RELATIONS):
+            values = [100 * e["results"].get(rel, {}).get(MAIN_SCORE, 0.0) for e in release.entries]
+            ax.bar(x + (i - 1) * bar, values, bar, label=rel)
+        labels = [plain_text(f"{e['model']} ({e['split']})") for e in release.entries]
+        ax.set_xticks(x, labels, rotation=20, ha="right", fontsize=8, parse_math=False)
+        ax.set_title(plain_text(release.title), fontsize=9, parse_math=False)
+        ax.set_ylabel("MRR@10 (%)")
+        if release.entries:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    with warnings.catch_warnings():  # a name in a script the font lacks draws boxes; that is not an error
+        warnings.filterwarnings("ignore", message="Glyph .* missing")
+        fig.savefig(buf, format="png", dpi=120, metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+# --- HTML -----------------------------------------------------------------------------------------------------
+
+_STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1b1b1b; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th.sortable { cursor: pointer; background: #f3f3f3; }
+th[aria-sort="ascending"]::after { content: " \\25B2"; }
+th[aria-sort="descending"]::after { content: " \\25BC"; }
+label { margin-right: 1em; }
+img { max-width: 100%; }
+.hash { font-family: monospace; }
+"""
+
+# Constant: the page's data lives in the HTML tables, never in the script, so no submitted text reaches it.
+_SCRIPT = """
+(function () {
+  "use strict";
+  function byId(id) { return document.getElementById(id); }
+  function applyFilters() {
+    var release = byId("filter-release").value;
+    var split = byId("filter-split").value;
+    var relation = byId("filter-relation").value;
+    document.querySelectorAll("section.release").forEach(function (s) {
+      s.hidden = release !== "" && s.getAttribute("data-release") !== release;
+    });
+    document.querySelectorAll("tr[data-split]").forEach(function (r) {
+      r.hidden = split !== "" && r.getAttribute("data-split") !== split;
+    });
+    document.querySelectorAll("[data-relation]").forEach(function (c) {
+      c.hidden = relation !== "" && c.getAttribute("data-relation") !== relation;
+    });
+  }
+  function cellKey(row, index, numeric) {
+    var cell = row.cells[index];
+    if (!numeric) { return cell.textContent; }
+    var value = cell.getAttribute("data-value");
+    return value === null || value === "" ? -Infinity : parseFloat(value);
+  }
+  function sortBy(th) {
+    var table = th.closest("table");
+    var body = table.tBodies[0];
+    var index = th.cellIndex;
+    var numeric = th.getAttribute("data-type") === "number";
+    var descending = th.getAttribute("aria-sort") !== "descending";
+    table.querySelectorAll("th.sortable").forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var ka = cellKey(a, index, numeric), kb = cellKey(b, index, numeric);
+      var order = ka < kb ? -1 : ka > kb ? 1 : 0;
+      return descending ? -order : order;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+  document.querySelectorAll("th.sortable").forEach(function (th) {
+    th.addEventListener("click", function () { sortBy(th); });
+  });
+  ["filter-release", "filter-split", "filter-relation"].forEach(function (id) {
+    byId(id).addEventListener("change", applyFilters);
+  });
+})();
+"""
+
+
+def _csp_hash(source: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode() + "'"
+
+
+# Only the page's own script and style may run and nothing may be fetched: even a text that escaped escaping
+# could not load or execute anything. A server can send the same policy as a header.
+CONTENT_SECURITY_POLICY = (
+    f"default-src 'none'; img-src data:; style-src {_csp_hash(_STYLE)}; script-src {_csp_hash(_SCRIPT)}; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+
+def leaderboard_html(board: Board) -> str:
+    """The leaderboard as one self-contained page (no external resources; works offline and from a server)."""
+    try:
+        plot = plot_png(board)
+    except PlottingUnavailable:
+        plot = None
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(CONTENT_SECURITY_POLICY)}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>Ratio leaderboard</title>",
+        f"<style>{_STYLE}</style>",
+        "</head>",
+        "<body>",
+        "<h1>Ratio leaderboard</h1>",
+        f"<p>{html_text(board.summary)}. Metrics in %; ranked by "
+        "MRR@10 averaged over the relations, only against entries of the same release build and split. "
+        "Click a column header to sort.</p>",
+        _filters(board),
+    ]
+    for release in board.releases:
+        parts.append(_release_section(release))
+    if plot is not None:
+        data = base64.b64encode(plot).decode("ascii")
+        parts.append(
+            '<figure><img alt="MRR@10 per relation for every entry, one panel per release build" '
+            f'src="data:image/png;base64,{data}"><figcaption>MRR@10 per relation (%)</figcaption></figure>'
+        )
+    else:
+        parts.append("<p>(No plot: matplotlib is not installed.)</p>")
+    if board.rejected:
+        parts += [
+            "<h2>Rejected files</h2>",
+            "<table>",
+            "<thead><tr><th>file</th><th>reason</th></tr></thead>",
+        ]
+        parts.append("<tbody>")
+        parts += [
+            f"<tr><td>{html_text(r.source)}</td><td>{html_text(r.reason)}</td></tr>" for r in board.rejected
+        ]
+        parts += ["</tbody>", "</table>"]
+    parts += [
+        f"<p><small>Rendered by ratio-bench {html_text(__version__)} (<code>ratio leaderboard</code>).</small></p>",
+        f"<script>{_SCRIPT}</script>",
+        "</body>",
+        "</html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _options(choices: list[tuple[str, str]]) -> str:
+    rows = ['<option value="">all</option>']
+    rows += [f'<option value="{html_text(value)}">{html_text(label)}</option>' for value, label in choices]
+    return "".join(rows)
+
+
+def _filters(board: Board) -> str:
+    splits = sorted({e["split"] for r in board.releases for e in r.entries}, key=SPLIT_ORDER.index)
+    releases = [(r.manifest_sha256, r.title) for r in board.releases]
+    return (
+        "<p>"
+        f'<label>Release <select id="filter-release">{_options(releases)}</select></label>'
+        f'<label>Split <select id="filter-split">{_options([(s, s) for s in splits])}</select></label>'
+        f'<label>Relation <select id="filter-relation">{_options([(r, r) for r in RELATIONS])}</select></label>'
+        "</p>"
+    )
+
+
+def _release_section(release: Release) -> str:
+    head = ['<th class="sortable" data-type="number">#</th>', '<th class="sortable">model setup</th>']
+    head.append('<th class="sortable">split</th>')
+    head += [
+        f'<th class="sortable" data-type="number" data-relation="{rel}">{rel} {html_text(short)}</th>'
+        for rel in RELATIONS
+        for _, short in TABLE_METRICS
+    ]
+    rows = []
+    for rank, entry in ranked(release):
+        cells = [
+            f'<td class="num" data-value="{rank}">{rank}</td>',
+            f"<td>{html_text(entry['model'])}</td>",
+            f"<td>{html_text(entry['split'])}</td>",
+        ]
+        cells += [
+            f'<td class="num" data-relation="{rel}" data-value="{"" if v is None else repr(float(v))}">'
+            f"{percent(v)}</td>"
+            for rel, v in metric_cells(entry)
+        ]
+        rows.append(f'<tr data-split="{html_text(entry["split"])}">{"".join(cells)}</tr>')
+    return "\n".join(
+        [
+            f'<section class="release" data-release="{html_text(release.manifest_sha256)}">',
+            f"<h2>{html_text(release.name)} {html_text(release.version)} "
+            f'<span class="hash" title="manifest SHA-256 {html_text(release.manifest_sha256)}">'
+            f"(manifest {html_text(release.manifest_sha256[:SHORT_SHA])})</span></h2>",
+            "<table>",
+            f"<thead><tr>{''.join(head)}</tr></thead>",
+            "<tbody>",
+            *rows,
+            "</tbody>",
+            "</table>",
+            "</section>",
+        ]
+    )

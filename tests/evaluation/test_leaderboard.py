@@ -1,0 +1,227 @@
+"""The leaderboard on untrusted result files: escaping, strict numbers, one table per release build, bad files."""
+
+from __future__ import annotations
+
+import base64
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+from tests.cli_helpers import assert_user_error, run_ratio
+
+from ratio_bench.evaluation.leaderboard import (
+    CONTENT_SECURITY_POLICY,
+    leaderboard_html,
+    leaderboard_markdown,
+    load_board,
+    read_entry,
+)
+from ratio_bench.evaluation.results import SubmissionError, validate_submission
+
+SHA_A, SHA_B = "a" * 64, "b" * 64
+N_COLUMNS = 3 + 3 * 4  # rank, model, split, then R@1 R@10 M@10 M@100 per relation
+MALICIOUS_NAME = "<script>alert(1)</script>|x|y $a^$"
+MALICIOUS_VERSION = "[x](javascript:alert(1)) `c`\nv<!--"
+
+
+def entry(model: str = "m:none", mrr: float = 0.2, sha: str = SHA_A, name: str = "ratio", **dataset) -> dict:
+    metrics = {"recall_at_1": mrr / 2, "recall_at_10": 2 * mrr, "mrr_at_10": mrr, "mrr_at_100": mrr + 0.01}
+    return {
+        "schema_version": 1,
+        "model": model,
+        "split": "test",
+        "main_score": "mrr_at_10",
+        "dataset": {"name": name, "version": "1.0", "manifest_sha256": sha, **dataset},
+        "results": {rel: dict(metrics) for rel in ("address", "broaden", "specify")},
+    }
+
+
+def write(folder: Path, name: str, content: dict | bytes) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
+    return path
+
+
+class Tags(HTMLParser):
+    """Every start tag with its attributes, and the text, of an HTML document."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.row_widths: list[int] = []  # cells per table row
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag == "tr":
+            self.row_widths.append(0)
+        elif tag in ("td", "th"):
+            self.row_widths[-1] += 1
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+    def named(self, tag: str) -> list[dict[str, str | None]]:
+        return [attrs for t, attrs in self.tags if t == tag]
+
+
+@pytest.fixture
+def hostile_results(tmp_path: Path) -> Path:
+    """A good entry whose release name and version try to inject markup, and a bad file with a hostile name."""
+    folder = tmp_path / "results"
+    write(folder, "good.json", entry(name=MALICIOUS_NAME, version=MALICIOUS_VERSION))
+    write(folder, "<img src=x onerror=alert(2)>.json", b"{not json")
+    return folder
+
+
+def test_markdown_escapes_every_submitted_text(hostile_results):
+    board = load_board(hostile_results)
+    rendered = MarkdownIt("commonmark").enable("table").render(leaderboard_markdown(board))
+    page = Tags(rendered)
+    assert not page.named("script") and not page.named("a") and not page.named("img")
+    assert "javascript:" not in "".join(str(v) for _, attrs in page.tags for v in attrs.values())
+    assert page.row_widths == [N_COLUMNS, N_COLUMNS, 2, 2]  # header and entry, rejected-files header and file
+    text = "".join(page.text)
+    assert f"{MALICIOUS_NAME} {MALICIOUS_VERSION.replace(chr(10), ' ')}" in text  # shown literally, one line
+    assert "<img src=x onerror=alert(2)>.json" in text and "not valid JSON" in text
+
+
+def test_html_escapes_every_submitted_text(hostile_results):
+    page_html = leaderboard_html(load_board(hostile_results))
+    page = Tags(page_html)
+    assert len(page.named("script")) == 1 and not page.named("a")
+    assert [a["src"][:22] for a in page.named("img")] == ["data:image/png;base64,"]
+    assert not [k for _, attrs in page.tags for k in attrs if k.startswith("on")]
+    text = "".join(page.text)
+    assert MALICIOUS_NAME in text and "<img src=x onerror=alert(2)>.json" in text
+    assert "<!--" not in page_html and "<script>alert" not in page_html
+
+
+@pytest.mark.parametrize(
+    "literal, reason",
+    [
+        ("NaN", "NaN is not a number in JSON"),
+        ("Infinity", "Infinity is not a number in JSON"),
+        ("-Infinity", "-Infinity is not a number in JSON"),
+        ("1e400", "overflows a double"),
+        ("1.5", "results/address/mrr_at_10: 1.5 is greater than the maximum of 1"),
+        ("-0.1", "results/address/mrr_at_10: -0.1 is less than the minimum of 0"),
+    ],
+)
+def test_non_finite_and_out_of_range_metrics_are_rejected(tmp_path, literal, reason):
+    text = json.dumps(entry(mrr=0.25)).replace('"mrr_at_10": 0.25', f'"mrr_at_10": {literal}', 1)
+    with pytest.raises(SubmissionError, match=reason):
+        read_entry(write(tmp_path, "e.json", text.encode()))
+
+
+def test_validate_submission_rejects_nan_that_json_schema_lets_through():
+    bad = entry()
+    bad["results"]["broaden"]["mrr_at_10"] = float("nan")
+    with pytest.raises(SubmissionError, match="results/broaden/mrr_at_10: NaN"):
+        validate_submission(bad)
+
+
+def test_two_release_builds_are_two_tables_never_ranked_together(tmp_path):
+    folder = tmp_path / "results"
+    write(folder, "a-weak.json", entry("weak:none", 0.1, SHA_A))
+    write(folder, "a-strong.json", entry("strong:none", 0.3, SHA_A))
+    write(folder, "b-best.json", entry("best:none", 0.5, SHA_B, name="ratio-next"))
+    board = load_board(folder)
+    assert [(r.manifest_sha256, [e["model"] for e in r.entries]) for r in board.releases] == [
+        (SHA_A, ["strong:none", "weak:none"]),
+        (SHA_B, ["best:none"]),
+    ]
+    md = leaderboard_markdown(board)
+    assert "## ratio 1.0 \\(manifest aaaaaaaaaaaa\\)" in md
+    assert "## ratio-next 1.0 \\(manifest bbbbbbbbbbbb\\)" in md
+    ranks = [line.split(" | ")[:2] for line in md.splitlines() if "\\:none |" in line]
+    assert ranks == [["| 1", "strong\\:none"], ["| 2", "weak\\:none"], ["| 1", "best\\:none"]]
+    sections = Tags(leaderboard_html(board)).named("section")
+    assert [s["data-release"] for s in sections] == [SHA_A, SHA_B]
+
+
+def test_one_manifest_claimed_for_two_releases_rejects_all_its_entries(tmp_path):
+    folder = tmp_path / "results"
+    write(folder, "real.json", entry("real:none", 0.2, SHA_A))
+    write(folder, "forged.json", entry("forged:none", 0.45, SHA_A, name="renamed"))
+    write(folder, "other.json", entry("other:none", 0.1, SHA_B))
+    board = load_board(folder)
+    assert [r.manifest_sha256 for r in board.releases] == [SHA_B]
+    assert [r.source for r in board.rejected] == ["forged.json", "real.json"]
+    assert "claimed for different releases (ratio 1.0; renamed 1.0)" in board.rejected[0].reason
+
+
+def test_html_page_is_self_contained_with_one_row_per_entry(tmp_path):
+    folder = tmp_path / "results"
+    for i in range(3):
+        write(folder, f"e{i}.json", entry(f"m{i}:none", 0.1 * (i + 1), SHA_A if i else SHA_B))
+    write(folder, "e0/mteb/RatioAddress.json", {"task_name": "RatioAddress"})  # MTEB's files are not entries
+    board = load_board(folder)
+    assert board.rejected == ()
+    page_html = leaderboard_html(board)
+    page = Tags(page_html)
+    assert len([a for a in page.named("tr") if "data-split" in a]) == 3
+    assert {a["id"] for a in page.named("select")} == {"filter-release", "filter-split", "filter-relation"}
+    assert len(page.named("option")) == (1 + 2) + (1 + 1) + (
+        1 + 3
+    )  # "all" plus each release, split, relation
+    png = base64.b64decode(page.named("img")[0]["src"].removeprefix("data:image/png;base64,"))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "http://" not in page_html and "https://" not in page_html
+    assert page.named("meta")[1]["content"] == CONTENT_SECURITY_POLICY
+
+
+@pytest.fixture
+def broken_results(tmp_path: Path) -> Path:
+    folder = tmp_path / "results"
+    write(folder, "good.json", entry())
+    write(
+        folder,
+        "latin1.json",
+        json.dumps(entry(name="r\u00e9sum\u00e9"), ensure_ascii=False).encode("latin-1"),
+    )
+    write(folder, "truncated.json", json.dumps(entry())[:40].encode())
+    write(folder, "list.json", [entry()])
+    return folder
+
+
+def test_unreadable_files_are_rejected_entries_not_a_crash(broken_results, tmp_path):
+    out = {kind: tmp_path / f"board.{kind}" for kind in ("md", "png", "html")}
+    run = run_ratio(
+        "leaderboard", broken_results, "--markdown", out["md"], "--plot", out["png"], "--html", out["html"]
+    )
+    assert run.code == 0, run.err
+    assert "Traceback" not in run.out + run.err
+    for line in [
+        "rejected latin1.json: not UTF-8 text (byte 0xe9 at offset",
+        "rejected list.json: invalid submission at (root):",
+        "rejected truncated.json: not valid JSON:",
+        "1 entry on 1 release build, 3 rejected",
+    ]:
+        assert line in run.out, run.out
+    md = out["md"].read_text(encoding="utf-8")
+    assert "| latin1.json | not UTF-8 text" in md
+    strict = run_ratio("leaderboard", broken_results, "--strict")
+    assert_user_error(strict, "--strict", "3 result file(s)")
+    # the outputs are reproducible byte for byte
+    again = {kind: tmp_path / f"again.{kind}" for kind in out}
+    run_ratio(
+        "leaderboard",
+        broken_results,
+        "--markdown",
+        again["md"],
+        "--plot",
+        again["png"],
+        "--html",
+        again["html"],
+    )
+    assert all(out[k].read_bytes() == again[k].read_bytes() for k in out)
+
+
+def test_missing_results_folder_is_a_user_error(tmp_path):
+    assert_user_error(run_ratio("leaderboard", tmp_path / "nope"), "nope", "no such file or folder")
