@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ratio_bench.evaluation.leaderboard import md_escape
+from ratio_bench.evaluation.leaderboard import markdown_text as md_escape
 
 TEMPLATE = Path(__file__).resolve().parents[3] / "model_cards" / "model_card.md"
 
@@ -26,7 +26,12 @@ RELATION_GOALS = {
 }
 # Front-matter keys of sentence-transformers' own card that stay true for a tuned model.
 KEPT_LIBRARY_KEYS = ("language", "library_name", "pipeline_tag", "tags", "base_model")
-METRICS = (("mrr_at_10", "MRR@10"), ("recall_at_10", "R@10"), ("recall_at_1", "R@1"), ("mrr_at_100", "MRR@100"))
+METRICS = (
+    ("mrr_at_10", "MRR@10"),
+    ("recall_at_10", "R@10"),
+    ("recall_at_1", "R@1"),
+    ("mrr_at_100", "MRR@100"),
+)
 
 
 def repo_name(summary: dict[str, Any]) -> str:
@@ -53,7 +58,9 @@ def _results_rows(summary: dict[str, Any], entries: list[dict[str, Any]]) -> lis
     rel = summary["relation"]
     chosen = summary["trials"][summary["chosen_trial"]]
     best = next(e for e in chosen["epochs"] if e["epoch"] == chosen["best_epoch"])
-    rows = [["validation (best epoch)", _pct(best.get("mrr_at_10")), _pct(best.get("recall_at_10")), "-", "-"]]
+    rows = [
+        ["validation (best epoch)", _pct(best.get("mrr_at_10")), _pct(best.get("recall_at_10")), "-", "-"]
+    ]
     for entry in entries:
         metrics = entry["results"].get(rel)
         if metrics:
@@ -86,11 +93,24 @@ def _trials_table(summary: dict[str, Any]) -> str:
                 curve,
             ]
         )
-    header = ["trial", "epochs", "batch", "LR", "wd", "warmup", "mgn", "freeze", "rationale", "val MRR@10 per epoch"]
+    header = [
+        "trial",
+        "epochs",
+        "batch",
+        "LR",
+        "wd",
+        "warmup",
+        "mgn",
+        "freeze",
+        "rationale",
+        "val MRR@10 per epoch",
+    ]
     return _table(header, rows)
 
 
-def model_index(summary: dict[str, Any], entries: list[dict[str, Any]], dataset_repo: str | None) -> list[dict]:
+def model_index(
+    summary: dict[str, Any], entries: list[dict[str, Any]], dataset_repo: str | None
+) -> list[dict]:
     """``model-index`` metadata: one result per scored split, MRR@10 first (the Hub shows the first metric)."""
     rel = summary["relation"]
     results = []
@@ -129,7 +149,9 @@ def render_card(
     """The full README.md: ``library_card`` is the card sentence-transformers saved with the model."""
     library_meta, library_body = split_front_matter(library_card)
     meta: dict[str, Any] = {k: library_meta[k] for k in KEPT_LIBRARY_KEYS if k in library_meta}
-    meta["tags"] = sorted({*meta.get("tags", []), "ratio", "inspiration-retrieval", f"ratio-{summary['relation']}"})
+    meta["tags"] = sorted(
+        {*meta.get("tags", []), "ratio", "inspiration-retrieval", f"ratio-{summary['relation']}"}
+    )
     meta["license"] = "other"
     meta["license_name"] = licence
     if dataset_repo:

@@ -37,7 +37,9 @@ def find_trained_models(root: Path) -> list[TrainedModel]:
     """``root`` itself when it is a training output, else every training output below it (sorted)."""
     if not root.is_dir():
         raise ModelPublishError(f"{root}: no such folder (pass a `ratio train` or `ratio train-all` output)")
-    summaries = [root / "summary.json"] if (root / "summary.json").is_file() else sorted(root.rglob("summary.json"))
+    summaries = (
+        [root / "summary.json"] if (root / "summary.json").is_file() else sorted(root.rglob("summary.json"))
+    )
     models = []
     for path in summaries:
         try:
@@ -45,7 +47,9 @@ def find_trained_models(root: Path) -> list[TrainedModel]:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ModelPublishError(f"{path}: unreadable training summary ({exc})") from None
         if summary.get("chosen_trial") is None or not (path.parent / "best").is_dir():
-            raise ModelPublishError(f"{path.parent}: training not finished (no chosen trial or no best/ model)")
+            raise ModelPublishError(
+                f"{path.parent}: training not finished (no chosen trial or no best/ model)"
+            )
         models.append(TrainedModel(path.parent, summary))
     if not models:
         raise ModelPublishError(f"{root}: no training outputs (summary.json) found")
@@ -83,7 +87,9 @@ def publish_model(
             "config forbids publishing (release.publish: false); pass --force only for a private test Hub"
         )
     repo_id = f"{org}/{repo_name(summary)}"
-    library_card = (model.best / "README.md").read_text(encoding="utf-8") if (model.best / "README.md").exists() else ""
+    library_card = (
+        (model.best / "README.md").read_text(encoding="utf-8") if (model.best / "README.md").exists() else ""
+    )
     card = render_card(
         summary,
         library_card,
