@@ -70,3 +70,27 @@ def bm25_index(library, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def searcher(bm25_index) -> Searcher:
     return Searcher(load_index(bm25_index))
+
+
+@pytest.fixture
+def live_server(searcher):
+    """The app on a free loopback port, served by uvicorn in a thread; yields its base URL."""
+    import threading
+
+    import uvicorn
+
+    from ratio_bench.serve.app import create_app
+
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(searcher), host="127.0.0.1", port=0, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            pytest.fail("uvicorn did not start")
+        thread.join(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)

@@ -1,5 +1,5 @@
-// Ratio inspiration search page. Every text from the index or the user is set with textContent (never
-// innerHTML), so nothing in a candidate sentence can become markup.
+// Ratio inspiration search page. Every text from the index or the user is set with textContent, never parsed
+// as HTML, so nothing in a candidate sentence can become markup.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
