@@ -66,3 +66,13 @@ def test_serve_refuses_to_start_without_an_index(tmp_path):
         "--docs-assets",
         "swagger",
     )
+
+
+def test_serve_refuses_a_taken_port_in_one_line(bm25_index):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        assert_user_error(run_ratio("serve", "--index", bm25_index, "--port", port), "--port", port)

@@ -17,7 +17,7 @@ from ratio_bench.serve.retrieval import exact_search
 
 ANN_KINDS = ("hnsw", "ivf")
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 80, 64
-IVF_NPROBE = 16
+IVF_NPROBE = 32
 RECALL_K = 10
 SAMPLE_QUERIES = 200
 
@@ -100,7 +100,7 @@ class AnnReport:
         return self.exact_ms / self.ann_ms if self.ann_ms else float("inf")
 
 
-def _per_query_ms(index, queries: np.ndarray, k: int) -> float:
+def per_query_ms(index, queries: np.ndarray, k: int) -> float:
     start = time.perf_counter()
     for q in queries:
         index.search(q[None, :], k)
@@ -125,6 +125,6 @@ def measure(vectors: np.ndarray, ann, kind: str, build_s: float, queries: np.nda
         kind,
         recall,
         build_s,
-        _per_query_ms(flat, queries, RECALL_K),
-        _per_query_ms(ann, queries, RECALL_K),
+        per_query_ms(flat, queries, RECALL_K),
+        per_query_ms(ann, queries, RECALL_K),
     )

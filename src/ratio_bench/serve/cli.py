@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ratio_bench.errors import UsageError
+from ratio_bench.errors import RatioError, UsageError
 
 QUERY_FLAGS = {"text": "TEXT", "moves": "--moves", "k": "--k"}  # a query error's field, as a flag
 
@@ -103,6 +103,22 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _listen(host: str, port: int):
+    """A bound socket, before minutes of loading models: a taken port is a one-line error, not a log."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise RatioError(
+            f"--host {host} --port {port}: cannot listen there ({e.strerror}); choose another --port"
+        ) from e
+    return sock
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -110,9 +126,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.docs_assets:
         check_docs_assets(args.docs_assets)
+    sock = _listen(args.host, args.port)
     app = create_app(_searcher(args), docs_assets=args.docs_assets)
-    print(f"serving on http://{args.host}:{args.port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    port = sock.getsockname()[1]
+    print(f"serving on http://{args.host}:{port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
+    uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
     return 0
 
 
@@ -162,7 +180,7 @@ def add_serve_commands(sub) -> None:
     p = sub.add_parser("serve", help="serve an index: JSON API, OpenAPI docs and a search page")
     query_options(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free port)")
     p.add_argument("--docs-assets", type=Path, help="local Swagger UI / ReDoc files for offline /docs")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=cmd_serve)
