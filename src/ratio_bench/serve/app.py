@@ -1,0 +1,140 @@
+"""The search service: a JSON API, its OpenAPI docs and a one-page search UI, all from one FastAPI app.
+
+Every error a client can cause answers with a 4xx status and ``{"error": "<message>"}`` (validation errors
+included, through a custom handler), so clients have one shape to read. The page and its script and styles are
+package data served by the app itself: it works without network access. Swagger UI and ReDoc are not shipped
+with FastAPI; by default ``/docs`` and ``/redoc`` load them from a CDN, and ``docs_assets`` (``ratio serve
+--docs-assets DIR``) serves them from a local folder instead (``swagger-ui-bundle.js``, ``swagger-ui.css`` and
+``redoc.standalone.js``, from the npm packages swagger-ui-dist and redoc). ``/openapi.json`` needs nothing.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from ratio_bench import __version__
+from ratio_bench.errors import RatioError
+from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError, Searcher
+
+STATIC = files("ratio_bench.serve") / "static"
+DOCS_ASSETS = ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js")
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(
+        description=f"the sentence to find inspirations for (1 to {MAX_QUERY_CHARS:,} characters)",
+        max_length=MAX_QUERY_CHARS,
+        examples=["Dense retrievers fail on rare technical terms."],
+    )
+    moves: list[str] | None = Field(None, description="a subset of the index's moves (default: all)")
+    k: int = Field(DEFAULT_K, ge=1, le=MAX_K, description="results per move")
+
+
+class Hit(BaseModel):
+    rank: int
+    score: float
+    id: str
+    text: str
+    paper_id: str | None
+    title: str | None
+    date: str | None
+    venue: str | None
+    section: str | None
+    url: str | None = Field(description="the source paper, when its id says where it lives")
+
+
+class SearchResponse(BaseModel):
+    query: str
+    k: int
+    results: dict[str, list[Hit]]
+
+
+class ErrorResponse(BaseModel):
+    error: str
+
+
+def _field(loc: tuple) -> str:
+    parts = [str(p) for p in loc if p != "body"]
+    return ".".join(parts) or "body"
+
+
+def check_docs_assets(folder: Path) -> None:
+    missing = [name for name in DOCS_ASSETS if not (folder / name).is_file()]
+    if missing:
+        raise RatioError(
+            f"--docs-assets {folder}: missing {', '.join(missing)} (from the npm packages swagger-ui-dist and redoc)"
+        )
+
+
+def create_app(searcher: Searcher, docs_assets: Path | None = None) -> FastAPI:
+    """The app over a loaded searcher (tests pass one built in-process)."""
+    app = FastAPI(
+        title="Ratio inspiration search",
+        version=__version__,
+        description="Find sentences from other papers that address, broaden or specify a given sentence.",
+        docs_url=None,
+        redoc_url=None,
+    )
+    errors = {422: {"model": ErrorResponse}}
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0]
+        return JSONResponse({"error": f"{_field(first['loc'])}: {first['msg']}"}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.get("/api/health")
+    def health() -> dict:
+        return {"status": "ok", **searcher.describe()}
+
+    @app.post("/api/search", response_model=SearchResponse, responses=errors)
+    def search(request: SearchRequest):
+        # a plain function: FastAPI runs it in its thread pool, so a slow encoding never blocks the loop
+        try:
+            results = searcher.search(request.text, request.moves, request.k)
+        except QueryError as e:
+            return JSONResponse({"error": str(e)}, status_code=422)
+        return {"query": request.text, "k": request.k, "results": results}
+
+    if docs_assets is not None:
+        check_docs_assets(docs_assets)
+        app.mount("/docs-assets", StaticFiles(directory=docs_assets), name="docs-assets")
+    local = "/docs-assets/" if docs_assets else None
+    swagger = {"swagger_favicon_url": "/static/favicon.svg"}
+    redoc = {"redoc_favicon_url": "/static/favicon.svg"}
+    if local:
+        swagger |= {
+            "swagger_js_url": f"{local}swagger-ui-bundle.js",
+            "swagger_css_url": f"{local}swagger-ui.css",
+        }
+        redoc |= {"redoc_js_url": f"{local}redoc.standalone.js", "with_google_fonts": False}
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url=app.openapi_url, title=f"{app.title} - API", **swagger)
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc_page() -> HTMLResponse:
+        return get_redoc_html(openapi_url=app.openapi_url, title=f"{app.title} - ReDoc", **redoc)
+
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(str(STATIC / "index.html"), media_type="text/html")
+
+    return app

@@ -1,0 +1,162 @@
+"""The sentences an index searches, with their provenance: from a release split or from a user's own papers.
+
+Both sources give one table of :data:`PROVENANCE_SCHEMA` ordered as the vectors are, so a search hit is a row
+number and everything shown about it (paper, title, date, venue, section) comes from this table.
+
+A release's corpus config carries ``paper_id`` and ``date`` only; venue and section are joined from the
+relation configs (a gold candidate's row gives both, a distractor gets its paper's venue when the paper has a
+query), and titles are not part of a release, so they stay empty there. Own papers go through the corpus stage
+(readers, sectioning, cleaning, segmentation): every kept sentence of at least the spec's 35 characters becomes a
+candidate, and what is left out is counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ratio_bench.errors import RatioError
+from ratio_bench.io import RejectLog
+
+PROVENANCE_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        ("paper_id", pa.string()),
+        ("title", pa.string()),
+        ("date", pa.string()),
+        ("venue", pa.string()),
+        ("section", pa.string()),
+    ]
+)
+
+
+class SourceError(RatioError, ValueError):
+    """A release split or corpus that cannot give candidates."""
+
+
+@dataclass
+class Candidates:
+    table: pa.Table  # PROVENANCE_SCHEMA, one row per candidate, in vector order
+    source: dict[str, Any]  # what the manifest records about where they came from
+    counts: dict[str, Any] = field(default_factory=dict)  # what was read and what was left out, by reason
+
+    @property
+    def ids(self) -> list[str]:
+        return self.table.column("id").to_pylist()
+
+    @property
+    def texts(self) -> list[str]:
+        return self.table.column("text").to_pylist()
+
+
+def from_release(dataset: str | Path, split: str) -> Candidates:
+    """The candidate corpus that ``split``'s queries retrieve from, with provenance joined from the release."""
+    import json
+
+    import duckdb
+
+    from ratio_bench.dataset.layout import corpus_split
+    from ratio_bench.lexicon import RELATIONS
+
+    root = Path(dataset)
+    manifest_path = root / "manifest.json"
+    if not manifest_path.is_file():
+        raise SourceError(f"--dataset {root}: not a Ratio release folder (no manifest.json); build one first")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    corpus_files = sorted((root / "data" / "corpus").glob(f"{corpus_split(split)}-*.parquet"))
+    if not corpus_files:
+        raise SourceError(f"--dataset {root}: split {split!r} has no corpus; choose another --split")
+    query_files = sorted(str(p) for rel in RELATIONS for p in (root / "data" / rel).glob("*.parquet"))
+    con = duckdb.connect()
+    con.execute("SET threads=1")  # one thread: the same row order, so the same bytes, on every build
+    queries = (
+        f"SELECT gold_id, paper_id, venue, section FROM read_parquet({query_files!r})"
+        if query_files
+        else "SELECT NULL::VARCHAR gold_id, NULL::VARCHAR paper_id, NULL::VARCHAR venue, NULL::VARCHAR section"
+    )
+    table = con.sql(
+        f"""
+        WITH q AS ({queries}),
+        gold AS (SELECT gold_id, min(venue) AS venue, min(section) AS section FROM q GROUP BY gold_id),
+        paper AS (SELECT paper_id, min(venue) AS venue FROM q GROUP BY paper_id)
+        SELECT c.id, c.text, c.paper_id, NULL::VARCHAR AS title, c.date,
+               coalesce(gold.venue, paper.venue) AS venue, gold.section
+        FROM read_parquet({[str(p) for p in corpus_files]!r}) c
+        LEFT JOIN gold ON gold.gold_id = c.id
+        LEFT JOIN paper ON paper.paper_id = c.paper_id
+        ORDER BY c.id
+        """
+    ).to_arrow_table()
+    table = table.cast(PROVENANCE_SCHEMA)
+    source = {
+        "release": {
+            "name": manifest.get("name"),
+            "version": manifest.get("version"),
+            "split": split,
+            "path": str(root),
+        }
+    }
+    return Candidates(table, source, {"candidates": table.num_rows})
+
+
+def from_corpus(paths: Sequence[str | Path], settings=None, rejects: RejectLog | None = None) -> Candidates:
+    """Every kept sentence of the papers under ``paths`` (any format the corpus stage reads).
+
+    Ids are ``<paper id>#<paragraph>.<sentence>`` (0-based, over the kept paragraphs), stable for the same
+    files and settings. A paper whose id was already read is rejected (its sentences would share ids).
+    """
+    from tqdm import tqdm
+
+    from ratio_bench.corpus.cleaning import MIN_SENTENCE_CHARS, is_too_short
+    from ratio_bench.corpus.pipeline import segment_papers
+    from ratio_bench.corpus.readers import PaperReader, corpus_files
+
+    files = corpus_files(paths)
+    if not files:
+        raise SourceError(f"--corpus {' '.join(map(str, paths))}: no corpus files (.parquet, .jsonl) found")
+    rejects = rejects if rejects is not None else RejectLog()
+    reader = PaperReader(settings, rejects=rejects)
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    short = papers = 0
+    for seg in tqdm(segment_papers(reader, files), unit=" papers", desc="reading", leave=False):
+        paper = seg.paper
+        if paper.paper_id in seen:
+            rejects.add(paper.source_file, paper.paper_id, "duplicate paper id")
+            continue
+        seen.add(paper.paper_id)
+        papers += 1
+        for pi, (para, sentences) in enumerate(zip(paper.paragraphs, seg.sentences, strict=True)):
+            for si, sentence in enumerate(sentences):
+                if is_too_short(sentence):
+                    short += 1
+                    continue
+                rows.append(
+                    {
+                        "id": f"{paper.paper_id}#{pi}.{si}",
+                        "text": sentence,
+                        "paper_id": paper.paper_id,
+                        "title": paper.title,
+                        "date": paper.date.raw,
+                        "venue": paper.venue,
+                        "section": para.section,
+                    }
+                )
+    if not rows:
+        raise SourceError(
+            f"--corpus {' '.join(map(str, paths))}: no sentence of {MIN_SENTENCE_CHARS}+ characters"
+        )
+    table = pa.Table.from_pylist(rows, schema=PROVENANCE_SCHEMA)
+    counts = {
+        "papers": papers,
+        "candidates": len(rows),
+        f"sentences_under_{MIN_SENTENCE_CHARS}_chars": short,
+        "rejected": rejects.by_reason("dropped"),
+        "flagged": rejects.by_reason("flagged"),
+    }
+    return Candidates(table, {"corpus": {"files": [str(f) for f in files]}}, counts)

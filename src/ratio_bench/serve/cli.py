@@ -1,0 +1,186 @@
+"""``ratio index``, ``ratio search`` and ``ratio serve``: inspiration search from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ratio_bench.errors import RatioError, UsageError
+
+QUERY_FLAGS = {"text": "TEXT", "moves": "--moves", "k": "--k"}  # a query error's field, as a flag
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from ratio_bench.io import RejectLog, report_console
+    from ratio_bench.serve import candidates
+    from ratio_bench.serve.index import build_index, check_destination, parse_model_args
+    from ratio_bench.serve.retrieval import EmbeddingCache
+
+    if bool(args.dataset) == bool(args.corpus):
+        raise UsageError("give either --dataset DIR --split SPLIT or --corpus PATH...")
+    models = parse_model_args(args.model)
+    check_destination(args.out)  # before minutes of reading and encoding
+    console = report_console()
+    if args.dataset:
+        cands = candidates.from_release(args.dataset, args.split)
+    else:
+        from ratio_bench.cli import _reader_settings
+
+        with RejectLog(args.rejects) as rejects:
+            cands = candidates.from_corpus(args.corpus, _reader_settings(args), rejects)
+    console.print(
+        ", ".join(f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}" for k, v in cands.counts.items())
+    )
+    report = build_index(
+        cands,
+        models,
+        args.out,
+        cache=EmbeddingCache(args.cache_dir),
+        ann_kind=args.ann,
+        batch_size=args.batch_size,
+        trust_remote_code=args.trust_remote_code,
+    )
+    for key, name in report.models.items():
+        seconds = report.encode_s.get(key)
+        console.print(
+            f"{name}: " + (f"encoded in {seconds:.1f} s" if seconds is not None else "BM25 (no vectors)")
+        )
+        if key in report.ann:
+            a = report.ann[key]
+            console.print(
+                f"  {a.kind}: built in {a.build_s:.1f} s, recall@10 vs exact {a.recall_at_10:.3f}, "
+                f"{a.ann_ms:.2f} ms vs {a.exact_ms:.2f} ms per query (x{a.speedup:.1f})"
+            )
+    if args.ann and not report.ann:
+        console.print(f"--ann {args.ann}: no dense model, so no ANN index (BM25 is searched as is)")
+    console.print(
+        f"{report.candidates:,} candidates -> {report.out} (embedding cache hits: {report.cache_hits})"
+    )
+    return 0
+
+
+def _searcher(args: argparse.Namespace):
+    from ratio_bench.serve.index import load_index
+    from ratio_bench.serve.search import Searcher
+
+    return Searcher(load_index(args.index), exact=args.exact)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ratio_bench.io import report_console
+    from ratio_bench.serve.index import load_index
+    from ratio_bench.serve.search import QueryError, Searcher, check_query
+
+    index = load_index(args.index)  # the cheap checks first: a bad query must not wait for the models
+    try:
+        check_query(args.text, args.moves, args.k, index.moves)
+    except QueryError as e:
+        raise UsageError(f"{QUERY_FLAGS[e.field]}: {e}") from e
+    searcher = Searcher(index, exact=args.exact)
+    results = searcher.search(args.text, args.moves, args.k)
+    if args.json:
+        json.dump(
+            {"query": args.text, "k": args.k, "results": results}, sys.stdout, indent=2, ensure_ascii=False
+        )
+        sys.stdout.write("\n")
+        return 0
+    console = report_console()
+    models = searcher.describe()["models"]
+    for move, hits in results.items():
+        t = Table(title=f"{move.capitalize()} ({models[move]})", show_lines=False, expand=True)
+        t.add_column("#", justify="right")
+        t.add_column("score", justify="right")
+        t.add_column("sentence", ratio=3)
+        t.add_column("paper", ratio=1)
+        for h in hits:
+            where = " · ".join(str(h[f]) for f in ("paper_id", "venue", "date", "section") if h[f])
+            t.add_row(str(h["rank"]), f"{h['score']:.3f}", h["text"], where)
+        console.print(t)
+    return 0
+
+
+def _listen(host: str, port: int):
+    """A bound socket, before minutes of loading models: a taken port is a one-line error, not a log."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise RatioError(
+            f"--host {host} --port {port}: cannot listen there ({e.strerror}); choose another --port"
+        ) from e
+    return sock
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ratio_bench.serve.app import check_docs_assets, create_app
+
+    if args.docs_assets:
+        check_docs_assets(args.docs_assets)
+    sock = _listen(args.host, args.port)
+    app = create_app(_searcher(args), docs_assets=args.docs_assets)
+    port = sock.getsockname()[1]
+    print(f"serving on http://{args.host}:{port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
+    uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
+    return 0
+
+
+def add_serve_commands(sub) -> None:
+    from ratio_bench.cli import _add_reader_options
+    from ratio_bench.serve.ann import ANN_KINDS
+    from ratio_bench.serve.index import MOVES
+    from ratio_bench.serve.search import DEFAULT_K
+
+    p = sub.add_parser("index", help="build a search index over a release split or your own papers")
+    src = p.add_argument_group("candidates (one of)")
+    src.add_argument("--dataset", type=Path, help="a release folder (with --split)")
+    src.add_argument(
+        "--split", default="test", help="the release split whose corpus is indexed (default: test)"
+    )
+    src.add_argument("--corpus", type=Path, nargs="+", help="your own papers: corpus files or folders")
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="REF|MOVE=REF",
+        help="model for every move (NAME[:SETUP], a folder, or bm25), or one per move: --model address=REF",
+    )
+    p.add_argument("--out", type=Path, required=True, help="index folder (new, empty, or an earlier index)")
+    p.add_argument("--ann", choices=ANN_KINDS, help="also build an approximate faiss index (large corpora)")
+    p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--trust-remote-code", action="store_true", help="allow models that run their own code")
+    p.add_argument("--rejects", type=Path, help="with --corpus: one JSON line per rejected or flagged paper")
+    _add_reader_options(p)
+    p.set_defaults(func=cmd_index)
+
+    def query_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--index", type=Path, required=True, help="an index folder built by `ratio index`")
+        p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
+
+    p = sub.add_parser("search", help="find inspirations for one sentence in an index")
+    p.add_argument("text", help="the sentence to search for")
+    query_options(p)
+    p.add_argument(
+        "--moves", nargs="+", metavar="MOVE", help=f"a subset of {', '.join(MOVES)} (default: all)"
+    )
+    p.add_argument("--k", type=int, default=DEFAULT_K, help=f"results per move (default: {DEFAULT_K})")
+    p.add_argument("--json", action="store_true", help="print the API's JSON instead of tables")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("serve", help="serve an index: JSON API, OpenAPI docs and a search page")
+    query_options(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free port)")
+    p.add_argument("--docs-assets", type=Path, help="local Swagger UI / ReDoc files for offline /docs")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(func=cmd_serve)

@@ -1,0 +1,257 @@
+"""The index folder: candidates with provenance, one vector file per model, an optional ANN index per model.
+
+Layout (self-describing; ``manifest.json`` says what everything is)::
+
+    IDX/manifest.json          kind "index", format, source (release or corpus), counts, moves -> model key,
+                               models (reference, resolved name, kind, fingerprint, prompts, files, ANN)
+    IDX/candidates.parquet     id, text, paper_id, title, date, venue, section (row i = vector row i)
+    IDX/vectors/<key>.npy      float32, L2-normalised, one per distinct dense model (not for BM25)
+    IDX/ann/<key>.faiss        with --ann: a faiss HNSW or IVF index over the same vectors
+
+Candidates are encoded once per distinct model, through the embedding cache (so a release split that
+``ratio score`` already encoded costs nothing, and an interrupted encoding resumes). BM25 keeps no files: its
+index is rebuilt from the texts when the index is loaded (seconds). The folder is built beside its destination
+and renamed into place; only an empty folder or an earlier index of ours is ever replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ratio_bench import __version__
+from ratio_bench.errors import RatioError, UsageError
+from ratio_bench.io import write_json
+from ratio_bench.lexicon import RELATIONS
+from ratio_bench.serve import ann
+from ratio_bench.serve.candidates import Candidates
+from ratio_bench.serve.retrieval import DenseEncoder, EmbeddingCache, ModelSetup, fingerprint, resolve
+
+KIND = "index"
+FORMAT = 1
+MOVES = tuple(RELATIONS)  # the three ideation moves: address, broaden, specify
+
+
+class IndexFolderError(RatioError, ValueError):
+    """A folder that is not (or cannot become) an index."""
+
+
+def parse_model_args(values: list[str]) -> dict[str, str]:
+    """``--model REF`` (every move) and/or ``--model MOVE=REF`` to a reference per move."""
+    default: str | None = None
+    per_move: dict[str, str] = {}
+    for value in values:
+        move, sep, ref = value.partition("=")
+        if sep and move in MOVES:
+            if not ref:
+                raise UsageError(f"--model {value}: give a model after '='")
+            per_move[move] = ref
+        elif sep and not Path(value).exists():
+            raise UsageError(f"--model {value}: unknown move {move!r}; moves are {', '.join(MOVES)}")
+        elif default is not None:
+            raise UsageError(f"--model given twice without a move ({default}, {value}); use MOVE=REF")
+        else:
+            default = value
+    missing = [m for m in MOVES if m not in per_move and default is None]
+    if missing:
+        raise UsageError(f"--model: no model for {', '.join(missing)}; add --model REF or --model MOVE=REF")
+    return {m: per_move.get(m, default) for m in MOVES}  # type: ignore[misc]
+
+
+def is_index(folder: Path) -> bool:
+    try:
+        return json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("kind") == KIND
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def check_destination(out: Path) -> None:
+    """Refuse a destination that holds anything but an earlier index (nothing of the user's is replaced)."""
+    if out.exists() and not out.is_dir():
+        raise IndexFolderError(f"--out {out}: exists and is not a folder; choose a new --out path")
+    if out.is_dir() and any(out.iterdir()) and not is_index(out):
+        raise IndexFolderError(
+            f"--out {out}: folder is not empty and is not a Ratio index (no manifest.json of kind "
+            f"'index'); choose an empty or new --out folder"
+        )
+
+
+def _key(setup: ModelSetup, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", setup.name)
+    key, n = base, 2
+    while key in taken:
+        key, n = f"{base}-{n}", n + 1
+    return key
+
+
+@dataclass
+class BuildReport:
+    out: Path
+    candidates: int
+    models: dict[str, str]  # key -> model name
+    encode_s: dict[str, float] = field(default_factory=dict)
+    cache_hits: int = 0
+    ann: dict[str, ann.AnnReport] = field(default_factory=dict)
+
+
+def build_index(
+    candidates: Candidates,
+    models: dict[str, str],
+    out: str | Path,
+    cache: EmbeddingCache | None = None,
+    ann_kind: str | None = None,
+    batch_size: int = 64,
+    trust_remote_code: bool = False,
+) -> BuildReport:
+    """Write an index of ``candidates`` searched by ``models`` (move -> model reference) to ``out``."""
+    out = Path(out)
+    check_destination(out)
+    cache = cache or EmbeddingCache()
+    staging = out.with_name(f".{out.name}.building")
+    shutil.rmtree(staging, ignore_errors=True)  # a crashed build of ours; the vectors stay in the cache
+    (staging / "vectors").mkdir(parents=True)
+    ids, texts = candidates.ids, candidates.texts
+    pq.write_table(candidates.table, staging / "candidates.parquet", compression="zstd")
+
+    entries: dict[str, dict[str, Any]] = {}
+    keys: dict[ModelSetup, str] = {}  # one key, one encoding, per distinct resolved model and prompts
+    moves: dict[str, str] = {}
+    report = BuildReport(out, len(ids), {})
+    for move in MOVES:
+        setup = resolve(models[move], trust_remote_code=trust_remote_code)
+        if setup not in keys:
+            key = keys[setup] = _key(setup, set(entries))
+            entries[key] = _model_entry(models[move], setup)
+            if setup.kind == "dense":
+                _encode(setup, entries[key], ids, texts, staging, cache, batch_size, report, key, ann_kind)
+            report.models[key] = setup.name
+        moves[move] = keys[setup]
+    manifest = {
+        "kind": KIND,
+        "format": FORMAT,
+        "code_version": __version__,
+        "source": candidates.source,
+        "counts": candidates.counts,
+        "candidates": len(ids),
+        "moves": moves,
+        "models": entries,
+        "ann": ann_kind,
+    }
+    write_json(staging / "manifest.json", manifest)
+    _swap(staging, out)
+    return report
+
+
+def _model_entry(ref: str, setup: ModelSetup) -> dict[str, Any]:
+    entry: dict[str, Any] = {"ref": ref, "name": setup.name, "kind": setup.kind, "setup": setup.setup}
+    if setup.kind == "dense":
+        entry |= {
+            "fingerprint": fingerprint(setup.path),
+            "query_prompt": setup.query_prompt,
+            "document_prompt": setup.document_prompt,
+            "trust_remote_code": setup.trust_remote_code,
+        }
+    return entry
+
+
+def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, ann_kind) -> None:
+    encoder = DenseEncoder(setup, batch_size=batch_size)
+    hits = cache.hits
+    start = time.perf_counter()
+    vectors = np.asarray(
+        cache.get_or_encode(
+            encoder.fingerprint,
+            setup.document_prompt,
+            ids,
+            texts,
+            lambda t: encoder.encode(t, setup.document_prompt),
+        ),
+        dtype=np.float32,
+    )
+    report.encode_s[key] = time.perf_counter() - start
+    report.cache_hits += cache.hits - hits
+    entry["vectors"] = f"vectors/{key}.npy"
+    entry["dim"] = int(vectors.shape[1])
+    np.save(staging / entry["vectors"], vectors)
+    if ann_kind:
+        start = time.perf_counter()
+        index = ann.build_ann(vectors, ann_kind)
+        build_s = time.perf_counter() - start
+        (staging / "ann").mkdir(exist_ok=True)
+        entry["ann"] = {"kind": ann_kind, "file": f"ann/{key}.faiss", **ann.ann_params(ann_kind, len(ids))}
+        ann.save(index, staging / entry["ann"]["file"])
+        rows = ann.sample_rows(len(ids))
+        queries = encoder.encode([texts[i] for i in rows], setup.query_prompt).astype(np.float32)
+        measured = ann.measure(vectors, index, ann_kind, build_s, queries, rows)
+        entry["ann"]["recall_at_10"] = round(measured.recall_at_10, 4)
+        report.ann[key] = measured
+
+
+def _swap(staging: Path, out: Path) -> None:
+    """Put the finished folder in place; an earlier index (checked before building) is removed after."""
+    old = out.with_name(f".{out.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if out.exists():
+        out.rename(old)
+    staging.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+@dataclass
+class Index:
+    """A loaded index: its manifest, provenance table, and each dense model's vectors (memory-mapped)."""
+
+    root: Path
+    manifest: dict[str, Any]
+    table: pa.Table
+    vectors: dict[str, np.ndarray]
+
+    @property
+    def moves(self) -> list[str]:
+        return list(self.manifest["moves"])
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+
+def load_index(path: str | Path) -> Index:
+    """Open an index folder, or say in one line why it is not one."""
+    root = Path(path)
+    hint = "build one with `ratio index --dataset DIR --split SPLIT --model NAME --out IDX`"
+    if not root.is_dir():
+        raise IndexFolderError(f"--index {root}: folder not found; {hint}")
+    if not is_index(root):
+        raise IndexFolderError(
+            f"--index {root}: not a Ratio index (no manifest.json of kind 'index'); {hint}"
+        )
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT:
+        raise IndexFolderError(
+            f"--index {root}: index format {manifest.get('format')}, expected {FORMAT}; rebuild it"
+        )
+    try:
+        table = pq.read_table(root / "candidates.parquet")
+        vectors = {
+            key: np.load(root / m["vectors"], mmap_mode="r")
+            for key, m in manifest["models"].items()
+            if m["kind"] == "dense"
+        }
+    except (OSError, ValueError, KeyError) as e:
+        raise IndexFolderError(
+            f"--index {root}: incomplete index ({e}); rebuild it with `ratio index`"
+        ) from e
+    for key, v in vectors.items():
+        if v.shape[0] != table.num_rows:
+            raise IndexFolderError(
+                f"--index {root}: {key} has {v.shape[0]} vectors for {table.num_rows} candidates"
+            )
+    return Index(root, manifest, table, vectors)

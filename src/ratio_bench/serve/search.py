@@ -1,0 +1,139 @@
+"""The query path: one text, up to three moves, a ranked list of candidates with provenance per move.
+
+Moves that share a model (and its query prompt) share one encoding and one search. Models are loaded once,
+when the searcher is made; dense vectors sit in a faiss index in memory (exact by default, or the index's
+HNSW/IVF file), BM25's index is rebuilt from the candidate texts. The searcher is safe to call from many threads
+(a server's worker pool): encoders and indexes are used under one lock, since tokenizers are not re-entrant.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ratio_bench.errors import RatioError
+from ratio_bench.serve import ann
+from ratio_bench.serve.index import Index, IndexFolderError
+from ratio_bench.serve.links import source_url
+from ratio_bench.serve.retrieval import BM25Retriever, DenseEncoder, fingerprint, resolve
+
+MAX_QUERY_CHARS = 2000
+MAX_K = 100
+DEFAULT_K = 10
+PROVENANCE = ("paper_id", "title", "date", "venue", "section")
+
+
+class QueryError(RatioError, ValueError):
+    """A query that cannot be answered as asked; ``field`` names the part at fault (text, moves or k)."""
+
+    def __init__(self, message: str, field: str):
+        super().__init__(message)
+        self.field = field
+
+
+def check_query(text: str, moves: Sequence[str] | None, k: int, available: Sequence[str]) -> list[str]:
+    """The moves to answer (de-duplicated, default all), or a :class:`QueryError` saying what is wrong."""
+    if not text or not text.strip():
+        raise QueryError("text is empty: type a sentence (a problem, a claim, an idea) to search for", "text")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(f"text is {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,}", "text")
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+        raise QueryError(f"k must be an integer from 1 to {MAX_K}, not {k!r}", "k")
+    unknown = [m for m in moves or () if m not in available]
+    if unknown:
+        raise QueryError(f"unknown move {unknown[0]!r}; this index has {', '.join(available)}", "moves")
+    return list(dict.fromkeys(moves or available))
+
+
+@dataclass
+class _Model:
+    kind: str  # "dense" or "bm25"
+    query_prompt: str
+    search: Any  # (query text) -> (row indices, scores), top MAX_K
+
+
+class Searcher:
+    def __init__(self, index: Index, exact: bool = False):
+        """Load every model of ``index``; ``exact`` ignores the index's ANN files."""
+        self.index = index
+        self.rows = index.table.to_pylist()
+        self.urls = [source_url(r["paper_id"]) for r in self.rows]
+        self.lock = threading.Lock()
+        self.models = {key: self._load(key, entry, exact) for key, entry in index.manifest["models"].items()}
+        self.mode = "exact" if exact or not index.manifest.get("ann") else index.manifest["ann"]
+
+    @property
+    def moves(self) -> list[str]:
+        return self.index.moves
+
+    def _load(self, key: str, entry: dict, exact: bool) -> _Model:
+        if entry["kind"] == "bm25":
+            retriever = BM25Retriever([r["text"] for r in self.rows], entry["setup"])
+            return _Model("bm25", "", lambda text: retriever.search([text], MAX_K))
+        setup = resolve(entry["ref"], trust_remote_code=entry.get("trust_remote_code", False))
+        if fingerprint(setup.path) != entry["fingerprint"]:
+            raise IndexFolderError(
+                f"--index {self.index.root}: model {entry['ref']} on this machine differs from the one the "
+                f"index was built with; rebuild the index with `ratio index`"
+            )
+        encoder = DenseEncoder(setup, batch_size=1)
+        vectors = self.index.vectors[key]
+        if entry.get("ann") and not exact:
+            faiss_index = ann.load(self.index.root / entry["ann"]["file"], entry["ann"]["kind"])
+        else:
+            faiss_index = ann.flat_index(vectors)
+        prompt = entry["query_prompt"]
+
+        def search(text: str) -> tuple[np.ndarray, np.ndarray]:
+            q = encoder.encode([text], prompt).astype(np.float32)
+            scores, idx = faiss_index.search(q, min(MAX_K, len(self.rows)))
+            return idx, scores
+
+        return _Model("dense", prompt, search)
+
+    def search(
+        self, text: str, moves: Sequence[str] | None = None, k: int = DEFAULT_K
+    ) -> dict[str, list[dict]]:
+        """Top-``k`` candidates per move: rank (from 1), score (descending), text and provenance."""
+        moves = check_query(text, moves, k, self.moves)
+        keys = {m: self.index.manifest["moves"][m] for m in moves}
+        found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        with self.lock:
+            for key in dict.fromkeys(keys.values()):
+                found[key] = self.models[key].search(text)
+        return {m: self._hits(*found[key], k) for m, key in keys.items()}
+
+    def _hits(self, idx: np.ndarray, scores: np.ndarray, k: int) -> list[dict]:
+        hits = []
+        for i, s in zip(idx[0], scores[0], strict=True):
+            if i < 0 or len(hits) == k:  # faiss pads with -1 when an ANN index finds fewer than asked
+                continue
+            row = self.rows[int(i)]
+            hits.append(
+                {
+                    "rank": len(hits) + 1,
+                    "score": round(float(s), 6),
+                    "id": row["id"],
+                    "text": row["text"],
+                    **{f: row[f] for f in PROVENANCE},
+                    "url": self.urls[int(i)],
+                }
+            )
+        return hits
+
+    def describe(self) -> dict[str, Any]:
+        """What a client may want to know about this index (the health endpoint's body)."""
+        m = self.index.manifest
+        return {
+            "moves": self.moves,
+            "candidates": len(self.rows),
+            "models": {move: m["models"][key]["name"] for move, key in m["moves"].items()},
+            "search": self.mode,
+            "source": m["source"],
+            "max_chars": MAX_QUERY_CHARS,
+            "max_k": MAX_K,
+        }

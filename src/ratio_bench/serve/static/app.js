@@ -1,0 +1,98 @@
+// Ratio inspiration search page. Every text from the index or the user is set with textContent, never parsed
+// as HTML, so nothing in a candidate sentence can become markup.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, text, cls) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = text;
+  if (cls) node.className = cls;
+  return node;
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+function provenance(hit) {
+  const parts = [hit.title, hit.venue, hit.date, hit.section].filter((p) => p);
+  const line = el("div", null, "provenance");
+  const paper = hit.url && hit.url.startsWith("https://") ? el("a", hit.paper_id) : el("span", hit.paper_id);
+  if (paper.tagName === "A") {
+    paper.href = hit.url;
+    paper.rel = "noopener noreferrer";
+    paper.target = "_blank";
+  }
+  line.append(paper);
+  if (parts.length) line.append(el("span", " \u00b7 " + parts.join(" \u00b7 ")));
+  return line;
+}
+
+function render(results) {
+  for (const column of document.querySelectorAll(".column")) {
+    const list = column.querySelector("ol");
+    list.replaceChildren();
+    const hits = results[column.dataset.move];
+    column.hidden = hits === undefined;
+    for (const hit of hits || []) {
+      const item = el("li", null, "hit");
+      item.dataset.rank = hit.rank;
+      item.append(el("p", hit.text, "text"), provenance(hit), el("span", hit.score.toFixed(3), "score"));
+      list.append(item);
+    }
+  }
+}
+
+async function search(event) {
+  event.preventDefault();
+  const text = $("query").value;
+  if (!text.trim()) {
+    render({});
+    showError("Type a sentence to search for: the query is empty.");
+    return;
+  }
+  showError("");
+  $("status").textContent = "Searching\u2026";
+  try {
+    const response = await fetch("/api/search", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ text: text, k: Number($("k").value) || 10 }),
+    });
+    const body = await response.json();
+    if (!response.ok) {
+      showError(body.error || "The search failed (" + response.status + ").");
+      render({});
+    } else {
+      render(body.results);
+    }
+  } catch (err) {
+    showError("The server did not answer: " + err);
+  } finally {
+    $("status").textContent = "";
+  }
+}
+
+async function loadInfo() {
+  try {
+    const info = await (await fetch("/api/health")).json();
+    const source = info.source.release
+      ? "release " + info.source.release.name + " " + info.source.release.version + ", split " + info.source.release.split
+      : "your papers";
+    const models = Object.entries(info.models).map(([move, name]) => move + ": " + name).join(", ");
+    $("index-info").textContent =
+      info.candidates.toLocaleString() + " candidate sentences from " + source + " (" + models + "; " + info.search + " search)";
+    $("query").maxLength = info.max_chars;
+    $("k").max = info.max_k;
+  } catch (err) {
+    $("index-info").textContent = "The index information could not be loaded: " + err;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("search-form").addEventListener("submit", search);
+  loadInfo();
+});

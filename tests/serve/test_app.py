@@ -1,0 +1,121 @@
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from ratio_bench.serve.app import create_app
+from ratio_bench.serve.search import MAX_QUERY_CHARS
+
+
+@pytest.fixture(scope="module")
+def client(searcher):
+    with TestClient(create_app(searcher)) as c:
+        yield c
+
+
+def test_health(client):
+    body = client.get("/api/health").json()
+    assert body["status"] == "ok" and body["moves"] == ["address", "broaden", "specify"]
+    assert body["candidates"] == 8 and body["search"] == "exact" and body["max_chars"] == MAX_QUERY_CHARS
+    assert body["models"] == {m: "bm25:unigram" for m in body["moves"]}
+
+
+def test_search_answers_every_move_by_default(client):
+    r = client.post("/api/search", json={"text": "outlier activation channels in quantised models", "k": 2})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["query"].startswith("outlier") and set(body["results"]) == {"address", "broaden", "specify"}
+    hits = body["results"]["broaden"]
+    assert [h["rank"] for h in hits] == [1, 2] and hits[0]["score"] >= hits[1]["score"]
+    assert hits[0]["paper_id"] == "lab/notes-7" and hits[0]["url"] is None
+    assert set(hits[0]) == {
+        "rank",
+        "score",
+        "id",
+        "text",
+        "paper_id",
+        "title",
+        "date",
+        "venue",
+        "section",
+        "url",
+    }
+
+
+def test_moves_subset_and_default_k(client):
+    body = client.post("/api/search", json={"text": "graph networks oversmooth", "moves": ["address"]}).json()
+    assert list(body["results"]) == ["address"] and len(body["results"]["address"]) == 8  # k=10, 8 candidates
+
+
+@pytest.mark.parametrize(
+    ("payload", "culprit"),
+    [
+        ({"text": ""}, "text is empty"),
+        ({"text": "   "}, "text is empty"),
+        ({"text": "x" * (MAX_QUERY_CHARS + 1)}, "text"),
+        ({"text": "ok", "k": 0}, "k"),
+        ({"text": "ok", "k": 101}, "k"),
+        ({"text": "ok", "k": "ten"}, "k"),
+        ({"text": "ok", "moves": ["expand"]}, "unknown move 'expand'"),
+        ({"k": 3}, "text"),
+        ({"text": "ok", "colour": "red"}, "colour"),
+    ],
+)
+def test_client_errors_are_4xx_with_one_error_message(client, payload, culprit):
+    r = client.post("/api/search", json=payload)
+    assert r.status_code == 422
+    assert list(r.json()) == ["error"] and culprit in r.json()["error"]
+
+
+def test_malformed_json_and_unknown_routes_have_the_same_shape(client):
+    r = client.post("/api/search", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "error" in r.json()
+    r = client.get("/api/nothing")
+    assert r.status_code == 404 and r.json() == {"error": "Not Found"}
+    assert client.get("/api/search").status_code == 405
+
+
+def test_the_page_and_its_assets_are_served_by_the_app_alone(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    for column in ("Address", "Broaden", "Specify"):
+        assert f"<h2>{column}</h2>" in page.text
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert assets and all(a.startswith("/") for a in assets)  # nothing from another host
+    for asset in assets:
+        assert client.get(asset).status_code == 200, asset
+    script = client.get("/static/app.js").text
+    assert "innerHTML" not in script and "textContent" in script
+
+
+def test_openapi_and_docs(client):
+    spec = client.get("/openapi.json").json()
+    assert {"/api/search", "/api/health"} <= set(spec["paths"])
+    assert client.get("/docs").status_code == 200 and "swagger" in client.get("/docs").text.lower()
+    assert client.get("/redoc").status_code == 200
+
+
+def test_docs_from_local_assets(searcher, tmp_path):
+    for name in ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js"):
+        (tmp_path / name).write_text("/* local */")
+    with TestClient(create_app(searcher, docs_assets=tmp_path)) as c:
+        assert "/docs-assets/swagger-ui-bundle.js" in c.get("/docs").text and "cdn" not in c.get("/docs").text
+        assert "/docs-assets/redoc.standalone.js" in c.get("/redoc").text
+        assert c.get("/docs-assets/swagger-ui.css").text == "/* local */"
+
+
+def test_uvicorn_serves_concurrent_clients_the_same_answers(live_server):
+    import asyncio
+
+    import httpx
+
+    async def ask_many() -> list[dict]:
+        async with httpx.AsyncClient(base_url=live_server, timeout=30) as c:
+            texts = ["graph networks oversmooth", "federated gradient leakage"] * 10
+            replies = await asyncio.gather(*(c.post("/api/search", json={"text": t, "k": 3}) for t in texts))
+        assert all(r.status_code == 200 for r in replies)
+        return [r.json() for r in replies]
+
+    bodies = asyncio.run(ask_many())
+    assert all(b == bodies[i % 2] for i, b in enumerate(bodies))
+    assert bodies[1]["results"]["address"][0]["paper_id"] == "iclr26/AbCdEfGh12"

@@ -1,0 +1,54 @@
+import pytest
+
+from conftest import shared_record, write_jsonl
+from ratio_bench.io import RejectLog
+from ratio_bench.serve import candidates
+
+
+def test_corpus_sentences_keep_their_provenance_and_short_ones_are_counted(library):
+    c = candidates.from_corpus([library])
+    rows = c.table.to_pylist()
+    assert c.counts["papers"] == 4 and c.counts["sentences_under_35_chars"] == 1  # "Too short here."
+    assert c.counts["candidates"] == len(rows) == 8
+    first = rows[0]
+    assert first["id"] == "arxiv/2503.01234#0.0"
+    assert first["text"] == "Dense retrievers miss rare technical terms in scientific queries."
+    assert (first["paper_id"], first["title"], first["date"], first["venue"]) == (
+        "arxiv/2503.01234",
+        "Sparse channels for dense retrieval",
+        "2025-03-18",
+        "arXiv",
+    )
+    assert len({r["id"] for r in rows}) == len(rows)
+    assert c.source == {"corpus": {"files": [str(library / "papers.jsonl")]}}
+
+
+def test_a_repeated_paper_id_is_rejected_not_merged(tmp_path):
+    text = "A sentence that is comfortably longer than the minimum length."
+    write_jsonl(tmp_path / "a.jsonl", [shared_record("p/1", text, kind="abstract")])
+    write_jsonl(tmp_path / "b.jsonl", [shared_record("p/1", text, kind="abstract")])
+    rejects = RejectLog()
+    c = candidates.from_corpus([tmp_path], rejects=rejects)
+    assert c.table.num_rows == 1 and rejects.by_reason() == {"duplicate paper id": 1}
+    assert c.counts["rejected"] == {"duplicate paper id": 1}
+
+
+def test_a_corpus_without_usable_sentences_is_refused(tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", [shared_record("p/1", "Tiny.", kind="abstract")])
+    with pytest.raises(candidates.SourceError, match="--corpus"):
+        candidates.from_corpus([tmp_path])
+
+
+def test_release_candidates_get_venue_and_section_from_the_relation_configs(small_release):
+    c = candidates.from_release(small_release, "test")
+    rows = c.table.to_pylist()
+    assert c.table.schema == candidates.PROVENANCE_SCHEMA and len(rows) == 3
+    assert [r["id"] for r in rows] == sorted(r["id"] for r in rows)
+    golds = [r for r in rows if r["section"] is not None]  # the two Address golds carry their query's section
+    assert len(golds) == 2 and all(r["venue"] for r in rows)
+    assert c.source["release"]["split"] == "test"
+
+
+def test_a_folder_that_is_no_release_is_refused(tmp_path):
+    with pytest.raises(candidates.SourceError, match="--dataset"):
+        candidates.from_release(tmp_path, "test")

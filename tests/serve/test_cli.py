@@ -1,0 +1,78 @@
+import json
+
+import pytest
+
+from cli_helpers import assert_user_error, run_ratio
+
+
+def test_index_search_round_trip(library, tmp_path):
+    out = tmp_path / "idx"
+    built = run_ratio("index", "--corpus", library, "--model", "bm25", "--out", out)
+    assert built.code == 0, built.err
+    assert "8 candidates" in built.out and "sentences_under_35_chars: 1" in built.out
+    found = run_ratio("search", "private gradient updates", "--index", out, "--k", "2", "--json")
+    assert found.code == 0, found.err
+    body = json.loads(found.out)
+    assert set(body["results"]) == {"address", "broaden", "specify"}
+    assert body["results"]["address"][0]["paper_id"] == "iclr26/AbCdEfGh12"
+    table = run_ratio("search", "private gradient updates", "--index", out, "--moves", "broaden")
+    assert table.code == 0 and "Broaden (bm25:unigram)" in table.out and "Address" not in table.out
+
+
+@pytest.mark.parametrize(
+    ("args", "culprits", "code"),
+    [
+        (["--model", "expand=bm25"], ["--model", "expand"], 2),
+        (["--model", "no-such-model"], ["no-such-model"], 1),
+    ],
+)
+def test_index_refuses_bad_models(library, tmp_path, args, culprits, code):
+    assert_user_error(
+        run_ratio("index", "--corpus", library, "--out", tmp_path / "i", *args), *culprits, code=code
+    )
+
+
+def test_index_refuses_a_folder_of_the_users(library, tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    run = run_ratio("index", "--corpus", library, "--model", "bm25", "--out", tmp_path)
+    assert_user_error(run, "--out", str(tmp_path), "not a Ratio index")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_index_needs_one_source(library, tmp_path, small_release):
+    run = run_ratio("index", "--model", "bm25", "--out", tmp_path / "i")
+    assert_user_error(run, "--dataset", "--corpus", code=2)
+    run = run_ratio(
+        "index", "--dataset", small_release, "--corpus", library, "--model", "bm25", "--out", tmp_path
+    )
+    assert_user_error(run, "--dataset", "--corpus", code=2)
+
+
+def test_search_errors_name_the_flag(bm25_index):
+    assert_user_error(run_ratio("search", "  ", "--index", bm25_index), "TEXT", "empty", code=2)
+    assert_user_error(run_ratio("search", "ok", "--index", bm25_index, "--k", "0"), "--k", code=2)
+    assert_user_error(
+        run_ratio("search", "ok", "--index", bm25_index, "--moves", "expand"), "--moves", code=2
+    )
+
+
+def test_serve_refuses_to_start_without_an_index(tmp_path):
+    line = assert_user_error(run_ratio("serve", "--index", tmp_path / "missing"), "--index", "not found")
+    assert len(line) < 200
+    (tmp_path / "stuff").mkdir()
+    assert_user_error(run_ratio("serve", "--index", tmp_path / "stuff"), "--index", "not a Ratio index")
+    assert_user_error(
+        run_ratio("serve", "--index", tmp_path / "stuff", "--docs-assets", tmp_path),
+        "--docs-assets",
+        "swagger",
+    )
+
+
+def test_serve_refuses_a_taken_port_in_one_line(bm25_index):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        assert_user_error(run_ratio("serve", "--index", bm25_index, "--port", port), "--port", port)

@@ -1,0 +1,87 @@
+import json
+
+import numpy as np
+import pytest
+
+from ratio_bench.errors import UsageError
+from ratio_bench.serve import candidates
+from ratio_bench.serve.index import IndexFolderError, build_index, load_index, parse_model_args
+from ratio_bench.serve.retrieval import EmbeddingCache, ModelUnavailableError, resolve
+
+BM25 = {m: "bm25" for m in ("address", "broaden", "specify")}
+
+
+def test_one_model_or_one_per_move():
+    assert parse_model_args(["bm25"]) == BM25
+    assert parse_model_args(["bm25", "specify=bm25-bigram"]) == {**BM25, "specify": "bm25-bigram"}
+    with pytest.raises(UsageError, match="--model.*unknown move 'expand'"):
+        parse_model_args(["expand=bm25"])
+    with pytest.raises(UsageError, match="no model for broaden"):
+        parse_model_args(["address=bm25", "specify=bm25"])
+    with pytest.raises(UsageError, match="twice"):
+        parse_model_args(["bm25", "bm25-bigram"])
+
+
+def test_the_index_folder_describes_itself(bm25_index):
+    manifest = json.loads((bm25_index / "manifest.json").read_text())
+    assert manifest["kind"] == "index" and manifest["candidates"] == 8
+    assert manifest["moves"] == {m: "bm25_unigram" for m in BM25}  # one model shared by the three moves
+    assert manifest["models"]["bm25_unigram"]["kind"] == "bm25"
+    index = load_index(bm25_index)
+    assert len(index) == 8 and index.moves == ["address", "broaden", "specify"] and index.vectors == {}
+
+
+def test_rebuilding_gives_the_same_bytes_and_replaces_only_our_index(library, tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    for out in (first, second):
+        build_index(candidates.from_corpus([library]), BM25, out)
+    for name in ("manifest.json", "candidates.parquet"):
+        assert (first / name).read_bytes() == (second / name).read_bytes()
+    build_index(candidates.from_corpus([library]), {**BM25, "specify": "bm25-bigram"}, first)  # over our own
+    assert load_index(first).manifest["moves"]["specify"] == "bm25-bigram_bigram"
+    assert not list(tmp_path.glob(".*"))  # no staging or old folder left behind
+
+
+def test_a_folder_of_the_users_is_never_overwritten(library, tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(IndexFolderError, match="--out .*not a Ratio index"):
+        build_index(candidates.from_corpus([library]), BM25, tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "notes.txt"
+    ]
+
+
+def test_loading_says_what_is_wrong(tmp_path):
+    with pytest.raises(IndexFolderError, match="folder not found"):
+        load_index(tmp_path / "missing")
+    (tmp_path / "manifest.json").write_text(json.dumps({"kind": "release"}))
+    with pytest.raises(IndexFolderError, match="not a Ratio index"):
+        load_index(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    pytest.importorskip("sentence_transformers")
+    try:
+        return resolve("all-MiniLM-L6-v2")
+    except ModelUnavailableError as e:
+        pytest.skip(str(e))
+
+
+def test_dense_vectors_are_encoded_once_per_model_and_reused_from_the_cache(library, tmp_path, minilm):
+    cands = candidates.from_corpus([library])
+    models = {"address": "all-MiniLM-L6-v2", "broaden": "all-MiniLM-L6-v2", "specify": "bm25"}
+    cache = EmbeddingCache(tmp_path / "cache", progress=False)
+    report = build_index(cands, models, tmp_path / "idx", cache=cache, ann_kind="hnsw")
+    assert cache.misses == 1 and report.cache_hits == 0  # two moves, one encoding
+    index = load_index(tmp_path / "idx")
+    vectors = index.vectors["all-MiniLM-L6-v2_none"]
+    assert vectors.shape == (8, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-4)
+    entry = index.manifest["models"]["all-MiniLM-L6-v2_none"]
+    assert entry["ann"]["kind"] == "hnsw" and (tmp_path / "idx" / entry["ann"]["file"]).is_file()
+    assert report.ann["all-MiniLM-L6-v2_none"].recall_at_10 == 1.0  # 8 vectors: HNSW is exact here
+    again = build_index(cands, models, tmp_path / "idx2", cache=EmbeddingCache(tmp_path / "cache"))
+    assert again.cache_hits == 1
+    assert (tmp_path / "idx" / entry["vectors"]).read_bytes() == (
+        tmp_path / "idx2" / entry["vectors"]
+    ).read_bytes()
