@@ -4,12 +4,14 @@ A fingerprint is the file's size, its modification time (``st_mtime_ns``) and a 
 file of up to 16 MiB is hashed whole; a larger one is hashed from its first and last 4 MiB and 16 blocks of
 64 KiB spread evenly in between (at most 9 MiB read per file, whatever its size). Why sampled: the S2ORC full
 text is hundreds of GB, and every ``ratio mine`` (a resumed one too) and every ``ratio build`` plans its inputs
-first; a full hash would re-read the whole corpus each time, while the sample costs a few reads per file (on
-the 157 MB development corpus: 54 MB read, well under a second). Why it is enough: an edit that keeps the size
-changes the mtime unless the editor restores it on purpose, the head and tail cover JSONL's first records and
-Parquet's footer (whose page offsets and statistics move with any content change under compression), and the
-interior blocks catch most of the rest. Copying a corpus with its mtimes (``cp -p``, ``rsync -t``) keeps the
-fingerprints; touching a file changes it, and the folder is then refused rather than trusted.
+first; a full hash would re-read the whole corpus each time, while the sample costs a few reads per file. On
+the 164 MB development corpus (6 files) the sample reads 57 MB in 0.08-0.16 s with a warm page cache, a full
+hash 0.25 s; at S2ORC scale the full hash would be minutes per run, the sample stays at 9 MiB per file.
+Why it is enough: an edit that keeps the size changes the mtime unless the editor restores it on purpose, the
+head and tail cover JSONL's first records and Parquet's footer (whose page offsets and statistics move with any
+content change under compression), and the interior blocks catch most of the rest. Copying a corpus with its
+mtimes (``cp -p``, ``rsync -t``) keeps the fingerprints; touching a file changes its fingerprint, and the
+folder is then refused rather than trusted.
 """
 
 from __future__ import annotations
