@@ -18,10 +18,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from cli_helpers import Run, assert_user_error, run_ratio
-from conftest import shared_record, write_jsonl, write_shared_parquet
+from conftest import SHARED_SCHEMA, shared_record, write_jsonl
 from ratio_bench.cli import main
 
-GOOD_TEXT = "Retrieval fails on rare terms. To address this limitation, we add a sparse lexical channel to it."
+GOOD_TEXT = (
+    "Retrieval fails on rare terms. To address this limitation, we add a sparse lexical channel to it."
+)
 
 
 def _lines(path: Path, lines: list[bytes]) -> None:
@@ -32,7 +34,7 @@ def _good_parquet_bytes() -> bytes:
     buf = io.BytesIO()
     table = pa.Table.from_pylist(
         [shared_record(f"pq/{i}", GOOD_TEXT * 20, "2024") for i in range(50)],
-        schema=pa.schema([(c, pa.string()) for c in shared_record("x", "y")]),
+        schema=SHARED_SCHEMA,
     )
     pq.write_table(table, buf)
     return buf.getvalue()
