@@ -39,6 +39,11 @@ def _add_reader_options(p: argparse.ArgumentParser) -> None:
         default=sorted(c.value for c in PROSE_CATEGORIES),
         help="section categories to keep (default: all prose categories, appendices included)",
     )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on malformed input (bad JSON, wrong field types, unreadable files) instead of rejecting it",
+    )
 
 
 def _reader_settings(args: argparse.Namespace):
@@ -49,6 +54,7 @@ def _reader_settings(args: argparse.Namespace):
         fmt=args.fmt,
         text_format=args.text_format,
         keep_categories=frozenset(SectionCategory(c) for c in args.keep_sections),
+        strict=args.strict,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import sys
 import tempfile
 from collections import Counter
@@ -53,19 +54,21 @@ class RejectLog:
     ``action`` is ``"dropped"`` when the record is gone from the output and ``"flagged"`` when it was kept
     with an explicit marker (for example a date of unknown precision). Nothing is skipped silently: the
     counts end up in every stage's report.
+
+    The file is written as ``.<name>.<random>.tmp`` next to ``path`` and renamed into place by :meth:`close`;
+    a block that fails removes it instead (:meth:`abort`), so a rejects file is never half a run's. The
+    temporary file is created with mode 0666 filtered by the umask (``mkstemp`` would make it 0600), so the
+    finished file has the same permissions as every other output.
     """
 
     def __init__(self, path: str | os.PathLike | None = None):
         self.counts: Counter[tuple[str, str]] = Counter()
         self._path = Path(path) if path is not None else None
         self._fh: IO | None = None
-        self._tmp: str | None = None
+        self._tmp: Path | None = None
         if self._path is not None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
-            fd, self._tmp = tempfile.mkstemp(
-                prefix=f".{self._path.name}.", suffix=".tmp", dir=self._path.parent
-            )
-            self._fh = os.fdopen(fd, "w", encoding="utf-8")
+            self._fh, self._tmp = _create_temp_beside(self._path)
 
     def add(
         self, source: str, record_id: str | None, reason: str, action: str = "dropped", **extra: Any
@@ -89,11 +92,33 @@ class RejectLog:
             os.replace(self._tmp, self._path)
             self._fh = None
 
+    def abort(self) -> None:
+        """Drop the unfinished log (safe to call again, or after :meth:`close`)."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._tmp)
+
     def __enter__(self) -> RejectLog:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def _create_temp_beside(dest: Path) -> tuple[IO, Path]:
+    """A new, exclusively created ``.<name>.<random>.tmp`` next to ``dest``, opened for UTF-8 text."""
+    while True:
+        tmp = dest.with_name(f".{dest.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        return os.fdopen(fd, "w", encoding="utf-8"), tmp
 
 
 def sum_nested(dicts: list[dict[str, Any]]) -> dict[str, Any]:

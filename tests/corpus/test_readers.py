@@ -7,6 +7,7 @@ from conftest import DATA, shared_record, write_jsonl, write_shared_parquet
 from ratio_bench.corpus.dates import DatePrecision
 from ratio_bench.corpus.readers import CorpusFormatError, PaperReader, ReaderSettings, detect_format
 from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
+from ratio_bench.errors import RatioError
 from ratio_bench.io import RejectLog
 
 
@@ -102,8 +103,10 @@ def test_format_detection_errors_and_overrides(tmp_path):
 
 
 def test_missing_path_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="corpus path not found"):
+    with pytest.raises(RatioError, match="corpus path not found: .*nope .*--corpus"):
         list(PaperReader().read([tmp_path / "nope"]))
+    with pytest.raises(RatioError, match="--text-format"):
+        ReaderSettings(text_format="html")
 
 
 def test_prose_categories_exclude_non_prose():

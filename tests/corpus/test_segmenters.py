@@ -1,5 +1,6 @@
 import pytest
 
+from cli_helpers import assert_user_error, run_ratio
 from conftest import DATA
 from ratio_bench.corpus.segmentation_eval import load_gold, score_segmenter
 from ratio_bench.corpus.segmenters import SEGMENTERS, get_segmenter
@@ -27,3 +28,7 @@ def test_gold_format_wraps(tmp_path):
     assert gold[0].text == "One sentence\nwraps.\nTwo here. Three."
     assert gold[0].boundaries == {19, 29}
     assert gold[1].boundaries == frozenset()
+
+
+def test_unknown_segmenter_is_a_user_error_naming_the_flag():
+    assert_user_error(run_ratio("segment", "--segmenter", "nltk"), "--segmenter", "'nltk'", "blingfire")

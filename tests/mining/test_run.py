@@ -1,11 +1,23 @@
 import hashlib
 import json
+import os
 import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from subprocess import DEVNULL
 
 import pyarrow.parquet as pq
 import pytest
 
+from cli_helpers import assert_user_error, run_ratio
+from conftest import shared_record, write_jsonl
+from ratio_bench.io import RejectLog
 from ratio_bench.lexicon.model import default_lexicon_dir
+from ratio_bench.mining.outdir import FolderBusyError
 from ratio_bench.mining.run import PlanMismatchError, run_mining
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 from ratio_bench.mining.step import MineUnits, MiningSettings, _lexicon
@@ -107,3 +119,190 @@ def test_lexicon_is_loaded_once_per_process_until_its_files_change(tmp_path):
     assert edited is not first
     assert edited.match("By way of a cheap cure, we add a marker.").label == "address"
     assert first.match("By way of a cheap cure, we add a marker.") is None
+
+
+def _rejects_rows(out):
+    return [
+        json.loads(x) for f in sorted((out / "rejects").glob("*.jsonl")) for x in f.read_text().splitlines()
+    ]
+
+
+def test_input_edited_in_place_at_the_same_size_is_refused(fixture_corpus, tmp_path):
+    out = tmp_path / "mined"
+    run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    path = fixture_corpus / "abstracts.jsonl"
+    before = path.stat()
+    data = path.read_bytes()
+    edited = data.replace(b"sparse lexical", b"sparse Lexical")
+    assert edited != data and len(edited) == len(data)
+    path.write_bytes(edited)
+    with pytest.raises(
+        PlanMismatchError, match=r"abstracts\.jsonl changed since it was mined .*delete .*--out"
+    ):
+        run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size, same mtime: the digest tells
+    with pytest.raises(PlanMismatchError, match=r"abstracts\.jsonl changed since it was mined \(digest\)"):
+        run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    path.write_bytes(data)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 3
+
+
+def test_leftover_temp_files_of_a_killed_task_do_not_break_resume(fixture_corpus, tmp_path):
+    clean, out = tmp_path / "clean", tmp_path / "mined"
+    run_mining([fixture_corpus], clean, MiningSettings(progress=False))
+    run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    # What SIGKILL during task 1 leaves: no completion mark, no shards, temporary files of every writer.
+    (out / "logs" / "completions" / "00001").unlink()
+    leftovers = []
+    for sub, ext in {
+        "pairs": "parquet",
+        "distractors": "parquet",
+        "rejects": "jsonl",
+        "stats": "json",
+    }.items():
+        (out / sub / f"00001.{ext}").unlink()
+        leftovers.append(out / sub / f".00001.{ext}.k1ll3d00.tmp")
+    leftovers.append(out / ".stats.json.k1ll3d00.tmp")
+    for p in leftovers:
+        p.write_bytes(b"half-written")
+    foreign = out / "pairs" / ".notes.tmp"  # not a name of ours: left alone
+    foreign.write_text("mine")
+    stats = run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    assert stats["tasks_done"] == 3
+    assert not any(p.exists() for p in leftovers)
+    assert foreign.read_text() == "mine"
+    assert _digest(out) == _digest(clean)
+
+
+def _descendants(pid: int) -> set[int]:
+    parents = {}
+    for proc_stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = proc_stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(proc_stat.parent.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, pp in parents.items() if pp in frontier} - found
+        found |= frontier
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited (only its exit status waits for a reaper)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc and PR_SET_PDEATHSIG")
+def test_sigkilled_mine_leaves_no_process_behind_and_resumes(tmp_path, nougat_text):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(40):
+        write_jsonl(corpus / f"p{i:02d}.jsonl", [shared_record(f"k/{i}", nougat_text)])
+    out = tmp_path / "mined"
+    env = {k: v for k, v in os.environ.items() if k != "RATIO_DEBUG"}
+    cmd = [sys.executable, "-m", "ratio_bench.cli", "mine", "--corpus", str(corpus), "--out", str(out)]
+    proc = subprocess.Popen([*cmd, "--quiet", "--workers", "2"], env=env, stdout=DEVNULL, stderr=DEVNULL)
+    completions = out / "logs" / "completions"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (completions.is_dir() and any(completions.iterdir())):
+        time.sleep(0.005)
+    children = _descendants(proc.pid)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert children, "the run had started its executor's processes"
+    assert len(list(completions.iterdir())) < 40, "killed before the end"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(map(_running, children)):
+        time.sleep(0.05)
+    assert not [p for p in children if _running(p)], "orphaned processes of the killed run"
+    stats = run_mining([corpus], out, MiningSettings(progress=False), workers=2)
+    assert stats["tasks_done"] == 40
+    assert not list(out.rglob("*.tmp"))
+
+
+def test_a_second_local_run_on_the_same_folder_is_refused(fixture_corpus, tmp_path):
+    out = tmp_path / "mined"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+            "fcntl.lockf(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(60)",
+            str(out / ".lock"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(FolderBusyError, match=r"being written by another ratio mine.*--out"):
+            run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 3
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_rejects_files_honour_the_umask(fixture_corpus, tmp_path, umask):
+    previous = os.umask(umask)
+    try:
+        run_mining([fixture_corpus], tmp_path / "mined", MiningSettings(progress=False))
+        with RejectLog(tmp_path / "corpus-rejects.jsonl") as log:
+            log.add("x.jsonl", "1", "no_text")
+    finally:
+        os.umask(previous)
+    files = [*sorted((tmp_path / "mined" / "rejects").glob("*.jsonl")), tmp_path / "corpus-rejects.jsonl"]
+    assert {stat.S_IMODE(f.stat().st_mode) for f in files} == {0o666 & ~umask}
+
+
+def test_a_failing_block_leaves_no_rejects_file(tmp_path):
+    with pytest.raises(RuntimeError), RejectLog(tmp_path / "r.jsonl") as log:
+        log.add("x.jsonl", "1", "no_text")
+        raise RuntimeError("crash")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_mine_console_and_stats_agree_with_the_rejects_files(fixture_corpus, tmp_path):
+    (fixture_corpus / "broken.parquet").write_bytes(b"PAR1 not really")
+    with (fixture_corpus / "odd.jsonl").open("w") as fh:
+        fh.write(json.dumps(shared_record("odd/1", 12345)) + "\n[1]\n{broken\n")
+        fh.write(
+            json.dumps(shared_record("odd/2", "Fine text here.", "when pigs fly", kind="abstract")) + "\n"
+        )
+    out = tmp_path / "mined"
+    run = run_ratio("mine", "--corpus", fixture_corpus, "--out", out, "--quiet")
+    assert run.code == 0 and "Traceback" not in run.err, run.err
+    stats = json.loads((out / "stats.json").read_text())
+    rows = _rejects_rows(out)
+    assert stats["rejects_logged"]["rows"] == len(rows) > 0
+    assert f"rejects: {len(rows):,} rows in rejects/*.jsonl" in run.out
+    total = stats["corpus"]["total"]
+    assert total["papers_read"] == total["papers_kept"] + sum(total["rejected"].values())
+    for name, counts in stats["corpus"]["sources"].items():
+        assert counts["papers_read"] == counts["papers_kept"] + sum(counts["rejected"].values()), name
+    assert {k: total["rejected"][k] for k in ("file_unreadable", "wrong_type:text", "malformed_json")} == {
+        "file_unreadable": 1,
+        "wrong_type:text": 1,
+        "malformed_json": 1,
+    }
+    by_action = {
+        a: sum(1 for r in rows if r["action"] == a and "marker" not in r) for a in ("dropped", "flagged")
+    }
+    assert by_action == {
+        "dropped": sum(total["rejected"].values()),
+        "flagged": sum(total["flagged"].values()),
+    }
+    assert sum(1 for r in rows if "marker" in r) == sum(stats["rejects"].values())
+
+    strict = run_ratio(
+        "mine", "--corpus", fixture_corpus, "--out", tmp_path / "strict", "--quiet", "--strict"
+    )
+    assert_user_error(strict, str(fixture_corpus / "broken.parquet"), "--strict")

@@ -8,21 +8,20 @@ Supported inputs, detected from the file's columns or first JSON object (overrid
   year, venue, fields of study) and ``pdf_parse`` with ``abstract`` and ``body_text`` paragraphs carrying
   ``section`` (and ``sec_num``).
 
-Bad input never raises: malformed lines, records without id or text, bodies with no prose are dropped and
-logged to the :class:`~ratio_bench.io.RejectLog`; non-UTF-8 bytes and unparsable dates are kept and flagged.
+Bad input never raises: malformed lines, fields of the wrong type, records without id or text, bodies with no
+prose are dropped and logged to the :class:`~ratio_bench.io.RejectLog`, a file that cannot be read is logged as
+one rejected row and skipped, and non-UTF-8 bytes and unparsable dates are kept and flagged. Under
+``ReaderSettings(strict=True)`` (``--strict``) malformed input is an error naming the file instead.
+Reading the bytes is :mod:`ratio_bench.corpus.sources`; this module turns raw records into papers.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import pyarrow.parquet as pq
 
 from ratio_bench.corpus import blocks
 from ratio_bench.corpus.dates import parse_date
@@ -30,114 +29,68 @@ from ratio_bench.corpus.markdown import SectionTracker, looks_like_markdown, par
 from ratio_bench.corpus.records import Paper, Paragraph
 from ratio_bench.corpus.report import CorpusReport
 from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
+from ratio_bench.corpus.sources import (
+    STRICT_HINT,
+    BadRecord,
+    CorpusFileError,
+    CorpusFormatError,
+    corpus_files,
+    detect_format,
+    format_of_keys,
+    iter_raw_records,
+)
 from ratio_bench.errors import RatioError
 from ratio_bench.io import RejectLog
 
 FORMATS = ("shared", "s2orc")
 TEXT_FORMATS = ("auto", "markdown", "plain", "abstract")
-_PARQUET_BATCH = 64
+# Rejects that say the input is malformed rather than merely without usable prose: fatal under ``strict``.
+MALFORMED_REASONS = frozenset({"malformed_json", "not_an_object", "non_utf8_bytes"})
+MALFORMED_PREFIXES = ("wrong_type:", "file_")
 
 
-class CorpusFormatError(RatioError, ValueError):
-    """A file whose format cannot be determined or that lacks the fields its format needs."""
+def is_malformed(reason: str) -> bool:
+    return reason in MALFORMED_REASONS or reason.startswith(MALFORMED_PREFIXES)
 
 
-def corpus_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand folders into their corpus files (``*.parquet``, ``*.jsonl``, ``*.jsonl.gz``, ``*.json``), sorted."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            out.extend(sorted(f for f in p.iterdir() if _is_corpus_file(f)))
-        elif p.exists():
-            out.append(p)
-        else:
-            raise FileNotFoundError(f"corpus path not found: {p}")
-    return out
+class ReaderSettingsError(RatioError, ValueError):
+    """A reader setting outside its choices."""
 
 
-def _is_corpus_file(p: Path) -> bool:
-    return p.is_file() and (p.suffix in {".parquet", ".jsonl", ".json"} or p.name.endswith(".jsonl.gz"))
-
-
-def _format_of_keys(keys: Iterable[str], path: Path) -> str:
-    keys = set(keys)
-    if "pdf_parse" in keys or "corpusid" in keys:
-        return "s2orc"
-    if {"id", "text"} <= keys:
-        return "shared"
-    raise CorpusFormatError(f"{path}: cannot detect the corpus format from fields {sorted(keys)}; pass fmt=")
-
-
-def _open_lines(path: Path) -> Iterator[bytes]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rb") as fh:
-        yield from fh
-
-
-def detect_format(path: Path) -> str:
-    """``shared`` or ``s2orc``, from Parquet column names or the first parsable JSON object."""
-    if path.suffix == ".parquet":
-        return _format_of_keys(pq.read_schema(path).names, path)
-    for line in _open_lines(path):
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if isinstance(obj, dict):
-            return _format_of_keys(obj.keys(), path)
-    raise CorpusFormatError(f"{path}: no JSON object found to detect the format")
-
-
-def iter_raw_records(
-    path: Path, rejects: RejectLog, row_group: int | None = None
-) -> Iterator[dict[str, Any]]:
-    """Yield raw dicts from a Parquet file (optionally one row group) or a JSONL file.
-
-    JSONL lines that are not JSON objects are logged and skipped.
-    """
-    source = path.name
-    if path.suffix == ".parquet":
-        pf = pq.ParquetFile(path)
-        groups = None if row_group is None else [row_group]
-        for batch in pf.iter_batches(batch_size=_PARQUET_BATCH, row_groups=groups):
-            yield from batch.to_pylist()
-        return
-    for lineno, raw in enumerate(_open_lines(path), start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = raw.decode("utf-8")
-            bad_bytes = False
-        except UnicodeDecodeError:
-            line = raw.decode("utf-8", errors="replace")
-            bad_bytes = True
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            rejects.add(source, f"line:{lineno}", "malformed_json", detail=str(e)[:200])
-            continue
-        if not isinstance(obj, dict):
-            rejects.add(source, f"line:{lineno}", "not_an_object")
-            continue
-        if bad_bytes:
-            obj["__non_utf8__"] = True
-        obj["__line__"] = lineno
-        yield obj
+class CorpusRecordError(RatioError):
+    """A malformed record met under ``--strict``."""
 
 
 @dataclass
 class ReaderSettings:
-    """What to read and keep. ``keep_categories`` defaults to every prose category (appendices included)."""
+    """What to read and keep. ``keep_categories`` defaults to every prose category (appendices included).
+
+    ``strict`` turns malformed input (see :func:`is_malformed`: bad JSON, wrong field types, invalid UTF-8, a
+    file that cannot be read) into an error naming the file, instead of a reject; records that are merely
+    without id, text or prose are rejected either way.
+    """
 
     fmt: str | None = None  # None: detect per file
     text_format: str = "auto"
     keep_categories: frozenset[SectionCategory] = field(default_factory=lambda: PROSE_CATEGORIES)
+    strict: bool = False
 
     def __post_init__(self) -> None:
         if self.fmt is not None and self.fmt not in FORMATS:
-            raise ValueError(f"unknown corpus format {self.fmt!r}; expected one of {FORMATS}")
+            raise ReaderSettingsError(
+                f"unknown corpus format {self.fmt!r} for --format; expected one of {FORMATS}"
+            )
         if self.text_format not in TEXT_FORMATS:
-            raise ValueError(f"unknown text format {self.text_format!r}; expected one of {TEXT_FORMATS}")
+            raise ReaderSettingsError(
+                f"unknown text format {self.text_format!r} for --text-format; expected one of {TEXT_FORMATS}"
+            )
+
+
+_SCALARS = (str, int, float)
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or (isinstance(v, _SCALARS) and not isinstance(v, bool))
 
 
 def _str(v: Any) -> str | None:
@@ -147,18 +100,54 @@ def _str(v: Any) -> str | None:
     return s or None
 
 
+def _first_wrong_type(rec: dict[str, Any], names: Iterable[str], prefix: str = "") -> str | None:
+    """The reject reason for the first field that is not a string or a number (None: all are)."""
+    for name in names:
+        if not _is_scalar(rec.get(name)):
+            return f"wrong_type:{prefix}{name}"
+    return None
+
+
+_SHARED_SCALARS = ("id", "title", "venue", "kind", "source", "license")
+_S2ORC_META_SCALARS = ("title", "venue", "journal", "license")
+
+
+def _is_paragraph(p: Any) -> bool:
+    """An S2ORC paragraph: an object whose text, section and section number are strings or numbers."""
+    return (
+        isinstance(p, dict)
+        and (p.get("text") is None or isinstance(p.get("text"), str))
+        and _is_scalar(p.get("section"))
+        and _is_scalar(p.get("sec_num"))
+    )
+
+
+def _record_id(rec: dict[str, Any]) -> str:
+    """The record's id when it has a usable one, else where it is (``line:N`` or ``row:N``)."""
+    for key in ("id", "corpusid", "paper_id"):
+        if _is_scalar(rec.get(key)) and (rid := _str(rec.get(key))):
+            return rid
+    return f"line:{rec['__line__']}" if "__line__" in rec else f"row:{rec.get('__row__')}"
+
+
 def _fields_of_study(meta: dict[str, Any]) -> list[str]:
     raw = meta.get("fields_of_study") or meta.get("s2fieldsofstudy") or meta.get("fieldsOfStudy") or []
     out = []
     for f in raw if isinstance(raw, list) else [raw]:
         name = f.get("category") if isinstance(f, dict) else f
-        if name and str(name) not in out:
+        if name and _is_scalar(name) and str(name) not in out:
             out.append(str(name))
     return out
 
 
 class PaperReader:
-    """Turns corpus files into :class:`Paper` records and fills the stage report and the rejects log."""
+    """Turns corpus files into :class:`Paper` records and fills the stage report and the rejects log.
+
+    Every row read is counted under ``papers_read`` of its file and ends up either kept or rejected, and a file
+    that cannot be read (any further) counts as one row read and rejected with a ``file_*`` reason, so every
+    report has ``papers_read == papers_kept + sum(rejected)`` per file, and the rejects file holds one
+    ``dropped`` row per rejected count plus one ``flagged`` row per flag.
+    """
 
     def __init__(
         self,
@@ -175,34 +164,68 @@ class PaperReader:
             yield from self.read_file(path)
 
     def read_file(self, path: Path, row_group: int | None = None) -> Iterator[Paper]:
-        """Papers of one file, or of one Parquet row group of it (the unit of parallel work)."""
-        fmt = self.settings.fmt or detect_format(path)
-        for rec in iter_raw_records(path, self.rejects, row_group):
-            paper = self.to_paper(rec, fmt, path.name)
-            if paper is not None:
-                yield paper
+        """Papers of one file, or of one Parquet row group of it (the unit of parallel work).
+
+        The format is detected from a Parquet file's columns, or from a JSONL file's first object while it
+        streams (so the file is read once).
+        """
+        fmt = self.settings.fmt
+        try:
+            if fmt is None and path.suffix == ".parquet":
+                fmt = detect_format(path)
+            for rec in iter_raw_records(path, row_group):
+                if isinstance(rec, BadRecord):
+                    self.report[path.name].papers_read += 1
+                    self._reject(path, rec.record_id, rec.reason, detail=rec.detail)
+                    continue
+                if fmt is None:
+                    keys = [k for k in rec if not k.startswith("__")]
+                    fmt = format_of_keys(keys)
+                    if fmt is None:
+                        raise CorpusFormatError(
+                            path, f"cannot detect the corpus format from fields {sorted(keys)}"
+                        )
+                paper = self.to_paper(rec, fmt, path)
+                if paper is not None:
+                    yield paper
+        except CorpusFileError as e:
+            if self.settings.strict:
+                raise
+            self.report[path.name].papers_read += 1
+            where = {"row_group": row_group} if row_group is not None else {}
+            self._reject(path, None, e.reason, detail=e.detail, **where)
+
+    def _reject(
+        self, path: Path, record_id: str | None, reason: str, action: str = "dropped", **extra: Any
+    ) -> None:
+        """Count and log one reject of ``path``; under ``strict`` a malformed one is an error instead."""
+        if self.settings.strict and is_malformed(reason):
+            detail = extra.get("detail")
+            where = f"{record_id}: " if record_id else ""
+            raise CorpusRecordError(
+                f"{path}: {where}{reason}" + (f" ({detail})" if detail else "") + f"; {STRICT_HINT}"
+            )
+        counts = self.report[path.name]
+        (counts.rejected if action == "dropped" else counts.flagged)[reason] += 1
+        self.rejects.add(path.name, record_id, reason, action=action, **extra)
 
     # -- one record -------------------------------------------------------------------------------------
 
-    def to_paper(self, rec: dict[str, Any], fmt: str, source_file: str) -> Paper | None:
+    def to_paper(self, rec: dict[str, Any], fmt: str, path: Path) -> Paper | None:
+        source_file = path.name
         counts = self.report[source_file]
         counts.papers_read += 1
         paper, dropped, reason = (self._from_s2orc if fmt == "s2orc" else self._from_shared)(rec, source_file)
         counts.raw_bytes += self._raw_size(rec, fmt)
         counts.blocks_dropped.update(dropped)
-        rid = (
-            _str(rec.get("id") or rec.get("corpusid") or rec.get("paper_id")) or f"line:{rec.get('__line__')}"
-        )
+        rid = _record_id(rec)
         if paper is None:
-            counts.rejected[reason] += 1
-            self.rejects.add(source_file, rid, reason)
+            self._reject(path, rid, reason)
             return None
         if rec.get("__non_utf8__"):
-            counts.flagged["non_utf8_bytes"] += 1
-            self.rejects.add(source_file, rid, "non_utf8_bytes", action="flagged")
+            self._reject(path, rid, "non_utf8_bytes", action="flagged")
         if paper.date.parse_error:
-            counts.flagged["unparsable_date"] += 1
-            self.rejects.add(source_file, rid, "unparsable_date", action="flagged", date=paper.date.raw)
+            self._reject(path, rid, "unparsable_date", action="flagged", date=paper.date.raw)
         kept = []
         for para in paper.paragraphs:
             if para.category in self.settings.keep_categories:
@@ -211,8 +234,7 @@ class PaperReader:
             else:
                 counts.paragraphs_dropped_by_category[para.category.value] += 1
         if not kept:
-            counts.rejected["no_prose_kept"] += 1
-            self.rejects.add(source_file, rid, "no_prose_kept")
+            self._reject(path, rid, "no_prose_kept")
             return None
         paper.paragraphs = kept
         paper.source_file = source_file
@@ -222,11 +244,19 @@ class PaperReader:
 
     @staticmethod
     def _raw_size(rec: dict[str, Any], fmt: str) -> int:
+        """Bytes of body text, counting only text of the types the record's format allows."""
         if fmt == "shared":
-            return len((rec.get("text") or "").encode("utf-8"))
-        parse = rec.get("pdf_parse") or {}
-        paras = (parse.get("abstract") or []) + (parse.get("body_text") or [])
-        return sum(len(str(p.get("text") or "").encode("utf-8")) for p in paras if isinstance(p, dict))
+            text = rec.get("text")
+            return len(text.encode("utf-8")) if isinstance(text, str) else 0
+        parse = rec.get("pdf_parse")
+        if not isinstance(parse, dict):
+            return 0
+        paras = [p for key in ("abstract", "body_text") if isinstance(ps := parse.get(key), list) for p in ps]
+        return sum(
+            len(p["text"].encode("utf-8"))
+            for p in paras
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
 
     def _body(self, text: str, kind: str) -> tuple[list[Paragraph], Counter[str], str, str | None]:
         tf = self.settings.text_format
@@ -244,11 +274,16 @@ class PaperReader:
         return parsed.paragraphs, parsed.dropped, tf, parsed.title
 
     def _from_shared(self, rec: dict[str, Any], source_file: str) -> tuple[Paper | None, Counter[str], str]:
+        wrong = _first_wrong_type(rec, _SHARED_SCALARS)
+        if wrong is not None:
+            return None, Counter(), wrong
         pid = _str(rec.get("id"))
         if pid is None:
             return None, Counter(), "missing_id"
         text = rec.get("text")
-        if not isinstance(text, str) or not text.strip():
+        if text is not None and not isinstance(text, str):
+            return None, Counter(), "wrong_type:text"
+        if text is None or not text.strip():
             return None, Counter(), "no_text"
         kind = _str(rec.get("kind")) or "fulltext"
         paragraphs, dropped, tf, front_title = self._body(text, kind)
@@ -268,27 +303,40 @@ class PaperReader:
         return paper, dropped, ""
 
     def _from_s2orc(self, rec: dict[str, Any], source_file: str) -> tuple[Paper | None, Counter[str], str]:
+        wrong = _first_wrong_type(rec, ("corpusid", "paper_id", "source", "license"))
+        if wrong is not None:
+            return None, Counter(), wrong
         pid = _str(rec.get("corpusid") if rec.get("corpusid") is not None else rec.get("paper_id"))
         if pid is None:
             return None, Counter(), "missing_id"
         meta = rec.get("metadata") or {}
         parse = rec.get("pdf_parse") or {}
-        if not isinstance(meta, dict) or not isinstance(parse, dict):
-            return None, Counter(), "malformed_record"
+        for name, value in (("metadata", meta), ("pdf_parse", parse)):
+            if not isinstance(value, dict):
+                return None, Counter(), f"wrong_type:{name}"
+        for name in ("abstract", "body_text"):
+            if not isinstance(parse.get(name) or [], list):
+                return None, Counter(), f"wrong_type:pdf_parse.{name}"
+        wrong = _first_wrong_type(meta, _S2ORC_META_SCALARS, prefix="metadata.")
+        if wrong is not None:
+            return None, Counter(), wrong
         dropped: Counter[str] = Counter()
         paragraphs: list[Paragraph] = []
         abstract = parse.get("abstract") or []
         if not abstract and isinstance(meta.get("abstract"), str):
             abstract = [{"text": meta["abstract"], "section": "Abstract"}]
         for p in abstract:
-            text = blocks.unwrap(str(p.get("text") or "")) if isinstance(p, dict) else ""
+            if not _is_paragraph(p):
+                dropped["malformed_paragraph"] += 1
+                continue
+            text = blocks.unwrap(p.get("text") or "")
             if text:
                 paragraphs.append(Paragraph(text, "Abstract", SectionCategory.ABSTRACT))
         tracker = SectionTracker()
         last_heading = None
         category = SectionCategory.OTHER
         for p in parse.get("body_text") or []:
-            if not isinstance(p, dict):
+            if not _is_paragraph(p):
                 dropped["malformed_paragraph"] += 1
                 continue
             section = _str(p.get("section"))
@@ -296,7 +344,7 @@ class PaperReader:
             if heading != last_heading:
                 category = tracker.enter(heading, 2) if heading else SectionCategory.OTHER
                 last_heading = heading
-            raw = str(p.get("text") or "")
+            raw = p.get("text") or ""
             if blocks.is_caption(raw) or blocks.is_table(raw):
                 dropped["caption" if blocks.is_caption(raw) else "table"] += 1
                 continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ratio_bench.corpus.segmentation import sentence_spans
+from ratio_bench.errors import RatioError
 
 Spans = list[tuple[int, int]]
 SpanFn = Callable[[str], Spans]
@@ -61,15 +62,25 @@ _FACTORIES: dict[str, Callable[[], SpanFn]] = {
 SEGMENTERS = tuple(_FACTORIES)
 
 
+class UnknownSegmenterError(RatioError, ValueError):
+    """A segmenter name that is not one of :data:`SEGMENTERS`."""
+
+
+class SegmenterUnavailableError(RatioError, ImportError):
+    """A comparison segmenter whose library is not installed."""
+
+
 def get_segmenter(name: str) -> SpanFn:
     """A span function by name; raises a clear error when the library is not installed."""
     try:
         factory = _FACTORIES[name]
     except KeyError:
-        raise ValueError(f"unknown segmenter {name!r}; choose from {SEGMENTERS}") from None
+        raise UnknownSegmenterError(
+            f"unknown segmenter {name!r} for --segmenter; choose from {', '.join(SEGMENTERS)}"
+        ) from None
     try:
         return factory()
     except ImportError as e:
-        raise ImportError(
-            f"segmenter {name!r} needs its library: pip install 'ratio-bench[compare]' ({e})"
+        raise SegmenterUnavailableError(
+            f"--segmenter {name} needs its library: pip install 'ratio-bench[compare]' ({e})"
         ) from e

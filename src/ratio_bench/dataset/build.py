@@ -62,7 +62,11 @@ def build_release(
     lexicon = Lexicon.load(cfg.lexicon)
     mined = cfg.work_dir / "mined"
     stats = run_mining(
-        cfg.corpus, mined, MiningSettings(lexicon_dir=str(cfg.lexicon), progress=progress), workers=workers
+        cfg.corpus,
+        mined,
+        MiningSettings(lexicon_dir=str(cfg.lexicon), progress=progress),
+        workers=workers,
+        out_flag=f"work_dir in {cfg.path.name}",
     )
     timings["mining"] = round(time.perf_counter() - t0, 2)
 

@@ -7,24 +7,35 @@ from pathlib import Path
 
 
 def _parse_options(pairs: list[str]) -> dict:
+    """``KEY=VALUE`` strings to executor arguments; values are YAML scalars (``8``, ``true``, ``04:00:00``)."""
     import yaml
+
+    from ratio_bench.errors import UsageError
 
     out = {}
     for item in pairs:
         key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--executor-option expects KEY=VALUE, got {item!r}")
-        out[key] = yaml.safe_load(value)
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--executor-option expects KEY=VALUE (e.g. partition=cpu), got {item!r}")
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError as e:
+            reason = " ".join(str(getattr(e, "problem", None) or e).split())
+            raise UsageError(f"--executor-option {item!r}: the value is not valid YAML ({reason})") from e
     return out
 
 
 def cmd_mine(args: argparse.Namespace) -> int:
     from ratio_bench.cli import _reader_settings
+    from ratio_bench.errors import UsageError
     from ratio_bench.io import report_console
     from ratio_bench.mining.report import print_mining_report
     from ratio_bench.mining.run import run_mining
     from ratio_bench.mining.step import MiningSettings
 
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
     settings = MiningSettings(
         lexicon_dir=str(args.lexicon) if args.lexicon else None,
         reader=_reader_settings(args),

@@ -13,6 +13,24 @@ from ratio_bench.lexicon import DISTRACTOR_CATEGORIES, RELATIONS
 PAPER_MARKERS_FOUND = {"address": 717, "broaden": 38, "specify": 54}
 
 
+def _rejects_line(stats: dict[str, Any], corpus: dict[str, Any]) -> str:
+    """One line that adds up to the rows of ``rejects/*.jsonl``: corpus drops and flags, then mining rejects."""
+    logged = stats["rejects_logged"]
+    if not logged["rows"]:
+        return "rejects: none"
+
+    def listed(counts: dict[str, int]) -> str:
+        return ", ".join(f"{k}={v:,}" for k, v in sorted(counts.items()))
+
+    parts = [
+        (f"corpus dropped {logged['corpus_dropped']:,}", corpus.get("rejected", {})),
+        (f"corpus flagged {logged['corpus_flagged']:,}", corpus.get("flagged", {})),
+        (f"mining {logged['mining']:,}", stats["rejects"]),
+    ]
+    body = "; ".join(f"{head} ({listed(counts)})" for head, counts in parts if counts)
+    return f"rejects: {logged['rows']:,} rows in rejects/*.jsonl: {body}"
+
+
 def print_mining_report(stats: dict[str, Any], console: Console) -> None:
     t = Table(title=f"Mining: lexicon {stats['lexicon_version']} ({stats['lexicon_sha256'][:12]})")
     for col in ("relation", "tuples", "markers fired", "markers kept", "paper: markers found"):
@@ -39,9 +57,8 @@ def print_mining_report(stats: dict[str, Any], console: Console) -> None:
     for i in range(max(map(len, lists), default=0)):
         top.add_row(*[f"{x[i][0]} ({x[i][1]:,})" if i < len(x) else "" for x in lists])
     console.print(top)
-    rej = ", ".join(f"{k}={v:,}" for k, v in stats["rejects"].items()) or "none"
-    console.print(f"rejects: {rej}")
     corpus = stats.get("corpus", {}).get("total", {})
+    console.print(_rejects_line(stats, corpus))
     console.print(
         f"papers kept {corpus.get('papers_kept', 0):,} of {corpus.get('papers_read', 0):,}; "
         f"sentence pairs {stats['sentence_pairs']:,}; tasks {stats['tasks_done']}/{stats['tasks_planned']}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import time
 from collections import Counter
@@ -12,6 +14,8 @@ from ratio_bench import __version__
 from ratio_bench.errors import RatioError
 from ratio_bench.io import sum_nested, write_json
 from ratio_bench.lexicon import RELATIONS, Lexicon
+from ratio_bench.mining.children import die_with_parent
+from ratio_bench.mining.outdir import ROOT_FILES, exclusive, remove_stale_temps
 from ratio_bench.mining.step import MineUnits, MiningSettings, read_task_stats
 from ratio_bench.mining.units import plan_units
 
@@ -44,6 +48,34 @@ def _plan_record(units, settings: MiningSettings, lexicon: Lexicon) -> dict[str,
     }
 
 
+class ExecutorOptionError(RatioError, ValueError):
+    """An executor or executor option that cannot work."""
+
+
+class MiningInputError(RatioError, FileNotFoundError):
+    """No corpus files to mine."""
+
+
+# Arguments ratio mine sets itself, and the flag that sets each.
+_OWN_OPTIONS = {"pipeline": None, "tasks": None, "workers": "--workers", "logging_dir": "--out"}
+
+
+def _executor_class(kind: str):
+    if kind == "local":
+        from datatrove.executor import LocalPipelineExecutor
+
+        return LocalPipelineExecutor
+    if kind == "slurm":
+        from datatrove.executor import SlurmPipelineExecutor
+
+        return SlurmPipelineExecutor
+    if kind == "ray":
+        from datatrove.executor import RayPipelineExecutor
+
+        return RayPipelineExecutor
+    raise ExecutorOptionError(f"unknown executor {kind!r} for --executor; choose from {EXECUTORS}")
+
+
 def make_executor(
     kind: str,
     pipeline: list,
@@ -52,32 +84,76 @@ def make_executor(
     logging_dir: Path,
     options: dict[str, Any] | None = None,
 ):
-    """A datatrove executor of ``kind``; ``options`` are passed through (e.g. Slurm ``partition``, ``time``)."""
-    options = dict(options or {})
-    if kind == "local":
-        from datatrove.executor import LocalPipelineExecutor
+    """A datatrove executor of ``kind``; ``options`` are passed through (e.g. Slurm ``partition``, ``time``).
 
-        return LocalPipelineExecutor(
-            pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir), **options
+    Option names are checked against the executor's own arguments, so a typo is an error naming
+    ``--executor-option`` rather than a TypeError from deep inside datatrove.
+    """
+    options = dict(options or {})
+    cls = _executor_class(kind)
+    for key in options:
+        if key in _OWN_OPTIONS:
+            flag = _OWN_OPTIONS[key]
+            how = f"use {flag}" if flag else "it is set from the corpus plan"
+            raise ExecutorOptionError(f"--executor-option {key}=...: ratio mine sets {key} itself ({how})")
+    accepted = set(inspect.signature(cls.__init__).parameters) - {"self", *_OWN_OPTIONS}
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ExecutorOptionError(
+            f"--executor-option {unknown[0]}=...: the {kind} executor has no option {unknown[0]!r}; "
+            f"it accepts {', '.join(sorted(accepted))}"
         )
     if kind == "slurm":
-        from datatrove.executor import SlurmPipelineExecutor
-
         missing = {"partition", "time"} - set(options)
         if missing:
-            raise ValueError(
-                f"the slurm executor needs options {sorted(missing)} (e.g. --executor-option partition=cpu)"
+            raise ExecutorOptionError(
+                f"the slurm executor needs {' and '.join(f'--executor-option {m}=...' for m in sorted(missing))}"
+                " (e.g. --executor-option partition=cpu --executor-option time=04:00:00)"
             )
-        return SlurmPipelineExecutor(
-            pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir), **options
-        )
-    if kind == "ray":
-        from datatrove.executor import RayPipelineExecutor
+    return cls(pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir), **options)
 
-        return RayPipelineExecutor(
-            pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir), **options
-        )
-    raise ValueError(f"unknown executor {kind!r}; choose from {EXECUTORS}")
+
+def _plan_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between a folder's recorded plan and this run's, in words (most telling first)."""
+    if old.get("miner_version") != new["miner_version"] or set(old) != set(new):
+        return ["it was mined by another version of ratio"]
+    out = []
+    if old["lexicon_sha256"] != new["lexicon_sha256"]:
+        out.append(f"the lexicon changed ({old['lexicon_version']} -> {new['lexicon_version']})")
+    for key in sorted(set(old["settings"]) | set(new["settings"])):
+        if old["settings"].get(key) != new["settings"].get(key):
+            out.append(f"setting {key} was {old['settings'].get(key)!r}, now {new['settings'].get(key)!r}")
+
+    def files(plan: dict[str, Any]) -> dict[str, list[dict]]:
+        by_file: dict[str, list[dict]] = {}
+        for unit in plan["units"]:
+            by_file.setdefault(unit["path"], []).append(unit)
+        return by_file
+
+    before, now = files(old), files(new)
+    for path in sorted(set(before) | set(now)):
+        if path not in now:
+            out.append(f"{path} is no longer an input")
+        elif path not in before:
+            out.append(f"{path} is a new input")
+        elif before[path] != now[path]:
+            b, n = before[path][0], now[path][0]
+            what = [k for k in ("size", "mtime_ns", "digest") if b.get(k) != n.get(k)] or ["row groups"]
+            out.append(f"{path} changed since it was mined ({', '.join(what)})")
+    return out or ["its plan differs"]
+
+
+def check_plan(plan_path: Path, plan: dict[str, Any], out_flag: str = "--out") -> None:
+    """Refuse a folder whose recorded plan is not this run's, naming what changed and the fix."""
+    old = json.loads(plan_path.read_text(encoding="utf-8"))
+    if old == json.loads(json.dumps(plan, sort_keys=True)):
+        return
+    diffs = _plan_differences(old, plan)
+    more = f" (and {len(diffs) - 1} more differences)" if len(diffs) > 1 else ""
+    raise PlanMismatchError(
+        f"{plan_path.parent} holds a mining run of other inputs or settings: {diffs[0]}{more}; "
+        f"delete {plan_path.parent} to mine again, or use another {out_flag}"
+    )
 
 
 def run_mining(
@@ -88,27 +164,19 @@ def run_mining(
     executor: str = "local",
     executor_options: dict[str, Any] | None = None,
     verbose: bool = False,
+    out_flag: str = "--out",
 ) -> dict[str, Any] | None:
-    """Mine ``corpus`` into ``out_dir``; returns the merged statistics (None when jobs were only submitted)."""
+    """Mine ``corpus`` into ``out_dir``; returns the merged statistics (None when jobs were only submitted).
+
+    A folder is reused only when its plan (inputs by content fingerprint, lexicon, settings) is this run's;
+    ``out_flag`` names where the folder comes from in error messages (``ratio build`` passes its config key).
+    """
     out = Path(out_dir)
     lexicon = Lexicon.load(settings.lexicon_dir)
-    units = plan_units(corpus)
+    units = plan_units(corpus, strict=settings.reader.strict)
     if not units:
-        raise FileNotFoundError(f"no corpus files under {[str(c) for c in corpus]}")
+        raise MiningInputError(f"no corpus files under {', '.join(map(str, corpus))} (check --corpus)")
     plan = _plan_record(units, settings, lexicon)
-    plan_path = out / "plan.json"
-    if plan_path.exists():
-        if json.loads(plan_path.read_text(encoding="utf-8")) != json.loads(json.dumps(plan, sort_keys=True)):
-            raise PlanMismatchError(
-                f"{out} holds a mining run of other inputs or settings; use another --out or delete it"
-            )
-    else:
-        write_json(plan_path, plan)
-    if not verbose:
-        from loguru import logger
-
-        logger.disable("datatrove")
-    start = time.perf_counter()
     ex = make_executor(
         executor,
         [MineUnits(units, out, settings)],
@@ -117,15 +185,54 @@ def run_mining(
         logging_dir=out / "logs",
         options=executor_options,
     )
-    ex.run()
-    if executor != "local":
-        return None
-    return merge_stats(out, wall_seconds=time.perf_counter() - start)
+    if not verbose:
+        from loguru import logger
+
+        logger.disable("datatrove")
+    local = executor == "local"
+    with exclusive(out, out_flag) if local else contextlib.nullcontext():
+        if local:
+            remove_stale_temps([out / name for name in ROOT_FILES])
+        plan_path = out / "plan.json"
+        if plan_path.exists():
+            check_plan(plan_path, plan, out_flag)
+        else:
+            write_json(plan_path, plan)
+        start = time.perf_counter()
+        pending = local and bool(ex.get_incomplete_ranks())
+        with die_with_parent():
+            ex.run()
+        if not local:
+            return None
+        # A run that found every task done keeps the wall time of the run that did them.
+        wall = time.perf_counter() - start if pending else _previous_wall_seconds(out)
+        return merge_stats(out, wall_seconds=wall)
+
+
+def _previous_wall_seconds(out: Path) -> float | None:
+    path = out / "stats.json"
+    return json.loads(path.read_text(encoding="utf-8")).get("wall_seconds") if path.is_file() else None
+
+
+def rejects_logged(stats: dict[str, Any]) -> dict[str, int]:
+    """How many rows ``rejects/*.jsonl`` holds, by origin: records the corpus stage dropped or flagged
+    (``corpus.total``) and candidates the miner rejected (``rejects``), which together are every row."""
+    total = stats["corpus"].get("total", {})
+    out = {
+        "corpus_dropped": sum(total.get("rejected", {}).values()),
+        "corpus_flagged": sum(total.get("flagged", {}).values()),
+        "mining": sum(stats.get("rejects", {}).values()),
+    }
+    return {**out, "rows": sum(out.values())}
 
 
 def merge_stats(out_dir: str | Path, wall_seconds: float | None = None) -> dict[str, Any]:
     """Sum the per-task statistics into ``stats.json`` (also the entry point after a cluster run)."""
     out = Path(out_dir)
+    if not (out / "plan.json").is_file():
+        raise MiningInputError(
+            f"{out} is not a mining folder (no plan.json); run ratio mine --out {out} first"
+        )
     tasks = read_task_stats(out)
     plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
     merged = sum_nested([{k: v for k, v in t.items() if k != "units"} for t in tasks])
@@ -145,6 +252,7 @@ def merge_stats(out_dir: str | Path, wall_seconds: float | None = None) -> dict[
         "top_markers": {r: [[m, n] for m, n in Counter(kept.get(r, {})).most_common(20)] for r in RELATIONS},
         "task_seconds": round(merged.get("seconds", 0.0), 2),
     }
+    stats["rejects_logged"] = rejects_logged(stats)
     raw = stats["corpus"].get("total", {}).get("raw_bytes", 0)
     if wall_seconds:
         stats["wall_seconds"] = round(wall_seconds, 2)

@@ -3,7 +3,8 @@
 Task ``rank`` processes work units ``units[rank::world_size]`` and writes one shard per output:
 ``pairs/{rank:05d}.parquet``, ``distractors/{rank:05d}.parquet``, ``rejects/{rank:05d}.jsonl`` and
 ``stats/{rank:05d}.json``. Every file is written atomically, and datatrove marks the task completed only after
-they exist, so a killed run resumes by re-running just the unfinished tasks.
+they exist, so a killed run resumes by re-running just the unfinished tasks (which first remove the temporary
+files a killed attempt left, see :mod:`ratio_bench.mining.outdir`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ratio_bench.io import RejectLog, write_json
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.lexicon.model import default_lexicon_dir
 from ratio_bench.mining.extract import MiningCounts, PairMiner
+from ratio_bench.mining.outdir import remove_stale_temps, shard_paths
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 from ratio_bench.mining.units import WorkUnit
 from ratio_bench.mining.writer import ShardWriter
@@ -72,11 +74,12 @@ class MineUnits(PipelineStep):
         )
         counts = MiningCounts()
         mine = self.units[rank::world_size]
-        name = f"{rank:05d}"
-        pairs_w = ShardWriter(self.out_dir / "pairs" / f"{name}.parquet", PAIR_SCHEMA)
-        dist_w = ShardWriter(self.out_dir / "distractors" / f"{name}.parquet", DISTRACTOR_SCHEMA)
+        paths = shard_paths(self.out_dir, rank)
+        remove_stale_temps(list(paths.values()))  # left by a killed attempt at this task
+        pairs_w = ShardWriter(paths["pairs"], PAIR_SCHEMA)
+        dist_w = ShardWriter(paths["distractors"], DISTRACTOR_SCHEMA)
         try:
-            with RejectLog(self.out_dir / "rejects" / f"{name}.jsonl") as rejects:
+            with RejectLog(paths["rejects"]) as rejects:
                 reader = PaperReader(s.reader, rejects=rejects)
                 for unit in mine:
                     papers = reader.read_file(Path(unit.path), unit.row_group)
@@ -103,7 +106,7 @@ class MineUnits(PipelineStep):
         pairs_w.close()
         dist_w.close()
         write_json(
-            self.out_dir / "stats" / f"{name}.json",
+            paths["stats"],
             {
                 "units": [u.label for u in mine],
                 "corpus": reader.report.as_dict(),
