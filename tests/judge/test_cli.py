@@ -89,6 +89,7 @@ def test_judge_errors_are_reported_without_a_traceback(fake_server, tmp_path, ca
     )
     fake_server.state.require_key = "sk-right"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
-    assert main(["judge", "calibrate", "--labels", str(labels), *judge_args(fake_server, tmp_path)]) == 2
+    assert main(["judge", "calibrate", "--labels", str(labels), *judge_args(fake_server, tmp_path)]) == 1
     err = capsys.readouterr().err
+    assert err.startswith("ratio judge calibrate: error: ") and "Traceback" not in err
     assert "refused the credentials" in err and "sk-wrong" not in err
