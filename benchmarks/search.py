@@ -12,7 +12,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ratio_bench.evaluation.search import exact_search
+from ratio_bench.retrieval.search import exact_search
 
 SPEC_TEST_CANDIDATES = 404_371
 SPEC_TEST_QUERIES = 109_509  # all three relations (Table 1)
