@@ -81,16 +81,18 @@ def test_a_broken_prompt_config_names_the_file_and_field(tmp_path):
         resolve(str(folder))
 
 
-def test_fingerprint_tells_models_apart_and_copies_alike(tmp_path):
+def test_fingerprint_tells_checkpoints_apart_by_their_weights(tmp_path):
     a = model_folder(tmp_path / "a", {"query": "find: ", "document": ""})
-    b = model_folder(tmp_path / "b", {"query": "seek: ", "document": ""})
-    (a / "model.safetensors").write_bytes(b"\0" * 100)
-    (b / "model.safetensors").write_bytes(b"\0" * 100)
+    weights = bytearray(5_000_000)  # larger than any config: checkpoints differ only here
+    (a / "model.safetensors").write_bytes(weights)
     shutil.copytree(a, tmp_path / "copy")
-    assert fingerprint(a) != fingerprint(b)
     assert fingerprint(a) == fingerprint(tmp_path / "copy")
-    (tmp_path / "copy" / "model.safetensors").write_bytes(b"\1" * 100)
+    weights[4_321_000] = 1
+    (tmp_path / "copy" / "model.safetensors").write_bytes(weights)
     assert fingerprint(a) != fingerprint(tmp_path / "copy")
+    b = model_folder(tmp_path / "b", {"query": "seek: ", "document": ""})
+    (b / "model.safetensors").write_bytes(bytes(5_000_000))
+    assert fingerprint(a) != fingerprint(b)
 
 
 def test_score_cli_refuses_a_missing_setup_in_one_line(small_release, tmp_path):
