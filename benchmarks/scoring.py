@@ -16,9 +16,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ratio_bench.evaluation.cache import EmbeddingCache
-from ratio_bench.evaluation.evaluate import DenseEncoder, load_split, score
-from ratio_bench.evaluation.models import resolve
+from ratio_bench.evaluation.evaluate import load_split, score
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.registry import resolve
 
 
 def main() -> None:

@@ -1,46 +1,12 @@
 import json
 
-import numpy as np
 import pytest
 
 from ratio_bench.cli import main
-from ratio_bench.evaluation.bm25 import BM25Retriever, BM25Tokenizer
-from ratio_bench.evaluation.cache import EmbeddingCache
 from ratio_bench.evaluation.evaluate import DatasetError, load_split, score
-from ratio_bench.evaluation.models import ModelUnavailableError, resolve
 from ratio_bench.evaluation.results import SubmissionError, validate_submission
-from ratio_bench.evaluation.search import exact_search
-
-
-def test_exact_search_is_exact_and_stable():
-    rng = np.random.default_rng(0)
-    corpus = rng.normal(size=(500, 16)).astype(np.float32)
-    queries = rng.normal(size=(7, 16)).astype(np.float32)
-    scores, ids = exact_search(corpus, queries, k=5, chunk=3)
-    brute = queries @ corpus.T
-    assert (ids == np.argsort(-brute, axis=1, kind="stable")[:, :5]).all()
-    assert np.allclose(scores, np.take_along_axis(brute, ids, axis=1), atol=1e-4)
-
-
-def test_bm25_tokenizer_and_ngrams():
-    tok = BM25Tokenizer(max_n=2)
-    assert tok("The models of training and quickly") == [
-        "model",
-        "train",
-        "quick",
-        "model_train",
-        "train_quick",
-    ]
-    r = BM25Retriever(
-        [
-            "gated residual connections for deep graphs",
-            "sparse attention windows",
-            "graph networks oversmooth deeply",
-        ],
-        "unigram",
-    )
-    idx, _ = r.search(["deep graph networks", "unseenword"], k=2)
-    assert idx[0][0] == 2 and idx.shape == (2, 2)
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.registry import ModelUnavailableError, resolve
 
 
 def test_bm25_scores_the_small_release(small_release):
@@ -89,11 +55,7 @@ def test_mteb_path_agrees(small_release, reuse, monkeypatch, tmp_path):
         assert abs(ours.metrics["address"][k] - theirs.metrics["address"][k]) < 1e-4, k
 
 
-def test_unknown_models_and_folders(tmp_path):
-    with pytest.raises(ModelUnavailableError, match="unknown model"):
-        resolve("no-such-model")
-    with pytest.raises(ModelUnavailableError, match="Hugging Face Hub"):
-        resolve("modernbert-embed-large")
+def test_a_folder_that_is_no_release_is_refused(tmp_path):
     with pytest.raises(DatasetError, match="not a Ratio release"):
         load_split(tmp_path, "test")
 

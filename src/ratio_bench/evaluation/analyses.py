@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ratio_bench.evaluation.bm25 import BM25Tokenizer
 from ratio_bench.evaluation.evaluate import ScoreResult, SplitData, score
-from ratio_bench.evaluation.models import ModelSetup
+from ratio_bench.retrieval.bm25 import BM25Tokenizer
+from ratio_bench.retrieval.registry import ModelSetup
 
 
 def relation_pools(data: SplitData) -> dict[str, np.ndarray]:

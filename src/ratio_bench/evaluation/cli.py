@@ -12,8 +12,8 @@ from ratio_bench.lexicon import RELATIONS
 def cmd_models(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from ratio_bench.evaluation.models import available
     from ratio_bench.io import report_console
+    from ratio_bench.retrieval.registry import available
 
     t = Table(title="Models (NAME[:SETUP] for `ratio score --model`)")
     for col in ("name", "kind", "setups", "weights"):
@@ -45,11 +45,11 @@ def results_table(entries: list[dict], title: str):
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from ratio_bench.evaluation.cache import EmbeddingCache
     from ratio_bench.evaluation.evaluate import load_split, score
-    from ratio_bench.evaluation.models import resolve
     from ratio_bench.evaluation.results import leaderboard_entry, mteb_results
     from ratio_bench.io import report_console, write_json
+    from ratio_bench.retrieval.cache import EmbeddingCache
+    from ratio_bench.retrieval.registry import resolve
 
     console = report_console()
     data = load_split(args.dataset, args.split, args.relations)
@@ -128,10 +128,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ratio_bench.evaluation import analyses
-    from ratio_bench.evaluation.cache import EmbeddingCache
     from ratio_bench.evaluation.evaluate import load_split
-    from ratio_bench.evaluation.models import resolve
     from ratio_bench.io import report_console, write_json
+    from ratio_bench.retrieval.cache import EmbeddingCache
+    from ratio_bench.retrieval.registry import resolve
 
     console = report_console()
     data = load_split(args.dataset, args.split, args.relations)
@@ -187,7 +187,10 @@ def add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("score", help="score models on a release split (shared corpus, all three relations)")
     _add_scoring_args(p)
-    p.add_argument("--setup", help="prompt setup (overrides NAME:SETUP)")
+    p.add_argument(
+        "--setup",
+        help="prompt setup, overrides NAME:SETUP (none, generic, recommended; a folder saved with prompts: saved)",
+    )
     p.add_argument("--out", type=Path, help="leaderboard JSON to write (MTEB results go next to it)")
     p.add_argument("--via", choices=["ratio", "mteb"], default="ratio", help="run through mteb instead")
     p.add_argument(

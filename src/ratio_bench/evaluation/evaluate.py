@@ -2,7 +2,8 @@
 
 MTEB treats each relation as its own task and re-encodes the shared corpus three times; here the corpus
 embeddings are computed once per (model, prompt, corpus) and cached on disk, so a second run of the same model
-encodes only what changed. Search is exact (faiss flat inner product over L2-normalised vectors, i.e. cosine).
+encodes only what changed. Search is exact (inner product over L2-normalised vectors, i.e. cosine; see
+:mod:`ratio_bench.retrieval.search`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import pyarrow.parquet as pq
 
 from ratio_bench.dataset.layout import corpus_split
 from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.cache import EmbeddingCache
 from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
-from ratio_bench.evaluation.models import ModelSetup, fingerprint
-from ratio_bench.evaluation.search import exact_search
 from ratio_bench.lexicon import RELATIONS
+from ratio_bench.retrieval.bm25 import BM25Retriever
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.registry import ModelSetup
+from ratio_bench.retrieval.search import exact_search
 
 TOP_K = 100
 
@@ -84,30 +87,6 @@ class ScoreResult:
     runs: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
 
 
-class DenseEncoder:
-    """A sentence-transformers model with its prompts."""
-
-    def __init__(self, setup: ModelSetup, batch_size: int = 64, device: str | None = None):
-        from sentence_transformers import SentenceTransformer
-
-        self.setup = setup
-        self.model = SentenceTransformer(
-            setup.path, device=device, trust_remote_code=setup.trust_remote_code, local_files_only=True
-        )
-        self.batch_size = batch_size
-        self.fingerprint = fingerprint(setup.path)
-
-    def encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
-        return self.model.encode(
-            list(texts),
-            prompt=prompt or None,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-
-
 def score(
     setup: ModelSetup,
     data: SplitData,
@@ -128,8 +107,6 @@ def score(
     calls = hits = 0
     full = np.arange(len(data.corpus_ids))
     if setup.kind == "bm25":
-        from ratio_bench.evaluation.bm25 import BM25Retriever
-
         retrievers: dict[bytes, BM25Retriever] = {}
         for rel, (qids, texts, _) in data.queries.items():
             if not qids:
@@ -141,7 +118,7 @@ def score(
             idx, _ = retrievers[key].search(texts, top_k)
             runs[rel] = {q: [data.corpus_ids[rows[j]] for j in row] for q, row in zip(qids, idx, strict=True)}
     else:
-        encoder = DenseEncoder(setup, batch_size=batch_size)
+        encoder = DenseEncoder.load(setup, batch_size=batch_size)
         cache = cache or EmbeddingCache()
         misses_before, hits_before = cache.misses, cache.hits
         corpus = np.asarray(

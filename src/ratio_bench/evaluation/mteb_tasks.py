@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ratio_bench.dataset.layout import corpus_split
+from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
-from ratio_bench.evaluation.models import ModelSetup
 from ratio_bench.lexicon import RELATIONS
+from ratio_bench.retrieval.registry import ModelSetup, fingerprint
 
 _DESCRIPTIONS = {
     "address": "Given a sentence stating a problem, retrieve a sentence from other papers with an approach or "
@@ -109,11 +110,11 @@ def _serve_ratio_embeddings(model: Any, setup: ModelSetup, dataset_path, split: 
     """
     import numpy as np
 
-    from ratio_bench.evaluation.cache import EmbeddingCache
-    from ratio_bench.evaluation.evaluate import DenseEncoder
+    from ratio_bench.retrieval.cache import EmbeddingCache
+    from ratio_bench.retrieval.encoder import DenseEncoder
 
     data = load_split(dataset_path, split, relations)
-    encoder, cache = DenseEncoder(setup), EmbeddingCache()
+    encoder, cache = DenseEncoder(model, fingerprint(setup.path)), EmbeddingCache()
 
     def vectors(prompt: str, ids: list[str], texts: list[str]) -> dict[str, Any]:
         arr = cache.get_or_encode(
@@ -153,8 +154,8 @@ def score_with_mteb(
     from sentence_transformers import SentenceTransformer
 
     if setup.kind != "dense":
-        raise ValueError(
-            "--via mteb scores dense sentence-transformers models only (BM25 is scored by ratio)"
+        raise RatioError(
+            "--via mteb scores dense sentence-transformers models only; score BM25 without --via"
         )
     prompts = {k: v for k, v in (("query", setup.query_prompt), ("document", setup.document_prompt)) if v}
     model = SentenceTransformer(

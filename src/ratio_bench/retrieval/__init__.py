@@ -1,0 +1,6 @@
+"""The one retrieval layer shared by scoring, training and the search service.
+
+``registry`` resolves a model reference to a setup (weights and prompts), ``encoder`` turns texts into
+normalised vectors, ``cache`` keeps those vectors on disk, ``search`` ranks a corpus exactly and ``bm25`` is the
+lexical baseline.
+"""

@@ -1,0 +1,101 @@
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import assert_user_error, run_ratio
+from ratio_bench.retrieval.registry import (
+    GENERIC,
+    ModelUnavailableError,
+    SetupError,
+    fingerprint,
+    resolve,
+    saved_prompts,
+)
+
+
+def model_folder(path: Path, prompts: dict[str, str] | None = None) -> Path:
+    """The files `resolve` reads of a saved sentence-transformers model (no weights needed to resolve)."""
+    path.mkdir(parents=True)
+    (path / "modules.json").write_text("[]", encoding="utf-8")
+    config = {"model_type": "SentenceTransformer", "default_prompt_name": None}
+    if prompts is not None:
+        config["prompts"] = prompts
+    (path / "config_sentence_transformers.json").write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+def test_unknown_and_unreachable_models_say_what_to_do():
+    with pytest.raises(ModelUnavailableError, match="--model 'no-such-model'.*ratio models"):
+        resolve("no-such-model")
+    with pytest.raises(ModelUnavailableError, match="Hugging Face Hub"):
+        resolve("modernbert-embed-large")
+
+
+def test_a_setup_the_model_lacks_names_the_flag_it_came_from():
+    with pytest.raises(
+        SetupError, match="--setup: bm25 has no prompt setup 'generic'; choose one of unigram"
+    ):
+        resolve("bm25", "generic")
+    with pytest.raises(SetupError, match="--model: bm25-bigram has no prompt setup 'x'"):
+        resolve("bm25-bigram:x")
+    assert resolve("bm25-trigram").setup == "trigram"
+
+
+def test_a_folder_saved_with_prompts_defaults_to_them(tmp_path):
+    folder = model_folder(tmp_path / "tuned", {"query": "find: ", "document": "doc: "})
+    saved = resolve(str(folder))
+    assert (saved.name, saved.setup, saved.query_prompt, saved.document_prompt) == (
+        "tuned:saved",
+        "saved",
+        "find: ",
+        "doc: ",
+    )
+    assert (resolve(str(folder), "none").query_prompt, resolve(str(folder), "none").document_prompt) == (
+        "",
+        "",
+    )
+    generic = resolve(str(folder), "generic")
+    assert (generic.query_prompt, generic.document_prompt) == GENERIC and generic.name == "tuned:generic"
+
+
+def test_default_empty_prompts_are_no_prompts_and_passage_is_a_document_prompt(tmp_path):
+    plain = model_folder(tmp_path / "plain", {"query": "", "document": ""})
+    assert saved_prompts(plain) is None and resolve(str(plain)).setup == "none"
+    with pytest.raises(SetupError, match="plain has no prompt setup 'saved'; choose one of generic, none"):
+        resolve(str(plain), "saved")
+    assert saved_prompts(model_folder(tmp_path / "e5", {"query": "query: ", "passage": "passage: "})) == (
+        "query: ",
+        "passage: ",
+    )
+    assert saved_prompts(model_folder(tmp_path / "bare")) is None
+
+
+def test_a_broken_prompt_config_names_the_file_and_field(tmp_path):
+    folder = model_folder(tmp_path / "bad", {"query": ["not", "a", "string"]})
+    with pytest.raises(ModelUnavailableError, match="config_sentence_transformers.json: field 'prompts'"):
+        resolve(str(folder))
+    (folder / "config_sentence_transformers.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ModelUnavailableError, match="not valid JSON"):
+        resolve(str(folder))
+
+
+def test_fingerprint_tells_checkpoints_apart_by_their_weights(tmp_path):
+    a = model_folder(tmp_path / "a", {"query": "find: ", "document": ""})
+    weights = bytearray(5_000_000)  # larger than any config: checkpoints differ only here
+    (a / "model.safetensors").write_bytes(weights)
+    shutil.copytree(a, tmp_path / "copy")
+    assert fingerprint(a) == fingerprint(tmp_path / "copy")
+    weights[4_321_000] = 1
+    (tmp_path / "copy" / "model.safetensors").write_bytes(weights)
+    assert fingerprint(a) != fingerprint(tmp_path / "copy")
+    b = model_folder(tmp_path / "b", {"query": "seek: ", "document": ""})
+    (b / "model.safetensors").write_bytes(bytes(5_000_000))
+    assert fingerprint(a) != fingerprint(b)
+
+
+def test_score_cli_refuses_a_missing_setup_in_one_line(small_release, tmp_path):
+    folder = model_folder(tmp_path / "plain", {"query": "", "document": ""})
+    run = run_ratio("score", "--model", folder, "--setup", "saved", "--dataset", small_release)
+    assert_user_error(run, "--setup", "'saved'", "none")
