@@ -102,11 +102,12 @@ def serve_and_load(index: str, texts: list[str], clients: int, seconds: float):
 
 
 def ann_table(index, searcher: Searcher, rows: np.ndarray) -> Table:
-    from ratio_bench.serve.retrieval import DenseEncoder, resolve
+    from ratio_bench.retrieval.encoder import DenseEncoder
+    from ratio_bench.retrieval.registry import resolve
 
     key, vectors = next(iter(index.vectors.items()))
     entry = index.manifest["models"][key]
-    encoder = DenseEncoder(resolve(entry["ref"]))
+    encoder = DenseEncoder.load(resolve(entry["ref"]))
     texts = [searcher.rows[i]["text"] for i in rows]
     queries = encoder.encode(texts, entry["query_prompt"]).astype(np.float32)
     vectors = np.asarray(vectors, dtype=np.float32)

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from ratio_bench.errors import UsageError
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.registry import ModelUnavailableError, resolve
 from ratio_bench.serve import candidates
 from ratio_bench.serve.index import IndexFolderError, build_index, load_index, parse_model_args
-from ratio_bench.serve.retrieval import EmbeddingCache, ModelUnavailableError, resolve
 
 BM25 = {m: "bm25" for m in ("address", "broaden", "specify")}
 

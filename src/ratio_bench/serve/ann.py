@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ratio_bench.serve.retrieval import exact_search
+from ratio_bench.retrieval.search import exact_search
 
 ANN_KINDS = ("hnsw", "ivf")
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 80, 64

@@ -14,9 +14,9 @@ QUERY_FLAGS = {"text": "TEXT", "moves": "--moves", "k": "--k"}  # a query error'
 
 def cmd_index(args: argparse.Namespace) -> int:
     from ratio_bench.io import RejectLog, report_console
+    from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.serve import candidates
     from ratio_bench.serve.index import build_index, check_destination, parse_model_args
-    from ratio_bench.serve.retrieval import EmbeddingCache
 
     if bool(args.dataset) == bool(args.corpus):
         raise UsageError("give either --dataset DIR --split SPLIT or --corpus PATH...")

@@ -32,9 +32,11 @@ from ratio_bench import __version__
 from ratio_bench.errors import RatioError, UsageError
 from ratio_bench.io import write_json
 from ratio_bench.lexicon import RELATIONS
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.registry import ModelSetup, fingerprint, resolve
 from ratio_bench.serve import ann
 from ratio_bench.serve.candidates import Candidates
-from ratio_bench.serve.retrieval import DenseEncoder, EmbeddingCache, ModelSetup, fingerprint, resolve
 
 KIND = "index"
 FORMAT = 1
@@ -164,7 +166,7 @@ def _model_entry(ref: str, setup: ModelSetup) -> dict[str, Any]:
 
 
 def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, ann_kind) -> None:
-    encoder = DenseEncoder(setup, batch_size=batch_size)
+    encoder = DenseEncoder.load(setup, batch_size=batch_size)
     hits = cache.hits
     start = time.perf_counter()
     vectors = np.asarray(

@@ -16,10 +16,12 @@ from typing import Any
 import numpy as np
 
 from ratio_bench.errors import RatioError
+from ratio_bench.retrieval.bm25 import BM25Retriever
+from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.registry import fingerprint, resolve
 from ratio_bench.serve import ann
 from ratio_bench.serve.index import Index, IndexFolderError
 from ratio_bench.serve.links import source_url
-from ratio_bench.serve.retrieval import BM25Retriever, DenseEncoder, fingerprint, resolve
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 100
@@ -80,7 +82,7 @@ class Searcher:
                 f"--index {self.index.root}: model {entry['ref']} on this machine differs from the one the "
                 f"index was built with; rebuild the index with `ratio index`"
             )
-        encoder = DenseEncoder(setup, batch_size=1)
+        encoder = DenseEncoder.load(setup, batch_size=1)
         vectors = self.index.vectors[key]
         if entry.get("ann") and not exact:
             faiss_index = ann.load(self.index.root / entry["ann"]["file"], entry["ann"]["kind"])
