@@ -152,12 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
     from ratio_bench.judge.cli import add_judge_commands
     from ratio_bench.lexicon.cli import add_lexicon_commands
     from ratio_bench.mining.cli import add_mining_commands
+    from ratio_bench.training.cli import add_training_commands
 
     add_mining_commands(sub)
     add_lexicon_commands(sub)
     add_dataset_commands(sub)
     add_evaluation_commands(sub)
     add_judge_commands(sub)
+    add_training_commands(sub)
     return parser
 
 
