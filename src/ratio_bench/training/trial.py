@@ -25,6 +25,7 @@ from ratio_bench.training.config import TrainingConfig
 from ratio_bench.training.data import DatasetInfo, TrainPairs, dataset_info, load_train_pairs, load_validation
 from ratio_bench.training.evaluator import PRIMARY, RetrievalEvaluator
 from ratio_bench.training.loss import build_loss
+from ratio_bench.training.outputs import is_main_process
 from ratio_bench.training.sampler import text_ids
 from ratio_bench.training.tokens import LengthChoice, PretokenizedCollator, choose_max_length, token_counts
 
@@ -186,6 +187,7 @@ def run_trial(
         report_to="none",
         prompts=prep.column_prompts(),
         dataloader_drop_last=False,
+        dataloader_pin_memory=False,
     )
     from datasets import Dataset
 
@@ -217,6 +219,8 @@ def run_trial(
     train_start = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     train_seconds = time.perf_counter() - train_start - (prep.evaluator.seconds - eval_before)
+    if not is_main_process():  # under torchrun, rank 0 saves and records
+        return {}
     epochs = _epochs(trainer.state.log_history, metric_prefix)
     best = max(epochs, key=lambda e: (e["mrr_at_10"], -e["epoch"]))
     save_model(trainer.model, folder / "model")
