@@ -146,29 +146,27 @@ def _epochs(log_history: list[dict[str, Any]], key_prefix: str) -> list[dict[str
     return rows
 
 
-def run_trial(
-    prep: Prepared, index: int, folder: str | Path, callbacks: list | None = None
-) -> dict[str, Any]:
-    """Train trial ``index`` into ``folder`` (resuming its last checkpoint) unless it is done already."""
-    import json
+def build_trainer(
+    prep: Prepared, index: int, checkpoints: str | Path, callbacks: list | None = None, validate: bool = True
+):
+    """The trainer of trial ``index``: fresh backbone, frozen share, loss, batches and collator.
 
+    ``validate`` False (benchmarks only) trains without the per-epoch validation and checkpoints.
+    Returns ``(trainer, number of frozen parameters)``.
+    """
+    from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainingArguments
+    from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
     from transformers import set_seed
 
     from ratio_bench.training.trainer import RatioTrainer
 
-    folder = Path(folder)
-    if (folder / RESULT).is_file():
-        return json.loads((folder / RESULT).read_text(encoding="utf-8"))
     config, trial = prep.config, prep.config.trials[index]
-    start = time.perf_counter()
     set_seed(config.seed)
     model, _ = load_backbone(config, prep.trust_remote_code)
     frozen = freeze(model, trial.freeze_ratio)
     loss = build_loss(model, trial.mini_batch_size, config.gather_across_devices)
-    metric_prefix = f"eval_{prep.evaluator.name}_"
-    checkpoints = folder / "checkpoints"
-    resume = _last_checkpoint(checkpoints)
+    strategy = "epoch" if validate else "no"
     args = SentenceTransformerTrainingArguments(
         output_dir=str(checkpoints),
         num_train_epochs=trial.epochs,
@@ -178,10 +176,10 @@ def run_trial(
         warmup_steps=trial.warmup_ratio,  # a float below 1 is a share of the steps (transformers 5)
         max_grad_norm=trial.max_grad_norm,
         seed=config.seed,
-        eval_strategy="epoch",
-        save_strategy="epoch",
-        load_best_model_at_end=True,
-        metric_for_best_model=f"{metric_prefix}{PRIMARY}",
+        eval_strategy=strategy,
+        save_strategy=strategy,
+        load_best_model_at_end=validate,
+        metric_for_best_model=f"eval_{prep.evaluator.name}_{PRIMARY}",
         greater_is_better=True,
         logging_steps=10,
         report_to="none",
@@ -189,29 +187,41 @@ def run_trial(
         dataloader_drop_last=False,
         dataloader_pin_memory=False,
     )
-    from datasets import Dataset
-
-    dataset = Dataset.from_dict(prep.columns)
-    collator = None
     if config.pretokenize:
         collator = PretokenizedCollator(model, prep.column_prompts(), prep.length.value, prep.columns)
     else:
-        from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
-
         collator = SentenceTransformerDataCollator(
             preprocess_fn=model.preprocess, prompts=prep.column_prompts(), max_length=prep.length.value
         )
     trainer = RatioTrainer(
         model=model,
         args=args,
-        train_dataset=dataset,
+        train_dataset=Dataset.from_dict(prep.columns),
         loss=loss,
-        evaluator=prep.evaluator,
+        evaluator=prep.evaluator if validate else None,
         data_collator=collator,
         callbacks=callbacks,
         texts=prep.texts,
         lengths=prep.lengths if config.length_grouping else None,
     )
+    return trainer, len(frozen)
+
+
+def run_trial(
+    prep: Prepared, index: int, folder: str | Path, callbacks: list | None = None
+) -> dict[str, Any]:
+    """Train trial ``index`` into ``folder`` (resuming its last checkpoint) unless it is done already."""
+    import json
+
+    folder = Path(folder)
+    if (folder / RESULT).is_file():
+        return json.loads((folder / RESULT).read_text(encoding="utf-8"))
+    trial = prep.config.trials[index]
+    start = time.perf_counter()
+    checkpoints = folder / "checkpoints"
+    resume = _last_checkpoint(checkpoints)
+    trainer, frozen = build_trainer(prep, index, checkpoints, callbacks)
+    metric_prefix = f"eval_{prep.evaluator.name}_"
     eval_before = prep.evaluator.seconds
     first_step = 0
     if resume is not None:
@@ -229,7 +239,7 @@ def run_trial(
     result = {
         "trial": index,
         "settings": trial.settings(),
-        "frozen_parameters": len(frozen),
+        "frozen_parameters": frozen,
         "epochs": epochs,
         "best_epoch": best["epoch"],
         "best_step": best["step"],
