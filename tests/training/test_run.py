@@ -188,3 +188,18 @@ def test_hard_negatives_train_as_a_third_column(tmp_path, tiny_models, tiny_rele
     config = load_config(_write(tmp_path / "h.yaml", "bert", tiny_models, trials, hard_negatives="bm25"))
     summary = train(config, tiny_release, tmp_path / "out", show_progress=False)
     assert summary["data"]["hard_negatives"] == "bm25" and summary["trials"][0]["epochs"]
+
+
+def test_mini_batch_size_learns_what_the_full_batch_learns(tmp_path, tiny_models, tiny_release):
+    """CachedMultipleNegativesRankingLoss in chunks of 4 = MNRL on the whole batch of 8 (GradCache is exact)."""
+    trials = [
+        {"epochs": 1, "batch_size": 8, "learning_rate": 1e-3},
+        {"epochs": 1, "batch_size": 8, "learning_rate": 1e-3, "mini_batch_size": 4},
+    ]
+    config = load_config(_write(tmp_path / "m.yaml", "bert", tiny_models, trials))
+    train(config, tiny_release, tmp_path / "out", show_progress=False)
+    a, b = (
+        _weights(tmp_path / "out" / "trials" / "0" / "model"),
+        _weights(tmp_path / "out" / "trials" / "1" / "model"),
+    )
+    assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)

@@ -5,7 +5,9 @@ same text twice (two pairs sharing a gold, or one pair's query being another's g
 from its own positive. Texts are compared by identity (equal strings are one text), across all columns.
 
 Length grouping is the speed-up that keeps the rule: the epoch's shuffled order is cut into pools of
-``pool_batches`` batches, each pool is sorted by pair length, batches are filled greedily (a pair that would
+``pool_batches`` batches, each pool is sorted by pair length (the caller passes each pair's longest text:
+sorting by it pads 1.3x the real tokens on the dev Address pairs, against 1.55x for the sum and 2.6x for
+random batches), batches are filled greedily (a pair that would
 repeat a text waits for the next batch), and the batches are shuffled again. A batch then pads to a length
 close to its own texts' lengths instead of the longest of a random draw, while the negatives are still a
 random sample of the pool.

@@ -8,6 +8,7 @@ and skipped. Its checkpoints are removed once the result is written: they are ou
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import resource
@@ -42,12 +43,13 @@ class Prepared:
     columns: dict[str, list[str]]  # query, document (, negative): the train dataset's text columns
     prompts: dict[str, str]
     length: LengthChoice
-    lengths: np.ndarray  # tokens per train row after truncation
+    lengths: np.ndarray  # tokens of each train row's longest text, after truncation
     texts: np.ndarray
     evaluator: RetrievalEvaluator
     backbone_fingerprint: str
     hard_negative_fallbacks: int = 0
     trust_remote_code: bool = False
+    show_progress: bool = True
 
     def column_prompts(self) -> dict[str, str]:
         return {c: self.prompts["query" if c == "query" else "document"] for c in self.columns}
@@ -83,7 +85,10 @@ def prepare(
     length = choose_max_length(
         distinct, config.max_seq_length, config.length_percentile, model.max_seq_length
     )
-    lengths = np.sum([np.minimum(counts, length.value) for counts in per_column.values()], axis=0)
+    del model  # only its tokenizer was needed; every trial loads a fresh copy
+    gc.collect()
+    # a pair's length for grouping: its longest text (each column pads to its own longest)
+    lengths = np.max([np.minimum(counts, length.value) for counts in per_column.values()], axis=0)
     val = load_validation(dataset_dir, config.relation)
     qids, qtexts, golds = val.queries[config.relation]
     evaluator = RetrievalEvaluator(
@@ -109,6 +114,7 @@ def prepare(
         fp,
         fallbacks,
         trust_remote_code,
+        show_progress,
     )
 
 
@@ -186,6 +192,7 @@ def build_trainer(
         prompts=prep.column_prompts(),
         dataloader_drop_last=False,
         dataloader_pin_memory=False,
+        disable_tqdm=not prep.show_progress,  # the bar shows steps and the ETA
     )
     if config.pretokenize:
         collator = PretokenizedCollator(model, prep.column_prompts(), prep.length.value, prep.columns)
