@@ -23,7 +23,14 @@ def _hf_config(arch: str):
     from transformers import BertConfig, ModernBertConfig, Qwen2Config
 
     if arch == "bert":
-        return BertConfig(vocab_size=30522, max_position_embeddings=128, **TINY)
+        # no dropout: runs that must agree exactly (chunked vs whole-batch loss) draw no random masks
+        return BertConfig(
+            vocab_size=30522,
+            max_position_embeddings=128,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+            **TINY,
+        )
     if arch == "modernbert":
         return ModernBertConfig(
             vocab_size=30522,
