@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo test test-all lint bench clean llama judge-server browser
+.PHONY: install demo test test-all lint bench clean llama judge-server browser models
 
 install: $(VENV)/.installed
 
@@ -55,6 +55,11 @@ judge-server: llama
 browser:
 	apt-get update
 	apt-get install -y --no-install-recommends chromium chromium-driver
+
+# Fine-tune the dev retrievers (training/dev: MiniLM and mpnet, generic prefixes, three relations) on the dev
+# release into models/dev. Resumable: re-run after an interruption. Several hours on a 2-core CPU (see each file).
+models: install
+	$(VENV)/bin/ratio train-all --dir training/dev --dataset ratio --out models/dev
 
 lint: install
 	$(VENV)/bin/ruff check .

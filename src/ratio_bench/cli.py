@@ -159,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ratio_bench.lexicon.cli import add_lexicon_commands
     from ratio_bench.mining.cli import add_mining_commands
     from ratio_bench.serve.cli import add_serve_commands
+    from ratio_bench.training.cli import add_training_commands
 
     add_mining_commands(sub)
     add_lexicon_commands(sub)
@@ -166,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_evaluation_commands(sub)
     add_judge_commands(sub)
     add_serve_commands(sub)
+    add_training_commands(sub)
     return parser
 
 

@@ -1,0 +1,57 @@
+"""``ratio train`` and ``ratio train-all``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from ratio_bench.training.config import load_config
+    from ratio_bench.training.run import train
+
+    summary = train(
+        load_config(args.config),
+        args.dataset,
+        args.out,
+        args.trial,
+        args.trust_remote_code,
+        show_progress=not args.quiet,
+    )
+    chosen = summary["chosen"]
+    print(
+        f"{summary['config']['file']}: trial {chosen['trial']} chosen ({chosen['reason']}) -> {args.out}/best"
+    )
+    return 0
+
+
+def cmd_train_all(args: argparse.Namespace) -> int:
+    from ratio_bench.training.run import train_all
+
+    for summary in train_all(
+        args.dir, args.dataset, args.out, args.trust_remote_code, show_progress=not args.quiet
+    ):
+        chosen = summary["chosen"]
+        print(
+            f"{summary['config']['file']}: trial {chosen['trial']}, validation MRR@10 {chosen['mrr_at_10']:.4f}"
+        )
+    return 0
+
+
+def add_training_commands(sub) -> None:
+    p = sub.add_parser("train", help="fine-tune a retriever: every trial of one training config, best kept")
+    p.add_argument("--config", type=Path, required=True, help="a training config (training/*.yaml)")
+    p.add_argument("--dataset", type=Path, required=True, help="a release folder (ratio build --out)")
+    p.add_argument("--out", type=Path, required=True, help="output folder (best/, summary.json, trials/)")
+    p.add_argument("--trial", type=int, default=None, metavar="K", help="run only trial K (0-based)")
+    p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("train-all", help="every training config of a folder, resumable")
+    p.add_argument("--dir", type=Path, required=True, help="folder of training configs (e.g. training/dev)")
+    p.add_argument("--dataset", type=Path, required=True, help="a release folder (ratio build --out)")
+    p.add_argument("--out", type=Path, required=True, help="output folder: one subfolder per config")
+    p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_train_all)

@@ -1,0 +1,86 @@
+"""Training and validation data of one relation, read from a release folder (as written by ``ratio build``).
+
+Train pairs come from ``data/<relation>/train-*.parquet``; validation reuses the scorer's reader
+(:func:`ratio_bench.evaluation.evaluate.load_split`), so a model is selected on exactly the queries and the
+full shared candidate corpus it would be scored on. The test split is never opened here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from ratio_bench.evaluation.evaluate import DatasetError, SplitData, load_split
+
+TRAIN_COLUMNS = ["query_id", "query", "gold_id", "gold", "paper_id"]
+
+
+@dataclass
+class TrainPairs:
+    query_ids: list[str]
+    queries: list[str]
+    gold_ids: list[str]
+    golds: list[str]
+    paper_ids: list[str]
+    available: int  # pairs in the release before any cap
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    path: str
+    name: str
+    version: str
+    manifest_sha256: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "name": self.name,
+            "version": self.version,
+            "manifest_sha256": self.manifest_sha256,
+        }
+
+
+def dataset_info(root: str | Path) -> DatasetInfo:
+    """Name, version and manifest hash of a release: the identity a summary records."""
+    root = Path(root)
+    manifest = root / "manifest.json"
+    if not manifest.is_file():
+        raise DatasetError(f"{root}: not a Ratio release folder (no manifest.json); pass --dataset DIR")
+    raw = manifest.read_bytes()
+    release = json.loads(raw).get("config", {}).get("release", {})
+    return DatasetInfo(
+        str(root), release.get("name", root.name), release.get("version", ""), hashlib.sha256(raw).hexdigest()
+    )
+
+
+def load_train_pairs(root: str | Path, relation: str, cap: int | None = None, seed: int = 13) -> TrainPairs:
+    """The relation's train pairs; with ``cap``, a seeded uniform sample of that many (in file order)."""
+    root = Path(root)
+    files = sorted((root / "data" / relation).glob("train-*.parquet"))
+    if not files:
+        raise DatasetError(f"{root}: no train split for {relation} (data/{relation}/train-*.parquet)")
+    tables = [pq.read_table(f, columns=TRAIN_COLUMNS) for f in files]
+    cols = {c: [v for t in tables for v in t.column(c).to_pylist()] for c in TRAIN_COLUMNS}
+    n = len(cols["query"])
+    if cap is not None and cap < n:
+        keep = np.sort(np.random.default_rng(seed).choice(n, size=cap, replace=False))
+        cols = {c: [v[i] for i in keep] for c, v in cols.items()}
+    return TrainPairs(cols["query_id"], cols["query"], cols["gold_id"], cols["gold"], cols["paper_id"], n)
+
+
+def load_validation(root: str | Path, relation: str) -> SplitData:
+    """The validation queries of ``relation`` and the validation partition's whole candidate corpus."""
+    data = load_split(root, "validation", [relation])
+    if not data.queries[relation][0]:
+        raise DatasetError(f"{root}: no validation queries for {relation}; model selection needs them")
+    return data

@@ -1,0 +1,57 @@
+"""Output folders of ``ratio train``: ours to resume, anything else refused.
+
+A folder is ours when it holds the marker written at its creation, which also records what it was made from
+(config and dataset), so a resumed run never mixes trials of another setup or release into one summary.
+A non-empty folder without the marker is the user's and is never written into. (io.py is due to gain a
+general ``prepare_output_dir``; until then this is the minimal check training needs.)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ratio_bench.errors import RatioError
+from ratio_bench.io import write_json
+
+MARKER = "ratio-training.json"
+
+
+class OutputError(RatioError):
+    """An output folder that is not ours to write into."""
+
+
+def is_main_process() -> bool:
+    """Rank 0 of a ``torchrun`` launch, or a plain run: the one process that checks and writes outputs."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def prepare_output(out: str | Path, identity: dict[str, Any], flag: str = "--out") -> Path:
+    """Create ``out`` (or accept it as an earlier run's output with the same ``identity``) and mark it."""
+    import json
+
+    out = Path(out)
+    if not is_main_process():
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+    marker = out / MARKER
+    if marker.is_file():
+        recorded = json.loads(marker.read_text(encoding="utf-8"))
+        if recorded != identity:
+            changed = sorted(
+                k for k in identity.keys() | recorded.keys() if identity.get(k) != recorded.get(k)
+            )
+            raise OutputError(
+                f"{out}: an output of another training run (different {', '.join(changed)}); "
+                f"pass a new {flag} folder"
+            )
+        return out
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise OutputError(
+            f"{out}: exists and is not a ratio training output (no {MARKER}); refusing to write into it, "
+            f"pass an empty or new {flag} folder"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(marker, identity)
+    return out

@@ -1,0 +1,34 @@
+"""sentence-transformers' trainer with Ratio's batch sampler (no text twice in a batch, length-grouped)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sentence_transformers import SentenceTransformerTrainer
+
+from ratio_bench.training.sampler import NoSharedTextBatchSampler
+
+
+class RatioTrainer(SentenceTransformerTrainer):
+    """``SentenceTransformerTrainer`` whose train batches come from :class:`NoSharedTextBatchSampler`.
+
+    ``texts`` holds one integer id per text of each train row (see ``sampler.text_ids``); ``lengths`` the
+    row's token count, or None to batch without length grouping.
+    """
+
+    def __init__(self, *args, texts: np.ndarray, lengths: np.ndarray | None = None, **kwargs):
+        self.texts, self.lengths = texts, lengths
+        super().__init__(*args, **kwargs)
+
+    def get_batch_sampler(
+        self, dataset, batch_size, drop_last, valid_label_columns=None, generator=None, seed=0
+    ):
+        return NoSharedTextBatchSampler(
+            dataset,
+            batch_size=batch_size,
+            drop_last=drop_last,
+            texts=self.texts,
+            lengths=self.lengths,
+            valid_label_columns=valid_label_columns,
+            generator=generator,
+            seed=seed,
+        )
