@@ -13,7 +13,7 @@ import secrets
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -140,3 +140,29 @@ def report_console():
     from rich.console import Console
 
     return Console() if sys.stdout.isatty() else Console(width=200)
+
+
+def refuse_foreign_output(
+    path: Path, is_ours: Callable[[Path], bool], what: str, flag: str = "--out"
+) -> None:
+    """Stop before a command replaces ``path`` unless it is absent, empty, or an artefact of ours of this kind.
+
+    Commands that write a folder build it beside ``path`` and swap it in, which removes what was there; this is
+    the check that makes that safe: a user's folder (or ``.``, a parent of the working directory, the home
+    folder) is never replaced.
+    """
+    from ratio_bench.errors import RatioError
+
+    target = path.resolve()
+    cwd = Path.cwd().resolve()
+    if target == Path.home().resolve() or target == cwd or target in cwd.parents:
+        raise RatioError(
+            f"{flag} {path}: refusing to replace {target} (the home folder, . or a parent of it); pass a new folder"
+        )
+    if target.exists() and not target.is_dir():
+        raise RatioError(f"{flag} {path}: exists and is not a folder; pass a new folder")
+    if target.is_dir() and any(target.iterdir()) and not is_ours(target):
+        raise RatioError(
+            f"{flag} {path}: the folder is not empty and is not a {what}, so it would be replaced; "
+            "pass a new or empty folder"
+        )

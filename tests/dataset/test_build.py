@@ -1,11 +1,12 @@
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from ratio_bench.dataset.assemble import AssemblyError, assemble
-from ratio_bench.dataset.build import build_release, file_checksums
+from ratio_bench.dataset.build import build_release, file_checksums, is_release
 from ratio_bench.dataset.config import ConfigError, load_config
 from ratio_bench.mining.run import run_mining
 from ratio_bench.mining.step import MiningSettings
@@ -197,3 +198,34 @@ def test_bad_mining_shards_name_file_and_field(dataset_corpus, tmp_path):
     )
     with pytest.raises(AssemblyError, match="column 'paragraph_index' has type int64.*mixed schemas"):
         assemble(cfg, mined, tmp_path / "tmp")
+
+
+def _tree(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_build_never_replaces_a_folder_that_is_not_a_release(dataset_corpus, tmp_path, monkeypatch):
+    from cli_helpers import assert_user_error, run_ratio
+
+    cfg = write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work")
+    mine = tmp_path / "thesis"
+    (mine / "sub").mkdir(parents=True)
+    (mine / "thesis.txt").write_text("years of work\n")
+    (mine / "sub" / "data.csv").write_text("a,b\n1,2\n")
+    before = _tree(mine)
+    line = assert_user_error(
+        run_ratio("build", "--config", cfg, "--out", mine, "--quiet"), "--out", str(mine)
+    )
+    assert "not a Ratio release" in line
+    assert _tree(mine) == before and not (tmp_path / "work").exists()  # refused before any mining
+    for protected in (tmp_path, Path.home()):
+        assert_user_error(
+            run_ratio("build", "--config", cfg, "--out", protected, "--quiet", cwd=tmp_path), "--out"
+        )
+
+
+def test_build_replaces_its_own_previous_release(built, tmp_path):
+    cfg, _, out = built
+    assert is_release(out)
+    build_release(cfg, out, progress=False)  # the same folder again: ours, so replaced in place
+    assert is_release(out) and (out / "README.md").exists()

@@ -21,7 +21,7 @@ from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.config import BuildConfig
 from ratio_bench.dataset.layout import write_data
-from ratio_bench.io import write_json
+from ratio_bench.io import refuse_foreign_output, write_json
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.run import run_mining
 from ratio_bench.mining.step import MiningSettings
@@ -43,6 +43,15 @@ def file_checksums(root: Path) -> dict[str, str]:
     }
 
 
+def is_release(folder: Path) -> bool:
+    """A folder written by ``ratio build``: its manifest names a release (config, version and file checksums)."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(manifest, dict) and {"config", "version", "files"} <= manifest.keys()
+
+
 def _swap_into_place(stage: Path, out: Path) -> None:
     old = out.with_name(f".{out.name}.old")
     if old.exists():
@@ -57,6 +66,7 @@ def _swap_into_place(stage: Path, out: Path) -> None:
 def build_release(
     cfg: BuildConfig, out: Path, workers: int = 1, progress: bool = True, repo_hint: str | None = None
 ) -> dict[str, Any]:
+    refuse_foreign_output(out, is_release, "Ratio release")  # before any work: fail fast, delete nothing
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     lexicon = Lexicon.load(cfg.lexicon)
