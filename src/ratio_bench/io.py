@@ -11,7 +11,6 @@ import json
 import os
 import secrets
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,11 +19,15 @@ from typing import IO, Any
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path in the destination folder; rename it onto ``path`` on success."""
+    """Yield a temporary path in the destination folder; rename it onto ``path`` on success.
+
+    The temporary file is created 0666 filtered by the umask, like any file a program opens, so outputs are not
+    left private (``mkstemp`` would make them 0600).
+    """
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    os.close(fd)
+    fh, tmp = _create_temp_beside(dest)
+    fh.close()
     try:
         yield Path(tmp)
         os.replace(tmp, dest)
