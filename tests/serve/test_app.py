@@ -1,4 +1,5 @@
 import re
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -119,3 +120,15 @@ def test_uvicorn_serves_concurrent_clients_the_same_answers(live_server):
     bodies = asyncio.run(ask_many())
     assert all(b == bodies[i % 2] for i, b in enumerate(bodies))
     assert bodies[1]["results"]["address"][0]["paper_id"] == "iclr26/AbCdEfGh12"
+
+
+def test_leaderboard_page_is_served_from_the_results_folder(searcher):
+    results = Path(__file__).resolve().parents[2] / "eval" / "results"
+    with TestClient(create_app(searcher)) as c:
+        assert c.get("/leaderboard").status_code == 404  # only with a results folder
+    with TestClient(create_app(searcher, results=results)) as c:
+        page = c.get("/leaderboard")
+    assert page.status_code == 200 and "default-src" in page.headers["content-security-policy"]
+    entries = [p for p in results.glob("*.json")]
+    assert entries and page.text.count("<tr") >= len(entries)
+    assert "https://" not in page.text and "http://" not in page.text

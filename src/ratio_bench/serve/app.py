@@ -77,8 +77,12 @@ def check_docs_assets(folder: Path) -> None:
         )
 
 
-def create_app(searcher: Searcher, docs_assets: Path | None = None) -> FastAPI:
-    """The app over a loaded searcher (tests pass one built in-process)."""
+def create_app(searcher: Searcher, docs_assets: Path | None = None, results: Path | None = None) -> FastAPI:
+    """The app over a loaded searcher (tests pass one built in-process).
+
+    ``results`` (a folder of leaderboard entries) adds ``/leaderboard``: the page ``ratio leaderboard --html``
+    writes, rendered on each request so a new submission shows without a restart.
+    """
     app = FastAPI(
         title="Ratio inspiration search",
         version=__version__,
@@ -132,6 +136,21 @@ def create_app(searcher: Searcher, docs_assets: Path | None = None) -> FastAPI:
         return get_redoc_html(openapi_url=app.openapi_url, title=f"{app.title} - ReDoc", **redoc)
 
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+
+    if results is not None:
+
+        @app.get("/leaderboard", include_in_schema=False)
+        def leaderboard() -> HTMLResponse:
+            from ratio_bench.evaluation.leaderboard import (
+                CONTENT_SECURITY_POLICY,
+                leaderboard_html,
+                load_board,
+            )
+
+            return HTMLResponse(
+                leaderboard_html(load_board(results)),
+                headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
+            )
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

@@ -127,7 +127,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.docs_assets:
         check_docs_assets(args.docs_assets)
     sock = _listen(args.host, args.port)
-    app = create_app(_searcher(args), docs_assets=args.docs_assets)
+    if args.results and not args.results.is_dir():
+        raise RatioError(f"--results {args.results}: no such folder (leaderboard entries, e.g. eval/results)")
+    app = create_app(_searcher(args), docs_assets=args.docs_assets, results=args.results)
     port = sock.getsockname()[1]
     print(f"serving on http://{args.host}:{port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
     uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
@@ -182,5 +184,8 @@ def add_serve_commands(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free port)")
     p.add_argument("--docs-assets", type=Path, help="local Swagger UI / ReDoc files for offline /docs")
+    p.add_argument(
+        "--results", type=Path, help="leaderboard entries to serve at /leaderboard (e.g. eval/results)"
+    )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=cmd_serve)
