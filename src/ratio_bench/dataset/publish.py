@@ -6,24 +6,36 @@ token is never printed, logged or written anywhere by this module.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ratio_bench.errors import RatioError
+from ratio_bench.io import artefact_kind, read_manifest
 
 
 class PublishError(RatioError, RuntimeError):
-    pass
+    """A folder that must not or cannot be published; the message says why and what to do."""
 
 
-def publish(folder: Path, repo_id: str, revision: str | None = None, private: bool = False) -> str:
-    """Upload ``folder`` (a built release) to ``repo_id`` and tag the commit with the release version."""
+def publish(
+    folder: Path, repo_id: str, revision: str | None = None, private: bool = False, force: bool = False
+) -> str:
+    """Upload ``folder`` (a built release) to ``repo_id`` and tag the commit with the release version.
+
+    A release whose build config says ``release.publish: false`` (the dev release: sources without a licence to
+    redistribute) is refused before anything is sent, unless ``force``.
+    """
     from huggingface_hub import HfApi
 
-    manifest_path = folder / "manifest.json"
-    if not manifest_path.exists():
+    manifest = read_manifest(folder)
+    if manifest is None or artefact_kind(folder) != "release":
         raise PublishError(f"{folder}: not a release folder (no manifest.json); build it with `ratio build`")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    release = (manifest.get("config") or {}).get("release") or {}
+    if release.get("publish") is False and not force:
+        raise PublishError(
+            f"{folder}: its build config ({manifest.get('config_file', 'config')}) says release.publish: false "
+            f"(licence: {release.get('license') or 'unspecified'}); nothing was uploaded. Pass --force to "
+            "publish it anyway"
+        )
     tag = revision or manifest["version"]
     api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
