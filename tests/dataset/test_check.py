@@ -98,3 +98,14 @@ def test_a_folder_without_a_manifest_fails_cleanly(tmp_path):
     assert not result.passed and "not a Ratio release" in result.detail
     run = run_ratio("check", tmp_path / "nowhere", timeout=60)
     assert run.code == 1 and "nowhere: no such release folder" in run.err and "Traceback" not in run.err
+
+
+def test_a_relation_without_any_shard_is_checked_against_the_manifest(release):
+    for f in (release / "data" / "broaden").glob("*.parquet"):
+        f.unlink()
+    manifest = json.loads((release / "manifest.json").read_text())
+    manifest["files"] = file_checksums(release)
+    (release / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    failed = _failed(release)
+    assert list(failed) == ["configs and splits", "qrels match queries"]
+    assert "broaden/validation: 0 rows in the shards, 1 in the manifest" in failed["configs and splits"]

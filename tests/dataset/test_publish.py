@@ -115,3 +115,10 @@ def test_publish_refuses_a_release_marked_never_to_publish_unless_forced(dataset
         assert forced.code == 0, forced.err
         assert "tag 0.0.1-test" in forced.out and hub.state.resolve("fixture-org/dev", "0.0.1-test")
     assert TOKEN not in refused.out + refused.err + forced.out + forced.err
+
+
+def test_an_unreachable_hub_is_a_user_error_without_the_token(small_release, tmp_path):
+    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_TOKEN": TOKEN, "HF_HOME": str(tmp_path / "hf")}
+    run = run_ratio("publish", small_release, "--repo-id", "fixture-org/x", env=env, timeout=120)
+    assert_user_error(run, "http://127.0.0.1:9", "HF_ENDPOINT")
+    assert TOKEN not in run.out + run.err

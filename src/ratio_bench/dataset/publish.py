@@ -25,6 +25,7 @@ def publish(
     redistribute) is refused before anything is sent, unless ``force``.
     """
     from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, HFValidationError, HTTPError
 
     manifest = read_manifest(folder)
     if manifest is None or artefact_kind(folder) != "release":
@@ -38,12 +39,27 @@ def publish(
         )
     tag = revision or manifest["version"]
     api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    commit = api.upload_folder(
-        folder_path=str(folder),
-        repo_id=repo_id,
-        repo_type="dataset",
-        commit_message=f"Ratio release {manifest['name']} {manifest['version']}",
-    )
-    api.create_tag(repo_id, tag=tag, repo_type="dataset", revision=commit.oid, exist_ok=True)
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        commit = api.upload_folder(
+            folder_path=str(folder),
+            repo_id=repo_id,
+            repo_type="dataset",
+            commit_message=f"Ratio release {manifest['name']} {manifest['version']}",
+        )
+        api.create_tag(repo_id, tag=tag, repo_type="dataset", revision=commit.oid, exist_ok=True)
+    except HFValidationError as exc:
+        raise PublishError(f"--repo-id {repo_id}: {_first_line(exc)}") from None
+    except (
+        HfHubHTTPError,
+        HTTPError,
+    ) as exc:  # the HTTP client's errors: URLs and server text, never the token
+        raise PublishError(
+            f"{api.endpoint}: publishing to {repo_id} failed ({type(exc).__name__}: {_first_line(exc)}); "
+            "check HF_ENDPOINT, HF_TOKEN and --repo-id"
+        ) from None
     return f"{api.endpoint}/datasets/{repo_id} (tag {tag})"
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0]
