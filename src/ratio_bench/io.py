@@ -10,11 +10,24 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import sys
+import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from ratio_bench.errors import RatioError
+
+MANIFEST = "manifest.json"
+
+
+def _umask() -> int:
+    """The process umask (reading it means setting it; it is restored at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -145,27 +158,88 @@ def report_console():
     return Console() if sys.stdout.isatty() else Console(width=200)
 
 
-def refuse_foreign_output(
-    path: Path, is_ours: Callable[[Path], bool], what: str, flag: str = "--out"
-) -> None:
-    """Stop before a command replaces ``path`` unless it is absent, empty, or an artefact of ours of this kind.
+class OutputDirError(RatioError):
+    """An output folder that must not be replaced (it is not ours, or it holds the user's working tree)."""
 
-    Commands that write a folder build it beside ``path`` and swap it in, which removes what was there; this is
-    the check that makes that safe: a user's folder (or ``.``, a parent of the working directory, the home
-    folder) is never replaced.
+
+def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
+    """The ``manifest.json`` of a Ratio artefact folder, or None when there is none or it is not a JSON object."""
+    try:
+        data = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def artefact_kind(folder: str | os.PathLike) -> str | None:
+    """What Ratio wrote ``folder`` as (its manifest's ``kind``); None when it is not a Ratio artefact.
+
+    Releases built before manifests carried a ``kind`` are recognised by their fields (rows and checksums).
     """
-    from ratio_bench.errors import RatioError
+    manifest = read_manifest(folder)
+    if manifest is None:
+        return None
+    kind = manifest.get("kind")
+    if kind is None and {"rows", "files", "lexicon_sha256"} <= manifest.keys():
+        return "release"
+    return kind if isinstance(kind, str) else None
 
-    target = path.resolve()
-    cwd = Path.cwd().resolve()
-    if target == Path.home().resolve() or target == cwd or target in cwd.parents:
-        raise RatioError(
-            f"{flag} {path}: refusing to replace {target} (the home folder, . or a parent of it); pass a new folder"
-        )
-    if target.exists() and not target.is_dir():
-        raise RatioError(f"{flag} {path}: exists and is not a folder; pass a new folder")
-    if target.is_dir() and any(target.iterdir()) and not is_ours(target):
-        raise RatioError(
-            f"{flag} {path}: the folder is not empty and is not a {what}, so it would be replaced; "
-            "pass a new or empty folder"
-        )
+
+def prepare_output_dir(path: str | os.PathLike, kind: str, flag: str = "--out") -> Path:
+    """Check that ``path`` may be replaced by a new artefact of ``kind``; return it resolved.
+
+    Nothing of the user's is ever deleted: a folder is replaceable only when it is missing, empty, or a Ratio
+    artefact of the same kind (by its manifest). The working folder, its parents, the home folder and ``/`` are
+    refused even when they qualify, since swapping them away would pull the ground from under the user.
+    """
+    out = Path(path).expanduser().resolve()
+    cwd, home = Path.cwd().resolve(), Path.home().resolve()
+    shown = f"{flag} {path}"
+    if out == cwd or out in cwd.parents:
+        raise OutputDirError(f"{shown}: is the working folder or one of its parents; give a new folder")
+    if out == home or out in home.parents:
+        raise OutputDirError(f"{shown}: is the home folder or one of its parents; give a new folder")
+    if out.exists() and not out.is_dir():
+        raise OutputDirError(f"{shown}: is a file, not a folder; give a new folder")
+    if out.is_dir() and any(out.iterdir()):
+        found = artefact_kind(out)
+        if found != kind:
+            what = f"a Ratio {found}" if found else f"not a Ratio {kind} (no Ratio {MANIFEST})"
+            raise OutputDirError(
+                f"{shown}: folder exists and is {what}; nothing was changed. Give a new folder, "
+                "or move this one away yourself"
+            )
+    return out
+
+
+@contextlib.contextmanager
+def staged_dir(path: str | os.PathLike, kind: str, flag: str = "--out") -> Iterator[Path]:
+    """Yield an empty staging folder next to ``path``; on success swap it into place as ``path``.
+
+    The destination is checked with :func:`prepare_output_dir` before and again just before the swap (it may
+    have changed during a long build), so ``path`` is always either the previous artefact or the new one. The
+    staging folder has a unique hidden name, so no user folder is ever reused or deleted; it is removed when the
+    block fails.
+    """
+    out = prepare_output_dir(path, kind, flag)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building", dir=out.parent))
+    os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; the artefact gets a normal folder's permissions
+    try:
+        yield stage
+        prepare_output_dir(path, kind, flag)
+        old = None
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+            os.replace(out, old)  # onto the empty placeholder: a rename, so the swap stays atomic per step
+        try:
+            os.replace(stage, out)
+        except BaseException:
+            if old is not None:
+                os.replace(old, out)  # put the previous artefact back
+            raise
+        if old is not None:
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise

@@ -1,17 +1,23 @@
+import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from cli_helpers import assert_user_error, run_ratio
+from conftest import write_jsonl
 from ratio_bench.dataset.assemble import AssemblyError, assemble
-from ratio_bench.dataset.build import build_release, file_checksums, is_release
-from ratio_bench.dataset.config import ConfigError, load_config
+from ratio_bench.dataset.build import build_release, file_checksums
+from ratio_bench.dataset.config import load_config
+from ratio_bench.io import OutputDirError
 from ratio_bench.mining.run import run_mining
 from ratio_bench.mining.step import MiningSettings
 
-from .conftest import PAIRS, write_config
+from .conftest import PAIRS, records, write_config
 
 
 @pytest.fixture
@@ -71,8 +77,6 @@ def test_no_paper_in_two_partitions_and_content_ids(built):
                 assert seen.setdefault(r["paper_id"], split) == split
                 assert r["query_id"].startswith("q") and len(r["query_id"]) == 17
     train_ids = {r["gold"]: r["gold_id"] for r in _rows(root, "specify", "train")}
-    import hashlib
-
     for text, gid in train_ids.items():
         assert gid == "c" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -137,31 +141,6 @@ def test_sampling_caps_queries_and_keeps_the_ratio(dataset_corpus, tmp_path):
     assert report["rows"]["address"]["test"] == 1 and report["rows"]["corpus"]["test"] == 1
 
 
-_BAD_SPLITS = {
-    "train": {"end": "June"},
-    "validation": {"start": "2021-01-01"},
-    "test": {"start": "2022-01-01"},
-}
-_OVERLAP = {
-    "train": {"end": "2021-06-30"},
-    "validation": {"start": "2021-01-01"},
-    "test": {"start": "2022-01-01"},
-}
-
-
-@pytest.mark.parametrize(
-    ("override", "message"),
-    [
-        ({"splits": _OVERLAP}, "splits.train and splits.validation overlap"),
-        ({"date_policy": {"straddle": "guess"}}, "date_policy.straddle"),
-        ({"splits": _BAD_SPLITS}, "not an ISO date"),
-    ],
-)
-def test_config_errors_name_the_field(dataset_corpus, tmp_path, override, message):
-    with pytest.raises(ConfigError, match=message):
-        load_config(write_config(tmp_path / "c.yaml", dataset_corpus, tmp_path / "w", **override))
-
-
 def test_empty_partition_is_an_error(dataset_corpus, tmp_path):
     cfg = load_config(
         write_config(
@@ -200,32 +179,95 @@ def test_bad_mining_shards_name_file_and_field(dataset_corpus, tmp_path):
         assemble(cfg, mined, tmp_path / "tmp")
 
 
-def _tree(root):
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted(root.rglob("*"))
+    }
 
 
-def test_build_never_replaces_a_folder_that_is_not_a_release(dataset_corpus, tmp_path, monkeypatch):
-    from cli_helpers import assert_user_error, run_ratio
-
-    cfg = write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work")
-    mine = tmp_path / "thesis"
+def test_build_over_a_folder_that_is_not_a_release_refuses_and_keeps_every_file(dataset_corpus, tmp_path):
+    mine = tmp_path / "my work"
     (mine / "sub").mkdir(parents=True)
-    (mine / "thesis.txt").write_text("years of work\n")
-    (mine / "sub" / "data.csv").write_text("a,b\n1,2\n")
-    before = _tree(mine)
-    line = assert_user_error(
-        run_ratio("build", "--config", cfg, "--out", mine, "--quiet"), "--out", str(mine)
+    (mine / "thesis.txt").write_text("chapter 1\n", encoding="utf-8")
+    (mine / "sub" / "data.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    before = _tree_digest(mine)
+    cfg = write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work")
+    run = run_ratio("build", "--config", cfg, "--out", mine, "--quiet", timeout=120)
+    assert_user_error(run, "--out", str(mine), "not a Ratio release")
+    assert _tree_digest(mine) == before
+    assert not (tmp_path / "work").exists()  # refused before mining
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.yaml", "corpus", "my work"]  # no staging left
+    with pytest.raises(OutputDirError, match="not a Ratio release"):  # the library refuses as well
+        build_release(load_config(cfg), mine, progress=False)
+    assert _tree_digest(mine) == before
+
+
+def test_build_over_another_kind_of_artefact_or_a_file_refuses(dataset_corpus, tmp_path):
+    other = tmp_path / "index"
+    other.mkdir()
+    (other / "manifest.json").write_text(json.dumps({"kind": "index", "files": {}}), encoding="utf-8")
+    cfg = write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work")
+    assert_user_error(
+        run_ratio("build", "--config", cfg, "--out", other, timeout=120), "--out", "a Ratio index"
     )
-    assert "not a Ratio release" in line
-    assert _tree(mine) == before and not (tmp_path / "work").exists()  # refused before any mining
-    for protected in (tmp_path, Path.home()):
-        assert_user_error(
-            run_ratio("build", "--config", cfg, "--out", protected, "--quiet", cwd=tmp_path), "--out"
-        )
+    (tmp_path / "notes.txt").write_text("x", encoding="utf-8")
+    run = run_ratio("build", "--config", cfg, "--out", tmp_path / "notes.txt", timeout=120)
+    assert_user_error(run, "--out", "notes.txt", "is a file")
+    assert (tmp_path / "notes.txt").read_text() == "x" and (other / "manifest.json").is_file()
 
 
-def test_build_replaces_its_own_previous_release(built, tmp_path):
-    cfg, _, out = built
-    assert is_release(out)
-    build_release(cfg, out, progress=False)  # the same folder again: ours, so replaced in place
-    assert is_release(out) and (out / "README.md").exists()
+def test_build_refuses_the_working_folder_its_parents_and_home(dataset_corpus, tmp_path):
+    cwd = tmp_path / "project" / "here"
+    cwd.mkdir(parents=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    cfg = write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work")
+    for out in (".", "..", str(tmp_path), str(home), "~", "/"):
+        run = run_ratio("build", "--config", cfg, "--out", out, cwd=cwd, env={"HOME": str(home)}, timeout=120)
+        line = assert_user_error(run, f"--out {out}")
+        assert "working folder" in line or "home folder" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.yaml", "corpus", "home", "project"]
+    assert list(cwd.iterdir()) == [] and list(home.iterdir()) == []
+
+
+def test_rebuild_replaces_a_previous_release_with_normal_permissions(built, tmp_path):
+    cfg, _, root = built
+    (root / "data" / "stale.parquet").write_bytes(b"from an older build")
+    manifest = json.loads((root / "manifest.json").read_text())
+    del manifest["kind"]  # releases built before manifests had a kind are still recognised as releases
+    (root / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    build_release(cfg, root, progress=False)
+    assert not (root / "data" / "stale.parquet").exists()
+    assert json.loads((root / "manifest.json").read_text())["kind"] == "release"
+    assert [p.name for p in root.parent.iterdir() if p.name.startswith(".")] == []  # no staging folder left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((root / "manifest.json").stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE(root.stat().st_mode) == 0o777 & ~umask
+
+
+def test_rows_carry_the_date_their_work_was_routed_by(dataset_corpus, tmp_path):
+    a, b = records()
+    later = next(
+        r for r in a if r["id"] == "s/s1"
+    )  # 2022 copy of a work whose 2020 preprint routes it to train
+    later["text"] += " Therefore, the dosage tables in this appendix were checked by two pharmacists."
+    write_jsonl(dataset_corpus / "a_source.jsonl", a)
+    cfg = load_config(write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work"))
+    build_release(cfg, tmp_path / "ratio", progress=False)
+    corpus = {r["paper_id"]: r for r in _rows(tmp_path / "ratio", "corpus", "train")}
+    row = corpus["s/s1"]
+    assert (row["date"], row["date_start"].isoformat()) == ("2022-02-01", "2022-02-01")  # its own copy's date
+    assert (row["work_date_start"].isoformat(), row["work_date_end"].isoformat()) == (
+        "2020-03-01",
+        "2020-03-31",
+    )
+    assert row["work_id"] == corpus["o/s1-preprint"]["work_id"]
+    for split in ("train", "validation", "test"):
+        bounds = cfg.partition(split)
+        for config in ("address", "broaden", "specify", "corpus"):
+            for r in _rows(tmp_path / "ratio", config, split):
+                assert bounds.contains(r["work_date_start"]) and bounds.contains(r["work_date_end"]), r
+    card = (tmp_path / "ratio" / "README.md").read_text()
+    assert "`work_date_start`, `work_date_end`" in card and "the date the row was routed by" in card

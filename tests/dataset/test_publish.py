@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from cli_helpers import assert_user_error, run_ratio
 from hub_server import HubServer
 from ratio_bench.dataset.build import build_release
 from ratio_bench.dataset.config import load_config
@@ -91,3 +92,33 @@ def test_publish_then_load_dataset_from_the_hub(dataset_corpus, tmp_path):
 def test_publish_refuses_a_folder_that_is_not_a_release(tmp_path):
     with pytest.raises(PublishError, match="not a release folder"):
         publish(tmp_path, "org/name")
+
+
+def test_publish_refuses_a_release_marked_never_to_publish_unless_forced(dataset_corpus, tmp_path):
+    release = {"name": "ratio-fixture", "version": "0.0.1-test", "license": "dev only", "publish": False}
+    cfg = load_config(write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work", release=release))
+    root = tmp_path / "ratio"
+    build_release(cfg, root, progress=False)
+    with HubServer() as hub:
+        env = {
+            "HF_ENDPOINT": hub.url,
+            "HF_TOKEN": TOKEN,
+            "HF_HOME": str(tmp_path / "hf"),
+            "HF_HUB_DISABLE_XET": "1",
+        }
+        refused = run_ratio("publish", root, "--repo-id", "fixture-org/dev", env=env, timeout=120)
+        assert_user_error(refused, str(root), "release.publish: false", "cfg.yaml", "--force")
+        assert (
+            hub.state.commits == {} and hub.state.tokens_seen == set()
+        )  # nothing was sent, not even the token
+        forced = run_ratio("publish", root, "--repo-id", "fixture-org/dev", "--force", env=env, timeout=120)
+        assert forced.code == 0, forced.err
+        assert "tag 0.0.1-test" in forced.out and hub.state.resolve("datasets/fixture-org/dev", "0.0.1-test")
+    assert TOKEN not in refused.out + refused.err + forced.out + forced.err
+
+
+def test_an_unreachable_hub_is_a_user_error_without_the_token(small_release, tmp_path):
+    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_TOKEN": TOKEN, "HF_HOME": str(tmp_path / "hf")}
+    run = run_ratio("publish", small_release, "--repo-id", "fixture-org/x", env=env, timeout=120)
+    assert_user_error(run, "http://127.0.0.1:9", "HF_ENDPOINT")
+    assert TOKEN not in run.out + run.err

@@ -64,8 +64,13 @@ def check_shards(folder: Path, schema, what: str) -> list[Path]:
     return files
 
 
+def sql_str(value: str | Path) -> str:
+    """A SQL string literal for DuckDB (quotes doubled), so any path works, apostrophes included."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
 def _sql_list(paths: list[Path]) -> str:
-    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+    return "[" + ", ".join(sql_str(p) for p in paths) + "]"
 
 
 def _within(alias: str, first: str, last: str) -> str:
@@ -82,8 +87,8 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
     dist_files = check_shards(mined / "distractors", DISTRACTOR_SCHEMA, "distractors")
     temp_dir.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
-    con.execute(f"SET memory_limit='{memory_limit}'")
-    con.execute(f"SET temp_directory='{temp_dir}'")
+    con.execute(f"SET memory_limit={sql_str(memory_limit)}")
+    con.execute(f"SET temp_directory={sql_str(temp_dir)}")
     con.execute("SET preserve_insertion_order=true")
     con.execute(f"CREATE VIEW pairs_in AS SELECT * FROM read_parquet({_sql_list(pair_files)})")
     con.execute(f"CREATE VIEW distractors_in AS SELECT * FROM read_parquet({_sql_list(dist_files)})")
@@ -106,7 +111,7 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
     unknown = "NULL" if cfg.unknown == "drop" else str(PARTITIONS.index(cfg.unknown))
     con.execute(f"""
         CREATE TABLE paper_rank AS
-        SELECT x.paper_id, x.title, x.date_start, x.source_file,
+        SELECT x.paper_id, x.title, x.date_start, x.date_end, x.source_file,
                CASE WHEN x.date_start IS NULL THEN {unknown}
                     WHEN i.rank IS NOT NULL THEN i.rank
                     WHEN s.rank IS NULL AND e.rank IS NULL THEN NULL
@@ -124,19 +129,26 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
         LEFT JOIN parts s ON {_within("s", "x.date_start", "x.date_start")}
         LEFT JOIN parts e ON {_within("e", "x.date_end", "x.date_end")}
     """)
+    # A work goes where its earliest-reaching copy goes; that copy's date interval is the work date every row of
+    # the work carries (work_date_start/end), so a reader can check the routing without the other copies.
     con.execute("""
         CREATE TABLE paper_part AS
-        SELECT r.*, w.work_rank AS rank,
-               CASE WHEN w.work_rank IS NULL THEN NULL ELSE (SELECT name FROM parts WHERE parts.rank = w.work_rank) END
-                   AS partition
-        FROM paper_rank r JOIN (SELECT work_key, min(own_rank) AS work_rank FROM paper_rank GROUP BY work_key) w
-             USING (work_key)
+        WITH w AS (
+            SELECT work_key, own_rank AS work_rank, date_start AS work_date_start, date_end AS work_date_end
+            FROM paper_rank
+            QUALIFY row_number() OVER (PARTITION BY work_key
+                                       ORDER BY own_rank NULLS LAST, date_start NULLS LAST, date_end NULLS LAST,
+                                                paper_id) = 1
+        )
+        SELECT r.*, w.work_rank AS rank, parts.name AS partition,
+               'w' || substr(sha256(r.work_key), 1, 16) AS work_id, w.work_date_start, w.work_date_end
+        FROM paper_rank r JOIN w USING (work_key) LEFT JOIN parts ON parts.rank = w.work_rank
     """)
 
     # 2. pairs: de-duplicate over the whole corpus (earliest occurrence wins), then keep placed papers ----------
     con.execute("""
         CREATE TABLE pairs_all AS
-        SELECT q.*, pp.partition, pp.rank,
+        SELECT q.*, pp.partition, pp.rank, pp.work_id, pp.work_date_start, pp.work_date_end,
                'q' || substr(sha256(q.relation || chr(10) || q.query || chr(10) || q.gold), 1, 16) AS query_id,
                'c' || substr(sha256(q.gold), 1, 16) AS gold_id,
                row_number() OVER (PARTITION BY q.query, q.gold
@@ -162,16 +174,22 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
         CREATE TABLE golds AS
         SELECT partition, gold_id AS id, min(gold) AS text, min_by(paper_id, query_id) AS paper_id,
                min_by(date_raw, query_id) AS date, min_by(date_start, query_id) AS date_start,
-               min_by(date_end, query_id) AS date_end, min_by(relation, query_id) AS role
+               min_by(date_end, query_id) AS date_end, min_by(relation, query_id) AS role,
+               min_by(work_id, query_id) AS work_id, min_by(work_date_start, query_id) AS work_date_start,
+               min_by(work_date_end, query_id) AS work_date_end
         FROM queries GROUP BY partition, gold_id
     """)
     con.execute("""
         CREATE TABLE distractor_pool AS
         SELECT pp.partition, 'c' || substr(sha256(d.text), 1, 16) AS id, d.text,
-               min_by(d.paper_id, d.paper_id || ':' || d.paragraph_index || ':' || d.sentence_index) AS paper_id,
-               min_by(d.date_raw, d.paper_id) AS date, min_by(d.date_start, d.paper_id) AS date_start,
-               min_by(d.date_end, d.paper_id) AS date_end, min(d.category) AS role
-        FROM distractors_in d JOIN paper_part pp USING (paper_id)
+               min_by(d.paper_id, d.occurrence) AS paper_id, min_by(d.date_raw, d.occurrence) AS date,
+               min_by(d.date_start, d.occurrence) AS date_start, min_by(d.date_end, d.occurrence) AS date_end,
+               min(d.category) AS role, min_by(pp.work_id, d.occurrence) AS work_id,
+               min_by(pp.work_date_start, d.occurrence) AS work_date_start,
+               min_by(pp.work_date_end, d.occurrence) AS work_date_end
+        FROM (SELECT *, paper_id || ':' || paragraph_index || ':' || sentence_index AS occurrence
+              FROM distractors_in) d
+        JOIN paper_part pp USING (paper_id)
         WHERE pp.partition IS NOT NULL
         GROUP BY pp.partition, d.text
     """)
@@ -190,7 +208,7 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
     if cfg.mode == "cumulative":
         con.execute("""
             CREATE TABLE candidates_cumulative AS
-            SELECT p.name AS partition, c.id, c.text, c.paper_id, c.date, c.date_start, c.date_end, c.role
+            SELECT p.name AS partition, c.* EXCLUDE (partition)
             FROM parts p JOIN parts q ON q.rank <= p.rank JOIN candidates c ON c.partition = q.name
             QUALIFY row_number() OVER (PARTITION BY p.name, c.id ORDER BY q.rank DESC) = 1
         """)

@@ -1,17 +1,17 @@
 """``ratio build``: corpus -> mining -> assembly -> Hub-ready release folder, reusing finished stages.
 
-The release is written to a staging folder and swapped into place at the end, so the output folder is
-always either the previous complete release or the new one. ``manifest.json`` records the version, config,
+The release is written to a staging folder, checked by ``ratio check`` and only then swapped into place, so the
+output folder is always either the previous complete release or the new one; a folder that is not a Ratio release
+is refused before any work starts (:func:`ratio_bench.io.prepare_output_dir`). ``manifest.json`` records the version, config,
 lexicon hash, code version, row counts and a SHA-256 per file; it holds no timestamp, so two builds from the
 same inputs are byte-identical. Timings and peak memory go to ``<work_dir>/build_report.json`` instead.
 """
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import json
 import resource
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -19,54 +19,21 @@ from typing import Any
 from ratio_bench import __version__
 from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.card import render_card
+from ratio_bench.dataset.check import ReleaseCheckError, check_release
 from ratio_bench.dataset.config import BuildConfig
-from ratio_bench.dataset.layout import write_data
-from ratio_bench.io import refuse_foreign_output, write_json
+from ratio_bench.dataset.layout import file_checksums, write_data
+from ratio_bench.io import prepare_output_dir, staged_dir, write_json
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.run import run_mining
 from ratio_bench.mining.step import MiningSettings
 
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def file_checksums(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): sha256_file(p)
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != "manifest.json"
-    }
-
-
-def is_release(folder: Path) -> bool:
-    """A folder written by ``ratio build``: its manifest names a release (config, version and file checksums)."""
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(manifest, dict) and {"config", "version", "files"} <= manifest.keys()
-
-
-def _swap_into_place(stage: Path, out: Path) -> None:
-    old = out.with_name(f".{out.name}.old")
-    if old.exists():
-        shutil.rmtree(old)
-    if out.exists():
-        out.rename(old)
-    stage.rename(out)
-    if old.exists():
-        shutil.rmtree(old)
+KIND = "release"  # manifest kind: what prepare_output_dir lets a rebuild replace
 
 
 def build_release(
     cfg: BuildConfig, out: Path, workers: int = 1, progress: bool = True, repo_hint: str | None = None
 ) -> dict[str, Any]:
-    refuse_foreign_output(out, is_release, "Ratio release")  # before any work: fail fast, delete nothing
+    target = prepare_output_dir(out, KIND)  # refuse a folder that is not ours before minutes of mining
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     lexicon = Lexicon.load(cfg.lexicon)
@@ -85,41 +52,48 @@ def build_release(
     timings["assembly"] = round(time.perf_counter() - t1, 2)
 
     t2 = time.perf_counter()
-    out = out.resolve()
-    stage = out.with_name(f".{out.name}.building")
-    if stage.exists():
-        shutil.rmtree(stage)
-    stage.mkdir(parents=True)
-    counts = write_data(asm, stage)
-    (stage / "README.md").write_text(
-        render_card(asm, cfg, stage, counts, stats, lexicon.fingerprint(), repo_hint or out.name),
-        encoding="utf-8",
-    )
-    write_json(stage / "reports" / "assembly.json", asm.report)
-    write_json(
-        stage / "reports" / "mining.json",
-        {k: v for k, v in stats.items() if k not in ("wall_seconds", "mb_per_second", "task_seconds")},
-    )
-    manifest = {
-        "name": cfg.name,
-        "version": cfg.version,
-        "code_version": __version__,
-        "config_file": cfg.path.name,
-        "config": cfg.raw,
-        "lexicon_version": lexicon.version,
-        "lexicon_sha256": lexicon.fingerprint(),
-        "rows": counts,
-        "files": file_checksums(stage),
-    }
-    write_json(stage / "manifest.json", json.loads(json.dumps(manifest, default=str)))
-    _swap_into_place(stage, out)
-    asm.con.close()
-    timings["write"] = round(time.perf_counter() - t2, 2)
+    with staged_dir(out, KIND) as stage:
+        counts = write_data(asm, stage)
+        (stage / "README.md").write_text(
+            render_card(asm, cfg, stage, counts, stats, lexicon.fingerprint(), repo_hint or target.name),
+            encoding="utf-8",
+        )
+        write_json(stage / "reports" / "assembly.json", asm.report)
+        write_json(
+            stage / "reports" / "mining.json",
+            {k: v for k, v in stats.items() if k not in ("wall_seconds", "mb_per_second", "task_seconds")},
+        )
+        manifest = {
+            "kind": KIND,
+            "name": cfg.name,
+            "version": cfg.version,
+            "code_version": __version__,
+            "config_file": cfg.path.name,
+            "config": cfg.raw,
+            "lexicon_version": lexicon.version,
+            "lexicon_sha256": lexicon.fingerprint(),
+            "rows": counts,
+            "files": file_checksums(stage),
+        }
+        write_json(stage / "manifest.json", json.loads(json.dumps(manifest, default=str)))
+        asm.con.close()
+        timings["write"] = round(time.perf_counter() - t2, 2)
+        t3 = time.perf_counter()
+        checks = check_release(stage)
+        timings["check"] = round(time.perf_counter() - t3, 2)
+        failed = [c for c in checks if not c.passed]
+        if failed:
+            raise ReleaseCheckError(
+                f"the new release fails `ratio check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
+                f"{out} was left unchanged",
+                checks,
+            )
     report = {
-        "release": str(out),
+        "release": str(target),
         "timings_seconds": timings,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "rows": counts,
+        "checks": [dataclasses.asdict(c) for c in checks],
         "assembly": asm.report,
     }
     write_json(cfg.work_dir / "build_report.json", report)

@@ -1,4 +1,4 @@
-"""``ratio build`` and ``ratio publish``."""
+"""``ratio build``, ``ratio check``, ``ratio silver`` and ``ratio publish``."""
 
 from __future__ import annotations
 
@@ -10,29 +10,51 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.build import build_release
+    from ratio_bench.dataset.build import KIND, build_release
+    from ratio_bench.dataset.check import ReleaseCheckError, print_results
     from ratio_bench.dataset.config import load_config
-    from ratio_bench.io import report_console
+    from ratio_bench.errors import UsageError
+    from ratio_bench.io import prepare_output_dir, report_console
 
+    if args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: must be at least 1")
     cfg = load_config(args.config)
+    prepare_output_dir(args.out, KIND)  # before the corpus is read: nothing of the user's is ever replaced
     if args.corpus:
         cfg = dataclasses.replace(cfg, corpus=[p.resolve() for p in args.corpus])
-    report = build_release(cfg, args.out, workers=args.workers, progress=not args.quiet)
+    try:
+        report = build_release(cfg, args.out, workers=args.workers, progress=not args.quiet)
+    except ReleaseCheckError as exc:
+        if exc.results:
+            print_results(args.out, exc.results)
+        raise
     console = report_console()
+    t = report["timings_seconds"]
     console.print(
-        f"release written to {report['release']} "
-        f"(mining {report['timings_seconds']['mining']}s, assembly {report['timings_seconds']['assembly']}s, "
-        f"write {report['timings_seconds']['write']}s, peak RSS {report['peak_rss_mb']} MB)"
+        f"release written to {report['release']} (mining {t['mining']}s, assembly {t['assembly']}s, "
+        f"write {t['write']}s, check {t['check']}s, peak RSS {report['peak_rss_mb']} MB); "
+        f"{len(report['checks'])} checks passed"
     )
     for config, splits in report["rows"].items():
         console.print(f"  {config:16s} " + "  ".join(f"{s}={n:,}" for s, n in splits.items()))
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from ratio_bench.dataset.check import check_release, print_results, results_json
+    from ratio_bench.io import write_json
+
+    results = check_release(args.folder)
+    print_results(args.folder, results)
+    if args.json:
+        write_json(args.json, results_json(args.folder, results))
+    return 0 if all(r.passed for r in results) else 1
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.publish import publish
 
-    url = publish(args.folder, args.repo_id, revision=args.revision, private=args.private)
+    url = publish(args.folder, args.repo_id, revision=args.revision, private=args.private, force=args.force)
     print(f"published {args.folder} to {url}")
     return 0
 
@@ -106,4 +128,12 @@ def add_dataset_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repo-id", required=True, help="ORG/NAME")
     p.add_argument("--revision", help="tag to create (default: the manifest's version)")
     p.add_argument("--private", action="store_true")
+    p.add_argument(
+        "--force", action="store_true", help="publish even a release whose config says release.publish: false"
+    )
     p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser("check", help="check a release folder against the contract its card states")
+    p.add_argument("folder", type=Path, help="release folder written by ratio build")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
+    p.set_defaults(func=cmd_check)

@@ -1,8 +1,14 @@
-"""Release build configuration (``dataset_scripts/*.yaml``), validated up front with errors that name the field."""
+"""Release build configuration (``dataset_scripts/*.yaml``), validated before any work starts.
+
+Every problem is reported as ``<file>: <dotted.field>: <what is wrong>``: unknown keys (with a did-you-mean),
+wrong types (a list where a mapping is expected, a string where a list is), out-of-range numbers and dates
+that are invalid or out of order. A build therefore never mines for minutes and then fails on a typo.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +19,25 @@ from ratio_bench.errors import RatioError
 from ratio_bench.lexicon import RELATIONS
 
 PARTITIONS = ("train", "validation", "test")
+STRADDLE_POLICIES = ("drop", "start", "end")
+MODES = ("temporal", "cumulative")
+
+TOP_KEYS = (
+    "release",
+    "corpus",
+    "lexicon",
+    "work_dir",
+    "seed",
+    "splits",
+    "date_policy",
+    "mode",
+    "sampling",
+    "silver",
+)
+RELEASE_KEYS = ("name", "version", "license", "publish")
+SPLIT_KEYS = ("start", "end")
+SAMPLING_KEYS = ("max_queries", "distractors_per_gold")
+SILVER_KEYS = ("sample", "prompts", "judge", "seed")
 
 
 class ConfigError(RatioError, ValueError):
@@ -24,6 +49,9 @@ class Split:
     name: str
     start: dt.date | None
     end: dt.date | None
+
+    def contains(self, day: dt.date) -> bool:
+        return (self.start is None or day >= self.start) and (self.end is None or day <= self.end)
 
 
 @dataclass(frozen=True)
@@ -38,6 +66,7 @@ class BuildConfig:
     name: str
     version: str
     license: str
+    publish: bool
     corpus: list[Path]
     lexicon: Path
     work_dir: Path
@@ -53,101 +82,188 @@ class BuildConfig:
         return next(s for s in self.splits if s.name == name)
 
 
-def _date(value: Any, where: str) -> dt.date | None:
-    if value is None:
-        return None
-    if isinstance(value, dt.date):
+class _Checker:
+    """Type and range checks that raise a :class:`ConfigError` naming the file and the dotted field."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, where: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.source}: {where}: {message}" if where else f"{self.source}: {message}")
+
+    def mapping(self, value: Any, where: str, allowed: tuple[str, ...] | None, null_ok: bool = True) -> dict:
+        """A mapping (null reads as empty unless ``null_ok`` is false) whose keys are in ``allowed`` (None: any)."""
+        if value is None and null_ok:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(where, f"must be a mapping (key: value), got {_kind(value)} {value!r}")
+        for key in value:
+            if allowed is not None and key not in allowed:
+                close = difflib.get_close_matches(str(key), allowed, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(allowed)}"
+                raise self.fail(f"{where}.{key}" if where else str(key), f"unknown field; {hint}")
         return value
+
+    def required(self, mapping: dict, key: str, where: str) -> Any:
+        if mapping.get(key) is None:
+            raise self.fail(f"{where}.{key}" if where else key, "missing field")
+        return mapping[key]
+
+    def string(self, value: Any, where: str) -> str:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value).strip() == "":
+            raise self.fail(where, f"must be a non-empty string, got {_kind(value)} {value!r}")
+        return str(value)
+
+    def boolean(self, value: Any, where: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(where, f"must be true or false, got {_kind(value)} {value!r}")
+        return value
+
+    def integer(self, value: Any, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(where, f"must be an integer, got {_kind(value)} {value!r}")
+        return value
+
+    def choice(self, value: Any, where: str, choices: tuple[str, ...]) -> str:
+        if value not in choices:
+            raise self.fail(where, f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def string_list(self, value: Any, where: str) -> list[str]:
+        if not isinstance(value, list):
+            raise self.fail(where, f"must be a list (e.g. [a, b]), got {_kind(value)} {value!r}")
+        if not value:
+            raise self.fail(where, "must list at least one path")
+        return [self.string(v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+    def date(self, value: Any, where: str) -> dt.date | None:
+        if value is None:
+            return None
+        if isinstance(value, dt.datetime):
+            return value.date()
+        if isinstance(value, dt.date):
+            return value
+        try:
+            return dt.date.fromisoformat(str(value))
+        except ValueError:
+            raise self.fail(where, f"must be an ISO date (YYYY-MM-DD) or null, got {value!r}") from None
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML that leaves dates as text, so an impossible date is reported with its field, not by PyYAML."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_scalar)
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), f"a {type(value).__name__}"
+    )
+
+
+def _resolve(root: Path, p: str) -> Path:
+    return Path(p) if Path(p).is_absolute() else (root / p).resolve()
+
+
+def _splits(c: _Checker, raw: Any) -> list[Split]:
+    spec = c.mapping(raw, "splits", PARTITIONS, null_ok=False)
+    missing = [p for p in PARTITIONS if p not in spec]
+    if missing:
+        raise c.fail("splits", f"must define {', '.join(PARTITIONS)}; missing {', '.join(missing)}")
+    splits = []
+    for name in PARTITIONS:
+        where = f"splits.{name}"
+        s = c.mapping(spec[name], where, SPLIT_KEYS)
+        split = Split(name, c.date(s.get("start"), f"{where}.start"), c.date(s.get("end"), f"{where}.end"))
+        if split.start and split.end and split.start > split.end:
+            raise c.fail(f"{where}.end", f"{split.end} is before start {split.start}")
+        splits.append(split)
+    for a, b in zip(splits, splits[1:], strict=False):
+        if a.end is None or b.start is None or a.end >= b.start:
+            raise c.fail(
+                f"splits.{a.name}.end",
+                f"splits.{a.name} and splits.{b.name} overlap or are unbounded between them "
+                f"({a.name}.end={a.end}, {b.name}.start={b.start}); {a.name} must end before {b.name} starts",
+            )
+    return splits
+
+
+def _sampling(c: _Checker, raw: Any) -> dict[str, Sampling]:
+    out = {}
+    for part, spec in c.mapping(raw, "sampling", PARTITIONS).items():
+        where = f"sampling.{part}"
+        spec = c.mapping(spec, where, SAMPLING_KEYS)
+        caps = {}
+        for rel, cap in c.mapping(spec.get("max_queries"), f"{where}.max_queries", RELATIONS).items():
+            if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+                raise c.fail(f"{where}.max_queries.{rel}", f"must be a positive integer or null, got {cap!r}")
+            caps[rel] = cap
+        dpg = spec.get("distractors_per_gold")
+        if dpg is not None and (isinstance(dpg, bool) or not isinstance(dpg, (int, float)) or dpg < 0):
+            raise c.fail(f"{where}.distractors_per_gold", f"must be a number >= 0 or null, got {dpg!r}")
+        out[part] = Sampling(caps, dpg)
+    return out
+
+
+def _silver(c: _Checker, raw: dict[str, Any]) -> None:
+    """Checked now so that a typo fails the build, not a judge run days later."""
+    from ratio_bench.dataset.silver import SilverError, SilverSettings
+
+    spec = c.mapping(raw["silver"], "silver", SILVER_KEYS)
+    for key in ("sample", "prompts", "judge"):
+        c.mapping(spec.get(key), f"silver.{key}", None)
     try:
-        return dt.date.fromisoformat(str(value))
-    except ValueError:
-        raise ConfigError(f"{where}: not an ISO date: {value!r}") from None
+        SilverSettings.from_config(raw)
+    except (SilverError, TypeError, ValueError, AttributeError) as exc:
+        raise c.fail("", str(exc)) from None
+
+
+def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
+    """Validate a config's parsed YAML (``source`` names it in messages); relative paths resolve against root."""
+    c = _Checker(source)
+    raw = c.mapping(raw, "", TOP_KEYS, null_ok=False)
+    release = c.mapping(c.required(raw, "release", ""), "release", RELEASE_KEYS, null_ok=False)
+    corpus = c.mapping(c.required(raw, "corpus", ""), "corpus", ("paths",), null_ok=False)
+    paths = c.string_list(c.required(corpus, "paths", "corpus"), "corpus.paths")
+    policy = c.mapping(raw.get("date_policy"), "date_policy", ("straddle", "unknown"))
+    splits = _splits(c, c.required(raw, "splits", ""))
+    sampling = _sampling(c, raw.get("sampling"))
+    if "silver" in raw:
+        _silver(c, raw)
+    return BuildConfig(
+        path=path,
+        name=c.string(c.required(release, "name", "release"), "release.name"),
+        version=c.string(c.required(release, "version", "release"), "release.version"),
+        license=c.string(release["license"], "release.license") if release.get("license") else "",
+        publish=c.boolean(release.get("publish", True), "release.publish"),
+        corpus=[_resolve(root, p) for p in paths],
+        lexicon=_resolve(root, c.string(c.required(raw, "lexicon", ""), "lexicon")),
+        work_dir=_resolve(root, c.string(raw.get("work_dir", "build"), "work_dir")),
+        seed=c.integer(raw.get("seed", 0), "seed"),
+        splits=splits,
+        straddle=c.choice(policy.get("straddle", "drop"), "date_policy.straddle", STRADDLE_POLICIES),
+        unknown=c.choice(policy.get("unknown", "drop"), "date_policy.unknown", ("drop", *PARTITIONS)),
+        mode=c.choice(raw.get("mode", "temporal"), "mode", MODES),
+        sampling=sampling,
+        raw=raw,
+    )
 
 
 def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
     """Load and validate a build config; relative paths are resolved against ``root`` (default: the cwd)."""
     path = Path(path)
-    root = root or Path.cwd()
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-
-    def need(key: str) -> Any:
-        if key not in raw:
-            raise ConfigError(f"{path}: missing field {key!r}")
-        return raw[key]
-
-    release = need("release")
-    splits_raw = need("splits")
-    if set(splits_raw) != set(PARTITIONS):
-        raise ConfigError(
-            f"{path}: field 'splits' must define exactly {PARTITIONS}, got {sorted(splits_raw)}"
-        )
-    splits = []
-    for name in PARTITIONS:
-        spec = splits_raw[name] or {}
-        s = Split(
-            name,
-            _date(spec.get("start"), f"{path}: splits.{name}.start"),
-            _date(spec.get("end"), f"{path}: splits.{name}.end"),
-        )
-        if s.start and s.end and s.start > s.end:
-            raise ConfigError(f"{path}: splits.{name}: start {s.start} is after end {s.end}")
-        splits.append(s)
-    for a, b in zip(splits, splits[1:], strict=False):
-        if a.end is None or b.start is None or a.end >= b.start:
-            raise ConfigError(
-                f"{path}: splits.{a.name} and splits.{b.name} overlap or are unbounded between them "
-                f"({a.name}.end={a.end}, {b.name}.start={b.start})"
-            )
-    policy = raw.get("date_policy", {}) or {}
-    straddle, unknown = policy.get("straddle", "drop"), policy.get("unknown", "drop")
-    if straddle not in ("drop", "start", "end"):
-        raise ConfigError(f"{path}: date_policy.straddle must be drop, start or end, got {straddle!r}")
-    if unknown not in ("drop", *PARTITIONS):
-        raise ConfigError(f"{path}: date_policy.unknown must be drop or a partition name, got {unknown!r}")
-    mode = raw.get("mode", "temporal")
-    if mode not in ("temporal", "cumulative"):
-        raise ConfigError(f"{path}: mode must be temporal or cumulative, got {mode!r}")
-    sampling = {}
-    for part, spec in (raw.get("sampling") or {}).items():
-        if part not in PARTITIONS:
-            raise ConfigError(f"{path}: sampling.{part}: unknown partition")
-        mq = (spec or {}).get("max_queries") or {}
-        bad = set(mq) - set(RELATIONS)
-        if bad:
-            raise ConfigError(f"{path}: sampling.{part}.max_queries: unknown relations {sorted(bad)}")
-        dpg = (spec or {}).get("distractors_per_gold")
-        if dpg is not None and (not isinstance(dpg, (int, float)) or dpg < 0):
-            raise ConfigError(f"{path}: sampling.{part}.distractors_per_gold must be a non-negative number")
-        sampling[part] = Sampling(dict(mq), dpg)
-    corpus = (raw.get("corpus") or {}).get("paths")
-    if not corpus:
-        raise ConfigError(f"{path}: missing field 'corpus.paths'")
-    for key in ("name", "version"):
-        if key not in release:
-            raise ConfigError(f"{path}: missing field 'release.{key}'")
-    if "silver" in raw:  # validated now so that a typo fails the build, not a later judge run
-        from ratio_bench.dataset.silver import SilverError, SilverSettings
-
-        try:
-            SilverSettings.from_config(raw)
-        except (SilverError, TypeError, ValueError, AttributeError) as exc:
-            raise ConfigError(f"{path}: silver: {exc}") from None
-    return BuildConfig(
-        path=path,
-        name=str(release["name"]),
-        version=str(release["version"]),
-        license=str(release.get("license", "")),
-        corpus=[(root / p).resolve() if not Path(p).is_absolute() else Path(p) for p in corpus],
-        lexicon=(root / need("lexicon")).resolve(),
-        work_dir=(root / raw.get("work_dir", "build")).resolve(),
-        seed=int(raw.get("seed", 0)),
-        splits=splits,
-        straddle=straddle,
-        unknown=unknown,
-        mode=mode,
-        sampling=sampling,
-        raw=raw,
-    )
+        raise ConfigError(f"{path}: config file not found (--config)") from None
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not a readable YAML file (--config): {exc}") from None
+    try:
+        raw = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}: {where}invalid YAML: {problem}") from None
+    return parse_config(raw, str(path), path, root or Path.cwd())

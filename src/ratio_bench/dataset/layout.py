@@ -8,10 +8,13 @@ queries are the relation configs, the corpus is ``corpus`` and the judgments are
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 
-from ratio_bench.dataset.assemble import Assembly
+import pyarrow as pa
+
+from ratio_bench.dataset.assemble import Assembly, sql_str
 from ratio_bench.dataset.config import PARTITIONS
 from ratio_bench.lexicon import RELATIONS
 
@@ -25,10 +28,33 @@ def corpus_split(split: str) -> str:
     return "test" if split == SILVER else split
 
 
-QUERY_COLUMNS = """query_id, query, gold_id, gold, relation, marker, marker_stage, paper_id, date_raw AS date,
-    date_start, date_end, venue, section, section_category"""
-CORPUS_COLUMNS = "id, text, paper_id, date, date_start, date_end, role"
+WORK_COLUMNS = "work_id, work_date_start, work_date_end"  # the work's routing date (see the card's schema)
+QUERY_COLUMNS = f"""query_id, query, gold_id, gold, relation, marker, marker_stage, paper_id, date_raw AS date,
+    date_start, date_end, venue, section, section_category, {WORK_COLUMNS}"""
+CORPUS_COLUMNS = f"id, text, paper_id, date, date_start, date_end, role, {WORK_COLUMNS}"
 QRELS_COLUMNS = """query_id AS "query-id", gold_id AS "corpus-id", CAST(1 AS INTEGER) AS score"""
+
+
+_STR, _DATE = pa.string(), pa.date32()
+QUERY_SCHEMA = pa.schema(
+    [(c, _STR) for c in ("query_id", "query", "gold_id", "gold", "relation", "marker", "marker_stage")]
+    + [("paper_id", _STR), ("date", _STR), ("date_start", _DATE), ("date_end", _DATE)]
+    + [(c, _STR) for c in ("venue", "section", "section_category")]
+    + [("work_id", _STR), ("work_date_start", _DATE), ("work_date_end", _DATE)]
+)
+CORPUS_SCHEMA = pa.schema(
+    [(c, _STR) for c in ("id", "text", "paper_id", "date")]
+    + [("date_start", _DATE), ("date_end", _DATE), ("role", _STR)]
+    + [("work_id", _STR), ("work_date_start", _DATE), ("work_date_end", _DATE)]
+)
+QRELS_SCHEMA = pa.schema([("query-id", _STR), ("corpus-id", _STR), ("score", pa.int32())])
+
+
+def config_schema(config: str) -> pa.Schema:
+    """The column names and types every shard of ``config`` has (what ``ratio check`` holds a release to)."""
+    if config == "corpus":
+        return CORPUS_SCHEMA
+    return QRELS_SCHEMA if config.endswith("-qrels") else QUERY_SCHEMA
 
 
 def config_names() -> list[str]:
@@ -49,7 +75,7 @@ def _copy(
         path = folder / f"{split}-{i:05d}-of-{shards:05d}.parquet"
         page = f"LIMIT {rows_per_shard} OFFSET {i * rows_per_shard}" if shards > 1 else ""
         asm.con.execute(
-            f"COPY (SELECT * FROM ({select}) ORDER BY {order} {page}) TO '{path}' "
+            f"COPY (SELECT * FROM ({select}) ORDER BY {order} {page}) TO {sql_str(path)} "
             "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)"
         )
         out.append(path)
@@ -123,3 +149,20 @@ def configs_yaml(counts: dict[str, dict[str, int]]) -> str:
             lines.append(f"  - split: {part}")
             lines.append(f"    path: data/{name}/{part}-*.parquet")
     return "\n".join(lines)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_checksums(root: Path) -> dict[str, str]:
+    """SHA-256 of every file of a release except the manifest that records them."""
+    return {
+        p.relative_to(root).as_posix(): sha256_file(p)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }

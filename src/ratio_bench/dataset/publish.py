@@ -6,32 +6,60 @@ token is never printed, logged or written anywhere by this module.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ratio_bench.errors import RatioError
+from ratio_bench.io import artefact_kind, read_manifest
 
 
 class PublishError(RatioError, RuntimeError):
-    pass
+    """A folder that must not or cannot be published; the message says why and what to do."""
 
 
-def publish(folder: Path, repo_id: str, revision: str | None = None, private: bool = False) -> str:
-    """Upload ``folder`` (a built release) to ``repo_id`` and tag the commit with the release version."""
+def publish(
+    folder: Path, repo_id: str, revision: str | None = None, private: bool = False, force: bool = False
+) -> str:
+    """Upload ``folder`` (a built release) to ``repo_id`` and tag the commit with the release version.
+
+    A release whose build config says ``release.publish: false`` (the dev release: sources without a licence to
+    redistribute) is refused before anything is sent, unless ``force``.
+    """
     from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, HFValidationError, HTTPError
 
-    manifest_path = folder / "manifest.json"
-    if not manifest_path.exists():
+    manifest = read_manifest(folder)
+    if manifest is None or artefact_kind(folder) != "release":
         raise PublishError(f"{folder}: not a release folder (no manifest.json); build it with `ratio build`")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    release = (manifest.get("config") or {}).get("release") or {}
+    if release.get("publish") is False and not force:
+        raise PublishError(
+            f"{folder}: its build config ({manifest.get('config_file', 'config')}) says release.publish: false "
+            f"(licence: {release.get('license') or 'unspecified'}); nothing was uploaded. Pass --force to "
+            "publish it anyway"
+        )
     tag = revision or manifest["version"]
     api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    commit = api.upload_folder(
-        folder_path=str(folder),
-        repo_id=repo_id,
-        repo_type="dataset",
-        commit_message=f"Ratio release {manifest['name']} {manifest['version']}",
-    )
-    api.create_tag(repo_id, tag=tag, repo_type="dataset", revision=commit.oid, exist_ok=True)
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        commit = api.upload_folder(
+            folder_path=str(folder),
+            repo_id=repo_id,
+            repo_type="dataset",
+            commit_message=f"Ratio release {manifest['name']} {manifest['version']}",
+        )
+        api.create_tag(repo_id, tag=tag, repo_type="dataset", revision=commit.oid, exist_ok=True)
+    except HFValidationError as exc:
+        raise PublishError(f"--repo-id {repo_id}: {_first_line(exc)}") from None
+    except (
+        HfHubHTTPError,
+        HTTPError,
+    ) as exc:  # the HTTP client's errors: URLs and server text, never the token
+        raise PublishError(
+            f"{api.endpoint}: publishing to {repo_id} failed ({type(exc).__name__}: {_first_line(exc)}); "
+            "check HF_ENDPOINT, HF_TOKEN and --repo-id"
+        ) from None
     return f"{api.endpoint}/datasets/{repo_id} (tag {tag})"
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0]

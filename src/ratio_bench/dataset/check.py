@@ -1,0 +1,350 @@
+"""``ratio check``: hold a release folder to the contract its card states.
+
+The checks are independent reads of the published files (Parquet shards, the card's YAML header, the manifest);
+they share no code path with assembly beyond the column contract in :mod:`ratio_bench.dataset.layout`, so a bug
+in the build shows up here rather than being repeated. Each check reads its tables through DuckDB (out of core),
+and a check that cannot even run on a damaged release counts as failed, with the reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from ratio_bench.dataset.assemble import sql_str
+from ratio_bench.dataset.config import PARTITIONS, BuildConfig, parse_config
+from ratio_bench.dataset.layout import (
+    SILVER,
+    SPLITS,
+    config_names,
+    config_schema,
+    corpus_split,
+    file_checksums,
+)
+from ratio_bench.errors import RatioError
+from ratio_bench.io import MANIFEST, artefact_kind, read_manifest
+from ratio_bench.lexicon import RELATIONS
+
+EXAMPLES = 3  # offending ids shown per failed check
+
+
+class ReleaseCheckError(RatioError):
+    """A release that breaks its own contract (``ratio build`` refuses to put it in place)."""
+
+    def __init__(self, message: str, results: list[CheckResult] | None = None):
+        super().__init__(message)
+        self.results = results or []
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    passed: bool
+    detail: str
+
+
+class _Release:
+    """The release's files, opened once: manifest, config, card header and one DuckDB view per config."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        manifest = read_manifest(root)
+        if manifest is None:
+            raise ReleaseCheckError(
+                f"{root}: no readable {MANIFEST}; not a Ratio release (build one with ratio build)"
+            )
+        if artefact_kind(root) != "release":
+            raise ReleaseCheckError(f"{root / MANIFEST}: kind is {manifest.get('kind')!r}, not a release")
+        self.manifest = manifest
+        self.cfg: BuildConfig = parse_config(
+            manifest.get("config"), f"{root / MANIFEST}: config", root / MANIFEST, root
+        )
+        self.con = duckdb.connect()
+        self.con.execute("SET threads=2")
+        self.files: dict[str, dict[str, list[Path]]] = {}
+        for name in config_names():
+            self.files[name] = {}
+            for split in SPLITS:
+                found = sorted((root / "data" / name).glob(f"{split}-*.parquet"))
+                if found:
+                    self.files[name][split] = found
+            parts = [
+                f"SELECT *, {sql_str(split)} AS split FROM read_parquet([{', '.join(sql_str(f) for f in fs)}])"
+                for split, fs in self.files[name].items()
+            ]
+            view = " UNION ALL BY NAME ".join(parts) if parts else _empty_view(name)
+            self.con.execute(f'CREATE VIEW "{name}" AS {view}')
+
+    def rows(self, sql: str) -> list[tuple]:
+        return self.con.execute(sql).fetchall()
+
+    def has_work_columns(self) -> bool:
+        """Releases built before work ids and work dates existed lack them (their schema check says so)."""
+        for name in (*RELATIONS, "corpus"):
+            cols = {c[0] for c in self.con.execute(f'DESCRIBE "{name}"').fetchall()}
+            if self.files[name] and not {"work_id", "work_date_start", "work_date_end"} <= cols:
+                return False
+        return True
+
+
+def _empty_view(config: str) -> str:
+    """SQL: no rows, but the config's columns, so that every check also runs on a config without shards."""
+    types = {pa.string(): "VARCHAR", pa.date32(): "DATE", pa.int32(): "INTEGER"}
+    cols = [f'CAST(NULL AS {types[f.type]}) AS "{f.name}"' for f in config_schema(config)]
+    return f"SELECT {', '.join(cols)}, CAST(NULL AS VARCHAR) AS split WHERE false"
+
+
+def _examples(values: list[Any]) -> str:
+    shown = ", ".join(str(v) for v in values[:EXAMPLES])
+    return shown + (f" and {len(values) - EXAMPLES:,} more" if len(values) > EXAMPLES else "")
+
+
+def _checksums(r: _Release) -> CheckResult:
+    recorded = r.manifest.get("files") or {}
+    actual = file_checksums(r.root)
+    changed = sorted(f for f in recorded.keys() & actual.keys() if recorded[f] != actual[f])
+    missing = sorted(recorded.keys() - actual.keys())
+    extra = sorted(actual.keys() - recorded.keys())
+    problems = [
+        f"{label}: {_examples(files)}"
+        for label, files in (("changed", changed), ("missing", missing), ("not in the manifest", extra))
+        if files
+    ]
+    return CheckResult(
+        "checksums", not problems, "; ".join(problems) or f"{len(actual):,} files match {MANIFEST}"
+    )
+
+
+def _card_header(root: Path) -> dict[str, Any]:
+    text = (root / "README.md").read_text(encoding="utf-8")
+    if not text.startswith("---\n"):
+        raise ReleaseCheckError("README.md has no YAML header")
+    return yaml.safe_load(text[4 : text.index("\n---", 4)]) or {}
+
+
+def _configs_and_splits(r: _Release) -> CheckResult:
+    header = _card_header(r.root)
+    declared = {c["config_name"]: {d["split"]: d["path"] for d in c["data_files"]} for c in header["configs"]}
+    problems = []
+    if sorted(declared) != sorted(config_names()):
+        problems.append(f"card declares configs {sorted(declared)}, expected {sorted(config_names())}")
+    rows = r.manifest.get("rows") or {}
+    for name in config_names():
+        for split in PARTITIONS:
+            if split not in (rows.get(name) or {}):
+                problems.append(f"{name}/{split}: missing from the manifest's row counts")
+        for split in SPLITS:
+            expected = (rows.get(name) or {}).get(split, 0)
+            files = r.files[name].get(split, [])
+            got = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+            if got != expected:
+                problems.append(f"{name}/{split}: {got:,} rows in the shards, {expected:,} in the manifest")
+            if bool(expected) != (split in declared.get(name, {})):
+                problems.append(f"{name}/{split}: declared in the card's header iff it has rows, but is not")
+            elif expected and declared[name][split] != f"data/{name}/{split}-*.parquet":
+                problems.append(f"{name}/{split}: card points at {declared[name][split]}")
+    n = sum(len(fs) for splits in r.files.values() for fs in splits.values())
+    return CheckResult(
+        "configs and splits", not problems, _examples(problems) or f"{len(declared)} configs, {n} shards"
+    )
+
+
+def _schemas(r: _Release) -> CheckResult:
+    problems = []
+    for name, splits in r.files.items():
+        want = config_schema(name)
+        for files in splits.values():
+            for f in files:
+                got = pq.read_schema(f)
+                if [(x.name, x.type) for x in got] != [(x.name, x.type) for x in want]:
+                    missing = [c for c in want.names if c not in got.names]
+                    problems.append(f"{f.relative_to(r.root)}" + (f" lacks {missing}" if missing else ""))
+    return CheckResult("schemas", not problems, _examples(problems) or "every shard has its config's columns")
+
+
+def _golds_in_corpus(r: _Release) -> CheckResult:
+    bad = []
+    for rel in RELATIONS:
+        bad += r.rows(f"""
+            SELECT '{rel}/' || q.split || ':' || q.query_id FROM "{rel}" q
+            LEFT JOIN corpus c ON c.split = CASE WHEN q.split = '{SILVER}' THEN 'test' ELSE q.split END
+                              AND c.id = q.gold_id
+            WHERE c.text IS DISTINCT FROM q.gold ORDER BY 1""")
+    bad_ids = [b[0] for b in bad]
+    detail = (
+        f"golds missing or altered: {_examples(bad_ids)}"
+        if bad_ids
+        else "every gold is verbatim in its corpus"
+    )
+    return CheckResult("golds in their corpus", not bad_ids, detail)
+
+
+def _qrels(r: _Release) -> CheckResult:
+    bad = []
+    for rel in RELATIONS:
+        n = r.rows(f"""SELECT count(*) FROM (
+            (SELECT split, query_id, gold_id, 1 FROM "{rel}" EXCEPT ALL
+             SELECT split, "query-id", "corpus-id", score FROM "{rel}-qrels")
+            UNION ALL
+            (SELECT split, "query-id", "corpus-id", score FROM "{rel}-qrels" EXCEPT ALL
+             SELECT split, query_id, gold_id, 1 FROM "{rel}"))""")[0][0]
+        if n:
+            bad.append(f"{rel}: {n:,} rows differ")
+    return CheckResult("qrels match queries", not bad, "; ".join(bad) or "one score-1 judgment per query")
+
+
+def _placed_rows(r: _Release) -> str:
+    """SQL: (kind, id, split) for every query row and corpus row at its home partition (silver is part of test).
+
+    In cumulative mode a partition's pool repeats the earlier partitions' candidates; a candidate's home is the
+    first partition that holds it.
+    """
+    work = "work_id" if r.has_work_columns() else "NULL AS work_id"
+    queries = " UNION ALL ".join(
+        f"SELECT paper_id, {work}, split FROM \"{rel}\" WHERE split <> '{SILVER}'" for rel in RELATIONS
+    )
+    ranks = "CASE split " + " ".join(f"WHEN '{p}' THEN {i}" for i, p in enumerate(PARTITIONS)) + " END"
+    corpus = f"""SELECT paper_id, {work}, split FROM corpus
+                 QUALIFY row_number() OVER (PARTITION BY id, paper_id ORDER BY {ranks}) = 1"""
+    if r.cfg.mode != "cumulative":
+        corpus = f"SELECT paper_id, {work}, split FROM corpus"
+    return f"({queries} UNION ALL {corpus})"
+
+
+def _one_partition(r: _Release) -> CheckResult:
+    problems = []
+    rows = _placed_rows(r)
+    for column in ("paper_id", "work_id"):
+        twice = r.rows(f"""SELECT {column} || ' (' || string_agg(DISTINCT split, '+' ORDER BY split) || ')'
+                           FROM {rows} WHERE {column} IS NOT NULL GROUP BY {column} HAVING count(DISTINCT split) > 1 ORDER BY 1""")
+        if twice:
+            problems.append(f"{column.split('_')[0]}s in two partitions: {_examples([t[0] for t in twice])}")
+    return CheckResult(
+        "no paper or work in two partitions",
+        not problems,
+        "; ".join(problems) or "every paper and work in one",
+    )
+
+
+def _partition_of(cfg: BuildConfig, start: dt.date | None, end: dt.date | None) -> int | None:
+    """Where the card's date policy sends a work dated [start, end] (None: nowhere)."""
+    if start is None:
+        return None if cfg.unknown == "drop" else PARTITIONS.index(cfg.unknown)
+    for i, s in enumerate(cfg.splits):
+        if s.contains(start) and s.contains(end):
+            return i
+    by = {"start": start, "end": end}.get(cfg.straddle)
+    return next((i for i, s in enumerate(cfg.splits) if by is not None and s.contains(by)), None)
+
+
+def _time_order(r: _Release) -> CheckResult:
+    if not r.has_work_columns():
+        return CheckResult(
+            "partitions in time order",
+            False,
+            "no work_date_start/work_date_end columns (rebuild the release)",
+        )
+    sources = [
+        f"SELECT split, work_id, work_date_start, work_date_end, '{rel}' AS config FROM \"{rel}\""
+        for rel in RELATIONS
+    ]
+    sources.append("SELECT split, work_id, work_date_start, work_date_end, 'corpus' AS config FROM corpus")
+    intervals = r.rows(
+        f"SELECT DISTINCT config, split, work_date_start, work_date_end FROM ({' UNION ALL '.join(sources)})"
+    )
+    bad = []
+    for config, split, start, end in intervals:
+        home = PARTITIONS.index(corpus_split(split))
+        got = _partition_of(r.cfg, start, end)
+        ok = got == home or (
+            config == "corpus" and r.cfg.mode == "cumulative" and got is not None and got <= home
+        )
+        if not ok:
+            bad.append(f"{config}/{split} work dated {start}..{end}")
+    bounds = ", ".join(f"{s.name} {s.start or 'open'} to {s.end or 'open'}" for s in r.cfg.splits)
+    detail = (
+        f"outside their partition: {_examples(sorted(bad))}"
+        if bad
+        else f"work dates within {bounds} (straddle: {r.cfg.straddle})"
+    )
+    return CheckResult("partitions in time order", not bad, detail)
+
+
+def _unique_pairs(r: _Release) -> CheckResult:
+    queries = " UNION ALL ".join(
+        f"SELECT query, gold FROM \"{rel}\" WHERE split <> '{SILVER}'" for rel in RELATIONS
+    )
+    dup = r.rows(
+        f"SELECT count(*) FROM (SELECT 1 FROM ({queries}) GROUP BY query, gold HAVING count(*) > 1)"
+    )[0][0]
+    total = r.rows(f"SELECT count(*) FROM ({queries})")[0][0]
+    detail = (
+        f"{dup:,} (query, gold) pairs occur more than once"
+        if dup
+        else f"{total:,} distinct (query, gold) pairs"
+    )
+    return CheckResult("no duplicate (query, gold) pairs", not dup, detail)
+
+
+CHECKS: list[tuple[str, Callable[[_Release], CheckResult]]] = [
+    ("checksums", _checksums),
+    ("configs and splits", _configs_and_splits),
+    ("schemas", _schemas),
+    ("golds in their corpus", _golds_in_corpus),
+    ("qrels match queries", _qrels),
+    ("no paper or work in two partitions", _one_partition),
+    ("partitions in time order", _time_order),
+    ("no duplicate (query, gold) pairs", _unique_pairs),
+]
+
+
+def check_release(root: str | Path) -> list[CheckResult]:
+    """Run every check on the release at ``root``; a check that crashes on damaged files counts as failed."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ReleaseCheckError(f"{root}: no such release folder")
+    try:
+        release = _Release(root)
+    except RatioError as exc:
+        return [CheckResult("manifest and config", False, str(exc))]
+    results = [CheckResult("manifest and config", True, f"{release.cfg.name} {release.cfg.version}")]
+    try:
+        for name, check in CHECKS:
+            try:
+                results.append(check(release))
+            except Exception as exc:  # noqa: BLE001 - a damaged release must fail the check, not crash it
+                reason = (str(exc).splitlines() or [""])[0]
+                results.append(CheckResult(name, False, f"could not run: {type(exc).__name__}: {reason}"))
+    finally:
+        release.con.close()
+    return results
+
+
+def print_results(root: Path, results: list[CheckResult]) -> None:
+    from rich.table import Table
+
+    from ratio_bench.io import report_console
+
+    table = Table(title=f"ratio check {root}")
+    table.add_column("check")
+    table.add_column("result")
+    table.add_column("detail", overflow="fold")
+    for res in results:
+        table.add_row(res.name, "[green]pass[/green]" if res.passed else "[red]FAIL[/red]", res.detail)
+    report_console().print(table)
+
+
+def results_json(root: Path, results: list[CheckResult]) -> dict[str, Any]:
+    return {
+        "release": str(root),
+        "passed": all(r.passed for r in results),
+        "checks": [asdict(r) for r in results],
+    }
