@@ -263,6 +263,16 @@ class HubServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
+    def env(self, token: str, hf_home) -> dict[str, str]:
+        """What a client process needs to talk to this server only: endpoint, token, its own cache, no Xet."""
+        return {
+            "HF_ENDPOINT": self.url,
+            "HF_TOKEN": token,
+            "HF_HOME": str(hf_home),
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HUB_DISABLE_XET": "1",
+        }
+
     def __enter__(self) -> HubServer:
         self.thread.start()
         return self

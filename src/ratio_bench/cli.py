@@ -180,11 +180,6 @@ def _command_name(args: argparse.Namespace) -> str:
     return " ".join(words)
 
 
-def _debug_requested(argv: Sequence[str] | None) -> bool:
-    words = sys.argv[1:] if argv is None else list(argv)
-    return "--debug" in words or os.environ.get("RATIO_DEBUG", "") not in ("", "0")
-
-
 def _write_traceback() -> Path | None:
     """Save the current exception's traceback to a private file so the console shows one line only."""
     import tempfile
@@ -204,35 +199,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. User mistakes print one line and exit 1 (2 for usage); ``--debug`` re-raises."""
     from ratio_bench.errors import RatioError
 
-    debug = _debug_requested(argv)
-    words = [w for w in (sys.argv[1:] if argv is None else list(argv)) if w != "--debug"]
+    given = sys.argv[1:] if argv is None else list(argv)
+    words = [w for w in given if w != "--debug"]  # accepted anywhere, not only before the command
+    debug = len(words) < len(given) or os.environ.get("RATIO_DEBUG", "") not in ("", "0")
     args = build_parser().parse_args(words)
+    if debug:
+        return args.func(args)
     name = f"ratio {_command_name(args)}"
     try:
         return args.func(args)
     except RatioError as exc:
-        if debug:
-            raise
         print(f"{name}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        if debug:
-            raise
         print(
             f"{name}: interrupted (finished outputs are kept; re-run the same command to resume)",
             file=sys.stderr,
         )
         return 130
-    except OSError as exc:  # a path the user gave that cannot be read or written
-        if debug or exc.filename is None:
-            if debug:
-                raise
+    except OSError as exc:
+        if exc.filename is None:  # not about a path the user gave
             return _internal_error(name, exc)
         print(f"{name}: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     except Exception as exc:
-        if debug:
-            raise
         return _internal_error(name, exc)
 
 

@@ -44,14 +44,7 @@ def test_publish_then_load_dataset_from_the_hub(dataset_corpus, tmp_path):
     root = tmp_path / "ratio"
     build_release(cfg, root, progress=False)
     with HubServer() as hub:
-        env = {
-            **os.environ,
-            "HF_ENDPOINT": hub.url,
-            "HF_TOKEN": TOKEN,
-            "HF_HOME": str(tmp_path / "hf_home"),
-            "HF_HUB_DISABLE_TELEMETRY": "1",
-            "HF_HUB_DISABLE_XET": "1",
-        }
+        env = {**os.environ, **hub.env(TOKEN, tmp_path / "hf_home")}
         pub = subprocess.run(
             [
                 sys.executable,
@@ -100,12 +93,7 @@ def test_publish_refuses_a_release_marked_never_to_publish_unless_forced(dataset
     root = tmp_path / "ratio"
     build_release(cfg, root, progress=False)
     with HubServer() as hub:
-        env = {
-            "HF_ENDPOINT": hub.url,
-            "HF_TOKEN": TOKEN,
-            "HF_HOME": str(tmp_path / "hf"),
-            "HF_HUB_DISABLE_XET": "1",
-        }
+        env = hub.env(TOKEN, tmp_path / "hf")
         refused = run_ratio("publish", root, "--repo-id", "fixture-org/dev", env=env, timeout=120)
         assert_user_error(refused, str(root), "release.publish: false", "cfg.yaml", "--force")
         assert (

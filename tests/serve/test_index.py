@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from ratio_bench.errors import UsageError
+from ratio_bench.io import OutputDirError
 from ratio_bench.retrieval.cache import EmbeddingCache
-from ratio_bench.retrieval.registry import ModelUnavailableError, resolve
+from ratio_bench.retrieval.registry import ModelUnavailableError, fingerprint, resolve
 from ratio_bench.serve import candidates
 from ratio_bench.serve.index import IndexFolderError, build_index, load_index, parse_model_args
 
@@ -45,7 +46,7 @@ def test_rebuilding_gives_the_same_bytes_and_replaces_only_our_index(library, tm
 
 def test_a_folder_of_the_users_is_never_overwritten(library, tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(IndexFolderError, match="--out .*not a Ratio index"):
+    with pytest.raises(OutputDirError, match="--out .*not a Ratio index"):
         build_index(candidates.from_corpus([library]), BM25, tmp_path)
     assert (tmp_path / "notes.txt").read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == [
         "notes.txt"
@@ -86,3 +87,20 @@ def test_dense_vectors_are_encoded_once_per_model_and_reused_from_the_cache(libr
     assert (tmp_path / "idx" / entry["vectors"]).read_bytes() == (
         tmp_path / "idx2" / entry["vectors"]
     ).read_bytes()
+
+
+def test_an_index_built_with_other_weights_is_refused_at_load(library, tmp_path, minilm):
+    from ratio_bench.serve.search import Searcher
+
+    models = {"address": "all-MiniLM-L6-v2", "broaden": "bm25", "specify": "bm25"}
+    build_index(
+        candidates.from_corpus([library]), models, tmp_path / "idx", cache=EmbeddingCache(tmp_path / "c")
+    )
+    manifest_path = tmp_path / "idx" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    entry = manifest["models"]["all-MiniLM-L6-v2_none"]
+    assert entry["fingerprint"] == fingerprint(minilm.path)  # recorded from the weights that encoded it
+    entry["fingerprint"] = "0" * len(entry["fingerprint"])
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(IndexFolderError, match="differs from the one the index was built with"):
+        Searcher(load_index(tmp_path / "idx"))

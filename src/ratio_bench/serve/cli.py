@@ -13,15 +13,15 @@ QUERY_FLAGS = {"text": "TEXT", "moves": "--moves", "k": "--k"}  # a query error'
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from ratio_bench.io import RejectLog, report_console
+    from ratio_bench.io import RejectLog, prepare_output_dir, report_console
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.serve import candidates
-    from ratio_bench.serve.index import build_index, check_destination, parse_model_args
+    from ratio_bench.serve.index import KIND, build_index, parse_model_args
 
     if bool(args.dataset) == bool(args.corpus):
         raise UsageError("give either --dataset DIR --split SPLIT or --corpus PATH...")
     models = parse_model_args(args.model)
-    check_destination(args.out)  # before minutes of reading and encoding
+    prepare_output_dir(args.out, KIND)  # before minutes of reading and encoding
     console = report_console()
     if args.dataset:
         cands = candidates.from_release(args.dataset, args.split)

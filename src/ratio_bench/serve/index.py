@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,11 +29,11 @@ import pyarrow.parquet as pq
 
 from ratio_bench import __version__
 from ratio_bench.errors import RatioError, UsageError
-from ratio_bench.io import write_json
+from ratio_bench.io import artefact_kind, staged_dir, write_json
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder
-from ratio_bench.retrieval.registry import ModelSetup, fingerprint, resolve
+from ratio_bench.retrieval.registry import ModelSetup, resolve
 from ratio_bench.serve import ann
 from ratio_bench.serve.candidates import Candidates
 
@@ -70,21 +69,7 @@ def parse_model_args(values: list[str]) -> dict[str, str]:
 
 
 def is_index(folder: Path) -> bool:
-    try:
-        return json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("kind") == KIND
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def check_destination(out: Path) -> None:
-    """Refuse a destination that holds anything but an earlier index (nothing of the user's is replaced)."""
-    if out.exists() and not out.is_dir():
-        raise IndexFolderError(f"--out {out}: exists and is not a folder; choose a new --out path")
-    if out.is_dir() and any(out.iterdir()) and not is_index(out):
-        raise IndexFolderError(
-            f"--out {out}: folder is not empty and is not a Ratio index (no manifest.json of kind "
-            f"'index'); choose an empty or new --out folder"
-        )
+    return artefact_kind(folder) == KIND
 
 
 def _key(setup: ModelSetup, taken: set[str]) -> str:
@@ -115,19 +100,22 @@ def build_index(
     trust_remote_code: bool = False,
 ) -> BuildReport:
     """Write an index of ``candidates`` searched by ``models`` (move -> model reference) to ``out``."""
-    out = Path(out)
-    check_destination(out)
     cache = cache or EmbeddingCache()
-    staging = out.with_name(f".{out.name}.building")
-    shutil.rmtree(staging, ignore_errors=True)  # a crashed build of ours; the vectors stay in the cache
-    (staging / "vectors").mkdir(parents=True)
+    report = BuildReport(Path(out), len(candidates.ids), {})
+    with staged_dir(out, KIND) as staging:  # a crashed build leaves nothing; the vectors stay in the cache
+        _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remote_code, report)
+    return report
+
+
+def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remote_code, report) -> None:
+    """Candidates, vectors, ANN files and the manifest into the staging folder ``staging``."""
+    (staging / "vectors").mkdir()
     ids, texts = candidates.ids, candidates.texts
     pq.write_table(candidates.table, staging / "candidates.parquet", compression="zstd")
 
     entries: dict[str, dict[str, Any]] = {}
     keys: dict[ModelSetup, str] = {}  # one key, one encoding, per distinct resolved model and prompts
     moves: dict[str, str] = {}
-    report = BuildReport(out, len(ids), {})
     for move in MOVES:
         setup = resolve(models[move], trust_remote_code=trust_remote_code)
         if setup not in keys:
@@ -149,15 +137,12 @@ def build_index(
         "ann": ann_kind,
     }
     write_json(staging / "manifest.json", manifest)
-    _swap(staging, out)
-    return report
 
 
 def _model_entry(ref: str, setup: ModelSetup) -> dict[str, Any]:
     entry: dict[str, Any] = {"ref": ref, "name": setup.name, "kind": setup.kind, "setup": setup.setup}
     if setup.kind == "dense":
-        entry |= {
-            "fingerprint": fingerprint(setup.path),
+        entry |= {  # the weights' fingerprint is added by _encode, from the encoder it loads
             "query_prompt": setup.query_prompt,
             "document_prompt": setup.document_prompt,
             "trust_remote_code": setup.trust_remote_code,
@@ -167,6 +152,7 @@ def _model_entry(ref: str, setup: ModelSetup) -> dict[str, Any]:
 
 def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, ann_kind) -> None:
     encoder = DenseEncoder.load(setup, batch_size=batch_size)
+    entry["fingerprint"] = encoder.fingerprint
     hits = cache.hits
     start = time.perf_counter()
     vectors = np.asarray(
@@ -196,16 +182,6 @@ def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, a
         measured = ann.measure(vectors, index, ann_kind, build_s, queries, rows)
         entry["ann"]["recall_at_10"] = round(measured.recall_at_10, 4)
         report.ann[key] = measured
-
-
-def _swap(staging: Path, out: Path) -> None:
-    """Put the finished folder in place; an earlier index (checked before building) is removed after."""
-    old = out.with_name(f".{out.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if out.exists():
-        out.rename(old)
-    staging.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 @dataclass

@@ -18,7 +18,7 @@ import numpy as np
 from ratio_bench.errors import RatioError
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.encoder import DenseEncoder
-from ratio_bench.retrieval.registry import fingerprint, resolve
+from ratio_bench.retrieval.registry import resolve
 from ratio_bench.serve import ann
 from ratio_bench.serve.index import Index, IndexFolderError
 from ratio_bench.serve.links import source_url
@@ -77,12 +77,12 @@ class Searcher:
             retriever = BM25Retriever([r["text"] for r in self.rows], entry["setup"])
             return _Model("bm25", "", lambda text: retriever.search([text], MAX_K))
         setup = resolve(entry["ref"], trust_remote_code=entry.get("trust_remote_code", False))
-        if fingerprint(setup.path) != entry["fingerprint"]:
+        encoder = DenseEncoder.load(setup, batch_size=1)
+        if encoder.fingerprint != entry["fingerprint"]:
             raise IndexFolderError(
                 f"--index {self.index.root}: model {entry['ref']} on this machine differs from the one the "
                 f"index was built with; rebuild the index with `ratio index`"
             )
-        encoder = DenseEncoder.load(setup, batch_size=1)
         vectors = self.index.vectors[key]
         if entry.get("ann") and not exact:
             faiss_index = ann.load(self.index.root / entry["ann"]["file"], entry["ann"]["kind"])

@@ -2,8 +2,9 @@
 
 A folder is ours when it holds the marker written at its creation, which also records what it was made from
 (config and dataset), so a resumed run never mixes trials of another setup or release into one summary.
-A non-empty folder without the marker is the user's and is never written into. (io.py is due to gain a
-general ``prepare_output_dir``; until then this is the minimal check training needs.)
+A non-empty folder without the marker is the user's and is never written into. Unlike a release or an index,
+a training folder is filled in place (trials and checkpoints appear as they finish, so a killed run resumes),
+never swapped in, so ``io.staged_dir`` does not apply and nothing here ever removes a folder.
 """
 
 from __future__ import annotations
