@@ -75,22 +75,8 @@ def searcher(bm25_index) -> Searcher:
 @pytest.fixture
 def live_server(searcher):
     """The app on a free loopback port, served by uvicorn in a thread; yields its base URL."""
-    import threading
-
-    import uvicorn
-
     from ratio_bench.serve.app import create_app
+    from ratio_bench.serve.browser import serve_in_thread
 
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(searcher), host="127.0.0.1", port=0, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            pytest.fail("uvicorn did not start")
-        thread.join(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with serve_in_thread(create_app(searcher)) as url:
+        yield url

@@ -52,3 +52,18 @@ def test_release_candidates_get_venue_and_section_from_the_relation_configs(smal
 def test_a_folder_that_is_no_release_is_refused(tmp_path):
     with pytest.raises(candidates.SourceError, match="--dataset"):
         candidates.from_release(tmp_path, "test")
+
+
+def test_release_titles_come_from_the_corpus_it_was_built_from(small_release):
+    from ratio_bench.corpus.readers import PaperReader, corpus_files
+
+    source = small_release.parent / "corpus"
+    c = candidates.from_release(small_release, "test", corpus_meta=[source])
+    rows = c.table.to_pylist()
+    expected = {p.paper_id: p.title for p in PaperReader().read(corpus_files([source]))}
+    assert rows and all(r["title"] == expected[r["paper_id"]] and r["title"] for r in rows)
+    assert c.counts["papers_without_title"] == 0 and c.counts["papers_with_title"] == len(
+        {r["paper_id"] for r in rows}
+    )
+    assert c.source["titles"] == {"corpus": [str(source)]}
+    assert all(r["title"] is None for r in candidates.from_release(small_release, "test").table.to_pylist())

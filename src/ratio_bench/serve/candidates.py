@@ -5,7 +5,9 @@ number and everything shown about it (paper, title, date, venue, section) comes 
 
 A release's corpus config carries ``paper_id`` and ``date`` only; venue and section are joined from the
 relation configs (a gold candidate's row gives both, a distractor gets its paper's venue when the paper has a
-query), and titles are not part of a release, so they stay empty there. Own papers go through the corpus stage
+query). Titles are not part of a release: ``titles_from_corpus`` reads them from the corpus the release was
+built from (``ratio index --corpus-meta PATH...``, the same reader as the corpus stage), else they stay empty
+and the page says so. Own papers go through the corpus stage
 (readers, sectioning, cleaning, segmentation): every kept sentence of at least the spec's 35 characters becomes a
 candidate, and what is left out is counted.
 """
@@ -54,8 +56,31 @@ class Candidates:
         return self.table.column("text").to_pylist()
 
 
-def from_release(dataset: str | Path, split: str) -> Candidates:
-    """The candidate corpus that ``split``'s queries retrieve from, with provenance joined from the release."""
+def titles_from_corpus(paths: Sequence[str | Path], wanted: set[str], settings=None) -> dict[str, str]:
+    """Each wanted paper's title as the corpus stage reads it (a full text's front-matter title included)."""
+    from tqdm import tqdm
+
+    from ratio_bench.corpus.readers import PaperReader, corpus_files
+
+    files = corpus_files(paths)
+    if not files:
+        raise SourceError(
+            f"--corpus-meta {' '.join(map(str, paths))}: no corpus files (.parquet, .jsonl) found"
+        )
+    titles: dict[str, str] = {}
+    for paper in tqdm(PaperReader(settings).read(files), unit=" papers", desc="titles", leave=False):
+        if paper.paper_id in wanted and paper.title:
+            titles.setdefault(paper.paper_id, paper.title)
+    return titles
+
+
+def from_release(
+    dataset: str | Path, split: str, corpus_meta: Sequence[str | Path] = (), settings=None
+) -> Candidates:
+    """The candidate corpus that ``split``'s queries retrieve from, with provenance joined from the release.
+
+    ``corpus_meta``: the corpus files the release was built from, for titles (a release carries none).
+    """
     import json
 
     import duckdb
@@ -93,15 +118,27 @@ def from_release(dataset: str | Path, split: str) -> Candidates:
         """
     ).to_arrow_table()
     table = table.cast(PROVENANCE_SCHEMA)
+    counts: dict[str, Any] = {"candidates": table.num_rows}
+    if corpus_meta:
+        paper_ids = table.column("paper_id").to_pylist()
+        titles = titles_from_corpus(corpus_meta, set(paper_ids), settings)
+        table = table.set_column(
+            table.schema.get_field_index("title"),
+            "title",
+            pa.array([titles.get(p) for p in paper_ids], pa.string()),
+        )
+        counts["papers_with_title"] = len(titles)
+        counts["papers_without_title"] = len(set(paper_ids) - titles.keys())
     source = {
         "release": {
             "name": manifest.get("name"),
             "version": manifest.get("version"),
             "split": split,
             "path": str(root),
-        }
+        },
+        "titles": {"corpus": [str(p) for p in corpus_meta]} if corpus_meta else None,
     }
-    return Candidates(table, source, {"candidates": table.num_rows})
+    return Candidates(table, source, counts)
 
 
 def from_corpus(paths: Sequence[str | Path], settings=None, rejects: RejectLog | None = None) -> Candidates:

@@ -20,11 +20,19 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     if bool(args.dataset) == bool(args.corpus):
         raise UsageError("give either --dataset DIR --split SPLIT or --corpus PATH...")
+    if args.corpus_meta and not args.dataset:
+        raise UsageError(
+            "--corpus-meta goes with --dataset (own papers read with --corpus carry their titles)"
+        )
     models = parse_model_args(args.model)
     prepare_output_dir(args.out, KIND)  # before minutes of reading and encoding
     console = report_console()
     if args.dataset:
-        cands = candidates.from_release(args.dataset, args.split)
+        from ratio_bench.cli import _reader_settings
+
+        cands = candidates.from_release(
+            args.dataset, args.split, args.corpus_meta or (), _reader_settings(args)
+        )
     else:
         from ratio_bench.cli import _reader_settings
 
@@ -149,6 +157,13 @@ def add_serve_commands(sub) -> None:
         "--split", default="test", help="the release split whose corpus is indexed (default: test)"
     )
     src.add_argument("--corpus", type=Path, nargs="+", help="your own papers: corpus files or folders")
+    p.add_argument(
+        "--corpus-meta",
+        type=Path,
+        nargs="+",
+        metavar="PATH",
+        help="with --dataset: the corpus the release was built from, for paper titles (a release has none)",
+    )
     p.add_argument(
         "--model",
         action="append",

@@ -138,4 +138,7 @@ class Searcher:
             "source": m["source"],
             "max_chars": MAX_QUERY_CHARS,
             "max_k": MAX_K,
+            "titles": any(
+                row["title"] for row in self.rows
+            ),  # a release index without --corpus-meta has none
         }

@@ -84,7 +84,8 @@ async function loadInfo() {
       : "your papers";
     const models = Object.entries(info.models).map(([move, name]) => move + ": " + name).join(", ");
     $("index-info").textContent =
-      info.candidates.toLocaleString() + " candidate sentences from " + source + " (" + models + "; " + info.search + " search)";
+      info.candidates.toLocaleString() + " candidate sentences from " + source + " (" + models + "; " + info.search + " search)" +
+      (info.titles ? "" : ". Paper titles are not in this index (ratio index --corpus-meta adds them).");
     $("query").maxLength = info.max_chars;
     $("k").max = info.max_k;
   } catch (err) {
