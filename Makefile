@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo test test-all lint bench clean llama judge-server browser models
+.PHONY: install demo test test-all lint bench clean llama judge-server browser models screenshot
 
 install: $(VENV)/.installed
 
@@ -55,6 +55,13 @@ judge-server: llama
 browser:
 	apt-get update
 	apt-get install -y --no-install-recommends chromium chromium-driver
+
+# The README's picture of the search page (docs/search.png): a problem sentence typed into the page served from IDX,
+# e.g. ratio index --dataset ratio --split test --model all-MiniLM-L6-v2 --corpus-meta $(CORPUS) --out idx
+IDX ?= idx
+SHOT_QUERY ?= Language models trained on web text repeat memorised facts that have since become outdated.
+screenshot: install
+	$(PY) -m ratio_bench.serve.browser --index $(IDX) --out docs/search.png "$(SHOT_QUERY)"
 
 # Fine-tune the dev retrievers (training/dev: MiniLM and mpnet, generic prefixes, three relations) on the dev
 # release into models/dev. Resumable: re-run after an interruption. Several hours on a 2-core CPU (see each file).
