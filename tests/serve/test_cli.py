@@ -76,3 +76,20 @@ def test_serve_refuses_a_taken_port_in_one_line(bm25_index):
         taken.listen()
         port = str(taken.getsockname()[1])
         assert_user_error(run_ratio("serve", "--index", bm25_index, "--port", port), "--port", port)
+
+
+def test_corpus_meta_goes_with_a_release_and_its_titles_reach_the_api(library, tmp_path, small_release):
+    run = run_ratio(
+        "index", "--corpus", library, "--corpus-meta", library, "--model", "bm25", "--out", tmp_path
+    )
+    assert_user_error(run, "--corpus-meta", "--dataset", code=2)
+    out = tmp_path / "idx"
+    meta = small_release.parent / "corpus"
+    built = run_ratio(
+        "index", "--dataset", small_release, "--corpus-meta", meta, "--model", "bm25", "--out", out
+    )
+    assert built.code == 0, built.err
+    assert "papers_without_title: 0" in built.out
+    found = run_ratio("search", "gated residual message passing", "--index", out, "--k", "3", "--json")
+    assert found.code == 0, found.err
+    assert all(h["title"] for hits in json.loads(found.out)["results"].values() for h in hits)
