@@ -64,9 +64,11 @@ def cmd_silver(args: argparse.Namespace) -> int:
 
     import yaml
 
+    from ratio_bench.cli_options import parse_assignments, sample_size
     from ratio_bench.dataset.silver import SilverSettings, run_silver
     from ratio_bench.io import report_console
     from ratio_bench.judge.options import make_judge, print_run_summary
+    from ratio_bench.lexicon import RELATIONS
 
     manifest_path = args.dataset / "manifest.json"
     if not manifest_path.exists():
@@ -75,9 +77,9 @@ def cmd_silver(args: argparse.Namespace) -> int:
     if args.config:
         raw = yaml.safe_load(args.config.read_text(encoding="utf-8")) or {}
     settings = SilverSettings.from_config(raw)
-    for item in args.sample or []:
-        rel, _, n = item.partition("=")
-        settings.sample[rel] = None if n in ("all", "") else int(n)
+    settings.sample.update(
+        parse_assignments(args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)")
+    )
     judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
     report = run_silver(args.dataset, settings, judge, batch)
     print_run_summary(report["judge_run"])
@@ -97,7 +99,7 @@ def cmd_silver(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_dataset_commands(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.judge.options import add_judge_options
 
     p = sub.add_parser(
