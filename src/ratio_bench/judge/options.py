@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench.cli_options import json_or_text, parse_assignments
+from ratio_bench.errors import UsageError
 from ratio_bench.judge.cache import ReplyCache
 from ratio_bench.judge.client import Judge, JudgeSettings
 from ratio_bench.judge.pricing import PriceTable
@@ -58,7 +59,7 @@ def settings_from_args(args: argparse.Namespace, defaults: dict[str, Any] | None
     if args.model:
         d["model"] = args.model
     if not d.get("model"):
-        raise SystemExit("no judge model: pass --model (or set judge.model in the build config)")
+        raise UsageError("no judge model: pass --model (or set silver.judge.model in the build config)")
     for flag, name in (
         ("base_url", "base_url"),
         ("temperature", "temperature"),
