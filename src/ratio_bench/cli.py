@@ -5,118 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from ratio_bench import __version__
-
-DEFAULT_CORPUS = Path("../shared/corpus")
-
-
-def _add_reader_options(p: argparse.ArgumentParser) -> None:
-    from ratio_bench.corpus.readers import FORMATS, TEXT_FORMATS
-    from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
-
-    p.add_argument(
-        "--format",
-        dest="fmt",
-        choices=FORMATS,
-        default=None,
-        help="record schema (default: detected per file)",
-    )
-    p.add_argument(
-        "--text-format",
-        choices=TEXT_FORMATS,
-        default="auto",
-        help="how bodies are parsed (default: Markdown if it has headings, else plain)",
-    )
-    p.add_argument(
-        "--keep-sections",
-        nargs="+",
-        metavar="CATEGORY",
-        choices=[c.value for c in SectionCategory],
-        default=sorted(c.value for c in PROSE_CATEGORIES),
-        help="section categories to keep (default: all prose categories, appendices included)",
-    )
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="fail on malformed input (bad JSON, wrong field types, unreadable files) instead of rejecting it",
-    )
-
-
-def _reader_settings(args: argparse.Namespace):
-    from ratio_bench.corpus.readers import ReaderSettings
-    from ratio_bench.corpus.sections import SectionCategory
-
-    return ReaderSettings(
-        fmt=args.fmt,
-        text_format=args.text_format,
-        keep_categories=frozenset(SectionCategory(c) for c in args.keep_sections),
-        strict=args.strict,
-    )
-
-
-def cmd_segment(args: argparse.Namespace) -> int:
-    """stdin paragraphs (blank-line separated) -> one sentence per line, verbatim."""
-    import re
-
-    from ratio_bench.corpus.segmenters import get_segmenter
-
-    spans = get_segmenter(args.segmenter)
-    text = sys.stdin.read()
-    out = sys.stdout
-    for para in re.split(r"\n[ \t]*\n", text):
-        for a, b in spans(para):
-            out.write(" ".join(para[a:b].split("\n")) + "\n")
-    return 0
-
-
-def cmd_corpus_stats(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from ratio_bench.corpus.pipeline import segment_papers
-    from ratio_bench.corpus.readers import PaperReader
-    from ratio_bench.io import RejectLog, write_json
-
-    start = time.perf_counter()
-    with RejectLog(args.rejects) as rejects:
-        reader = PaperReader(_reader_settings(args), rejects=rejects)
-        for i, _ in enumerate(tqdm(segment_papers(reader, args.paths), unit=" papers", disable=args.quiet)):
-            if args.limit and i + 1 >= args.limit:
-                break
-    seconds = time.perf_counter() - start
-    reader.report.print(seconds=seconds)
-    if args.json:
-        write_json(args.json, {**reader.report.as_dict(), "seconds": round(seconds, 2)})
-    if args.rejects:
-        print(f"rejects: {args.rejects}")
-    return 0
-
-
-def cmd_corpus_export(args: argparse.Namespace) -> int:
-    """Write the corpus stage's output (one row per paper, paragraphs with sentences) as Parquet."""
-    from tqdm import tqdm
-
-    from ratio_bench.corpus.pipeline import paper_row, segment_papers
-    from ratio_bench.corpus.readers import PaperReader
-    from ratio_bench.corpus.records import PAPER_SCHEMA
-    from ratio_bench.io import RejectLog
-    from ratio_bench.mining.writer import ShardWriter
-
-    writer = ShardWriter(args.out, PAPER_SCHEMA, rows_per_group=2_000)
-    try:
-        with RejectLog(args.rejects) as rejects:
-            reader = PaperReader(_reader_settings(args), rejects=rejects)
-            for seg in tqdm(segment_papers(reader, args.paths), unit=" papers", disable=args.quiet):
-                writer.extend([paper_row(seg)])
-    except BaseException:
-        writer.abort()
-        raise
-    writer.close()
-    print(f"{writer.count:,} papers -> {args.out}")
-    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,47 +19,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("segment", help="split stdin paragraphs into sentences, one per line (verbatim)")
-    p.add_argument("--segmenter", default="ratio", help="ratio (default), blingfire, pysbd or syntok")
-    p.set_defaults(func=cmd_segment)
+    from ratio_bench.corpus import cli as corpus_cli
+    from ratio_bench.dataset import cli as dataset_cli
+    from ratio_bench.evaluation import cli as evaluation_cli
+    from ratio_bench.judge import cli as judge_cli
+    from ratio_bench.lexicon import cli as lexicon_cli
+    from ratio_bench.mining import cli as mining_cli
+    from ratio_bench.serve import cli as serve_cli
+    from ratio_bench.training import cli as training_cli
 
-    corpus = sub.add_parser("corpus", help="corpus stage").add_subparsers(
-        dest="corpus_command", required=True
-    )
-    p = corpus.add_parser("stats", help="read, section and segment a corpus; print the stage report")
-    p.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_CORPUS], help="files or folders")
-    _add_reader_options(p)
-    p.add_argument("--rejects", type=Path, help="write one JSON line per rejected or flagged record here")
-    p.add_argument("--json", type=Path, help="also write the report as JSON")
-    p.add_argument("--limit", type=int, default=0, help="stop after N papers (0: all)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_corpus_stats)
-
-    p = corpus.add_parser("export", help="write normalised, sectioned, segmented papers as Parquet")
-    p.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_CORPUS], help="files or folders")
-    p.add_argument(
-        "--out", type=Path, required=True, help="Parquet file (schema: corpus.records.PAPER_SCHEMA)"
-    )
-    p.add_argument("--rejects", type=Path, help="write one JSON line per rejected or flagged record here")
-    p.add_argument("--quiet", action="store_true")
-    _add_reader_options(p)
-    p.set_defaults(func=cmd_corpus_export)
-
-    from ratio_bench.dataset.cli import add_dataset_commands
-    from ratio_bench.evaluation.cli import add_evaluation_commands
-    from ratio_bench.judge.cli import add_judge_commands
-    from ratio_bench.lexicon.cli import add_lexicon_commands
-    from ratio_bench.mining.cli import add_mining_commands
-    from ratio_bench.serve.cli import add_serve_commands
-    from ratio_bench.training.cli import add_training_commands
-
-    add_mining_commands(sub)
-    add_lexicon_commands(sub)
-    add_dataset_commands(sub)
-    add_evaluation_commands(sub)
-    add_judge_commands(sub)
-    add_serve_commands(sub)
-    add_training_commands(sub)
+    for stage in (
+        corpus_cli,
+        mining_cli,
+        lexicon_cli,
+        dataset_cli,
+        evaluation_cli,
+        judge_cli,
+        serve_cli,
+        training_cli,
+    ):
+        stage.register(sub)
     return parser
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
+from ratio_bench.corpus.readers import ReaderSettings
 from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.check import ReleaseCheckError, check_release
@@ -31,8 +32,14 @@ KIND = "release"  # manifest kind: what prepare_output_dir lets a rebuild replac
 
 
 def build_release(
-    cfg: BuildConfig, out: Path, workers: int = 1, progress: bool = True, repo_hint: str | None = None
+    cfg: BuildConfig,
+    out: Path,
+    workers: int = 1,
+    progress: bool = True,
+    repo_hint: str | None = None,
+    strict: bool = False,
 ) -> dict[str, Any]:
+    """``strict``: fail on malformed corpus input (as ``ratio mine --strict``) instead of rejecting it."""
     target = prepare_output_dir(out, KIND)  # refuse a folder that is not ours before minutes of mining
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -41,7 +48,7 @@ def build_release(
     stats = run_mining(
         cfg.corpus,
         mined,
-        MiningSettings(lexicon_dir=str(cfg.lexicon), progress=progress),
+        MiningSettings(lexicon_dir=str(cfg.lexicon), reader=ReaderSettings(strict=strict), progress=progress),
         workers=workers,
         out_flag=f"work_dir in {cfg.path.name}",
     )

@@ -23,7 +23,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.corpus:
         cfg = dataclasses.replace(cfg, corpus=[p.resolve() for p in args.corpus])
     try:
-        report = build_release(cfg, args.out, workers=args.workers, progress=not args.quiet)
+        report = build_release(
+            cfg, args.out, workers=args.workers, progress=not args.quiet, strict=args.strict
+        )
     except ReleaseCheckError as exc:
         if exc.results:
             print_results(args.out, exc.results)
@@ -64,20 +66,26 @@ def cmd_silver(args: argparse.Namespace) -> int:
 
     import yaml
 
-    from ratio_bench.dataset.silver import SilverSettings, run_silver
+    from ratio_bench.cli_options import parse_assignments, sample_size
+    from ratio_bench.dataset.config import SilverError, SilverSettings
+    from ratio_bench.dataset.silver import run_silver
     from ratio_bench.io import report_console
     from ratio_bench.judge.options import make_judge, print_run_summary
+    from ratio_bench.lexicon import RELATIONS
 
+    sample = parse_assignments(
+        args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
+    )
     manifest_path = args.dataset / "manifest.json"
     if not manifest_path.exists():
-        raise SystemExit(f"{args.dataset}: not a Ratio release folder (no manifest.json)")
+        raise SilverError(
+            f"--dataset {args.dataset}: not a Ratio release folder (no manifest.json); build one with ratio build"
+        )
     raw = json.loads(manifest_path.read_text(encoding="utf-8"))["config"]
     if args.config:
         raw = yaml.safe_load(args.config.read_text(encoding="utf-8")) or {}
     settings = SilverSettings.from_config(raw)
-    for item in args.sample or []:
-        rel, _, n = item.partition("=")
-        settings.sample[rel] = None if n in ("all", "") else int(n)
+    settings.sample.update(sample)
     judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
     report = run_silver(args.dataset, settings, judge, batch)
     print_run_summary(report["judge_run"])
@@ -97,7 +105,8 @@ def cmd_silver(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_dataset_commands(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
+    from ratio_bench.cli_options import add_strict_option
     from ratio_bench.judge.options import add_judge_options
 
     p = sub.add_parser(
@@ -119,6 +128,7 @@ def add_dataset_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus", type=Path, nargs="+", help="corpus files or folders (overrides the config's)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--quiet", action="store_true")
+    add_strict_option(p)
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser(

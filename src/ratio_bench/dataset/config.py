@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from ratio_bench.errors import RatioError
+from ratio_bench.judge.prompts import get_prompt
 from ratio_bench.lexicon import RELATIONS
 
 PARTITIONS = ("train", "validation", "test")
@@ -206,10 +207,49 @@ def _sampling(c: _Checker, raw: Any) -> dict[str, Sampling]:
     return out
 
 
+DEFAULT_PROMPTS = {
+    "address": ["address-silver-split", "address-silver-stepwise"],
+    "broaden": ["broaden-silver-inclusive", "broaden-silver-directional"],
+    "specify": ["specify-silver-anchored", "specify-silver-compact"],
+}
+SPEC_SAMPLE: dict[str, int | None] = {"address": None, "broaden": None, "specify": 10_000}  # spec 4.3
+
+
+class SilverError(RatioError, RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class SilverSettings:
+    sample: dict[str, int | None]  # relation -> sample size (None: every test pair)
+    prompts: dict[str, list[str]]
+    seed: int
+
+    @classmethod
+    def from_config(cls, raw: dict[str, Any]) -> SilverSettings:
+        spec = raw.get("silver") or {}
+        sample = dict(SPEC_SAMPLE) | dict(spec.get("sample") or {})
+        prompts = {r: list((spec.get("prompts") or {}).get(r) or DEFAULT_PROMPTS[r]) for r in RELATIONS}
+        bad = set(spec.get("sample") or {}) - set(RELATIONS)
+        if bad:
+            raise SilverError(f"silver.sample: unknown relations {sorted(bad)}")
+        for r, n in sample.items():
+            if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+                raise SilverError(
+                    f"silver.sample.{r}: must be a positive integer or null (every pair), got {n!r}"
+                )
+        for r, ids in prompts.items():
+            if len(ids) != 2:
+                raise SilverError(f"silver.prompts.{r}: the silver rule needs exactly two prompts, got {ids}")
+            for pid in ids:
+                prompt = get_prompt(pid)
+                if prompt.relation != r or "silver" not in prompt.modes:
+                    raise SilverError(f"silver.prompts.{r}: {pid} is not a silver prompt for {r}")
+        return cls(sample, prompts, int(spec.get("seed", raw.get("seed", 0))))
+
+
 def _silver(c: _Checker, raw: dict[str, Any]) -> None:
     """Checked now so that a typo fails the build, not a judge run days later."""
-    from ratio_bench.dataset.silver import SilverError, SilverSettings
-
     spec = c.mapping(raw["silver"], "silver", SILVER_KEYS)
     for key in ("sample", "prompts", "judge"):
         c.mapping(spec.get(key), f"silver.{key}", None)

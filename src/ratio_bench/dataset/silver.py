@@ -24,20 +24,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio_bench.dataset.build import file_checksums
-from ratio_bench.dataset.layout import SILVER, configs_yaml, dataset_info_yaml
-from ratio_bench.errors import RatioError
+from ratio_bench.dataset.config import SilverError, SilverSettings
+from ratio_bench.dataset.layout import SILVER, configs_yaml, dataset_info_yaml, file_checksums
 from ratio_bench.io import atomic_path, write_json
 from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
 from ratio_bench.judge.prompts import Prompt, get_prompt
 from ratio_bench.lexicon import RELATIONS
 
-DEFAULT_PROMPTS = {
-    "address": ["address-silver-split", "address-silver-stepwise"],
-    "broaden": ["broaden-silver-inclusive", "broaden-silver-directional"],
-    "specify": ["specify-silver-anchored", "specify-silver-compact"],
-}
-SPEC_SAMPLE: dict[str, int | None] = {"address": None, "broaden": None, "specify": 10_000}  # spec 4.3
 VERDICT_SCHEMA = pa.schema(
     [
         ("query_id", pa.string()),
@@ -50,34 +43,6 @@ VERDICT_SCHEMA = pa.schema(
     ]
 )
 SECTION = re.compile(r"<!-- silver -->.*?<!-- /silver -->", re.DOTALL)
-
-
-class SilverError(RatioError, RuntimeError):
-    pass
-
-
-@dataclass(frozen=True)
-class SilverSettings:
-    sample: dict[str, int | None]  # relation -> sample size (None: every test pair)
-    prompts: dict[str, list[str]]
-    seed: int
-
-    @classmethod
-    def from_config(cls, raw: dict[str, Any]) -> SilverSettings:
-        spec = raw.get("silver") or {}
-        sample = dict(SPEC_SAMPLE) | dict(spec.get("sample") or {})
-        prompts = {r: list((spec.get("prompts") or {}).get(r) or DEFAULT_PROMPTS[r]) for r in RELATIONS}
-        bad = set(spec.get("sample") or {}) - set(RELATIONS)
-        if bad:
-            raise SilverError(f"silver.sample: unknown relations {sorted(bad)}")
-        for r, ids in prompts.items():
-            if len(ids) != 2:
-                raise SilverError(f"silver.prompts.{r}: the silver rule needs exactly two prompts, got {ids}")
-            for pid in ids:
-                prompt = get_prompt(pid)
-                if prompt.relation != r or "silver" not in prompt.modes:
-                    raise SilverError(f"silver.prompts.{r}: {pid} is not a silver prompt for {r}")
-        return cls(sample, prompts, int(spec.get("seed", raw.get("seed", 0))))
 
 
 def _rank(seed: int, value: str) -> str:

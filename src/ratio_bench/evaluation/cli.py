@@ -181,7 +181,7 @@ def _add_scoring_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
 
 
-def add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="list the models that can be scored and where their weights are")
     p.set_defaults(func=cmd_models)
 

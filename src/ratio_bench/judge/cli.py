@@ -22,7 +22,7 @@ def cmd_prompts(args: argparse.Namespace) -> int:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.silver import DEFAULT_PROMPTS
+    from ratio_bench.dataset.config import DEFAULT_PROMPTS
     from ratio_bench.judge.estimate import estimate_silver
     from ratio_bench.judge.pricing import PriceTable
 
@@ -68,7 +68,7 @@ def cmd_label(args: argparse.Namespace) -> int:
         pairs = [r | {"relation": args.relation} for r in table.to_pylist() if r["query_id"] in keep]
     if args.show_prompt:
         rel = pairs[0]["relation"] if pairs else args.relation
-        from ratio_bench.dataset.silver import DEFAULT_PROMPTS
+        from ratio_bench.dataset.config import DEFAULT_PROMPTS
 
         print(
             get_prompt(DEFAULT_PROMPTS[rel][0]).messages("silver", query="S1", marker="marker", gold="S2")[0][
@@ -104,7 +104,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_judge_commands(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.judge.options import add_judge_options
 
     judge = sub.add_parser("judge", help="LLM judge tools").add_subparsers(

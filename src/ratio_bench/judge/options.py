@@ -8,11 +8,12 @@ environment variable named by ``--api-key-env`` (default ``OPENAI_API_KEY``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any
 
+from ratio_bench.cli_options import json_or_text, parse_assignments
+from ratio_bench.errors import UsageError
 from ratio_bench.judge.cache import ReplyCache
 from ratio_bench.judge.client import Judge, JudgeSettings
 from ratio_bench.judge.pricing import PriceTable
@@ -20,16 +21,6 @@ from ratio_bench.judge.pricing import PriceTable
 DEFAULT_CACHE = (
     Path(os.environ.get("RATIO_CACHE", Path.home() / ".cache" / "ratio")) / "judge" / "replies.sqlite"
 )
-
-
-def _param(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
 
 
 def add_judge_options(p: argparse.ArgumentParser, model_required: bool = True) -> None:
@@ -47,7 +38,6 @@ def add_judge_options(p: argparse.ArgumentParser, model_required: bool = True) -
     g.add_argument("--no-json-mode", action="store_true", help="do not send response_format=json_object")
     g.add_argument(
         "--param",
-        type=_param,
         action="append",
         default=[],
         metavar="KEY=VALUE",
@@ -69,7 +59,7 @@ def settings_from_args(args: argparse.Namespace, defaults: dict[str, Any] | None
     if args.model:
         d["model"] = args.model
     if not d.get("model"):
-        raise SystemExit("no judge model: pass --model (or set judge.model in the build config)")
+        raise UsageError("no judge model: pass --model (or set silver.judge.model in the build config)")
     for flag, name in (
         ("base_url", "base_url"),
         ("temperature", "temperature"),
@@ -86,7 +76,9 @@ def settings_from_args(args: argparse.Namespace, defaults: dict[str, Any] | None
     if args.no_json_mode:
         d["json_mode"] = False
     d["api_key_env"] = args.api_key_env
-    d["params"] = dict(d.get("params") or {}) | dict(args.param)
+    d["params"] = dict(d.get("params") or {}) | parse_assignments(
+        args.param, "--param", value_type=json_or_text
+    )
     known = set(JudgeSettings.__dataclass_fields__)
     unknown = set(d) - known
     if unknown:

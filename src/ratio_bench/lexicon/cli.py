@@ -120,8 +120,8 @@ def cmd_lexicon_discover(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_lexicon_commands(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.cli import DEFAULT_CORPUS
+def register(sub: argparse._SubParsersAction) -> None:
+    from ratio_bench.cli_options import DEFAULT_CORPUS
 
     lex = sub.add_parser("lexicon", help="marker lexicon tools").add_subparsers(
         dest="lexicon_command", required=True

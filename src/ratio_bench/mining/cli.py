@@ -6,28 +6,8 @@ import argparse
 from pathlib import Path
 
 
-def _parse_options(pairs: list[str]) -> dict:
-    """``KEY=VALUE`` strings to executor arguments; values are YAML scalars (``8``, ``true``, ``04:00:00``)."""
-    import yaml
-
-    from ratio_bench.errors import UsageError
-
-    out = {}
-    for item in pairs:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key.isidentifier():
-            raise UsageError(f"--executor-option expects KEY=VALUE (e.g. partition=cpu), got {item!r}")
-        try:
-            out[key] = yaml.safe_load(value)
-        except yaml.YAMLError as e:
-            reason = " ".join(str(getattr(e, "problem", None) or e).split())
-            raise UsageError(f"--executor-option {item!r}: the value is not valid YAML ({reason})") from e
-    return out
-
-
 def cmd_mine(args: argparse.Namespace) -> int:
-    from ratio_bench.cli import _reader_settings
+    from ratio_bench.cli_options import parse_assignments, reader_settings, yaml_scalar
     from ratio_bench.errors import UsageError
     from ratio_bench.io import report_console
     from ratio_bench.mining.report import print_mining_report
@@ -38,7 +18,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     settings = MiningSettings(
         lexicon_dir=str(args.lexicon) if args.lexicon else None,
-        reader=_reader_settings(args),
+        reader=reader_settings(args),
         lowercase=not args.no_lowercase,
         keep_case=args.keep_case,
         progress=not args.quiet,
@@ -49,7 +29,12 @@ def cmd_mine(args: argparse.Namespace) -> int:
         settings,
         workers=args.workers,
         executor=args.executor,
-        executor_options=_parse_options(args.executor_option),
+        executor_options=parse_assignments(
+            args.executor_option,
+            "--executor-option",
+            value_type=yaml_scalar,
+            example="KEY=VALUE (e.g. partition=cpu)",
+        ),
         verbose=args.verbose,
     )
     if stats is None:
@@ -68,8 +53,8 @@ def cmd_mine_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_mining_commands(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.cli import DEFAULT_CORPUS, _add_reader_options
+def register(sub: argparse._SubParsersAction) -> None:
+    from ratio_bench.cli_options import DEFAULT_CORPUS, add_reader_options
     from ratio_bench.mining.run import EXECUTORS
 
     p = sub.add_parser("mine", help="mine (query, marker, gold) tuples and distractors from a corpus")
@@ -89,7 +74,7 @@ def add_mining_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-lowercase", action="store_true", help="do not lower-case query and gold")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--verbose", action="store_true", help="show datatrove's logs")
-    _add_reader_options(p)
+    add_reader_options(p)
     p.set_defaults(func=cmd_mine)
 
     p = sub.add_parser("mine-stats", help="merge per-task statistics of a mining run into stats.json")

@@ -34,10 +34,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             args.dataset, args.split, args.corpus_meta or (), _reader_settings(args)
         )
     else:
-        from ratio_bench.cli import _reader_settings
+        from ratio_bench.cli_options import reader_settings
 
         with RejectLog(args.rejects) as rejects:
-            cands = candidates.from_corpus(args.corpus, _reader_settings(args), rejects)
+            cands = candidates.from_corpus(args.corpus, reader_settings(args), rejects)
     console.print(
         ", ".join(f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}" for k, v in cands.counts.items())
     )
@@ -144,8 +144,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_serve_commands(sub) -> None:
-    from ratio_bench.cli import _add_reader_options
+def register(sub) -> None:
+    from ratio_bench.cli_options import add_reader_options
     from ratio_bench.serve.ann import ANN_KINDS
     from ratio_bench.serve.index import MOVES
     from ratio_bench.serve.search import DEFAULT_K
@@ -177,7 +177,7 @@ def add_serve_commands(sub) -> None:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="allow models that run their own code")
     p.add_argument("--rejects", type=Path, help="with --corpus: one JSON line per rejected or flagged paper")
-    _add_reader_options(p)
+    add_reader_options(p)
     p.set_defaults(func=cmd_index)
 
     def query_options(p: argparse.ArgumentParser) -> None:

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ratio_bench import __version__
+from ratio_bench.cli_options import parse_assignment
 from ratio_bench.errors import RatioError, UsageError
 from ratio_bench.io import artefact_kind, staged_dir, write_json
 from ratio_bench.lexicon import RELATIONS
@@ -46,18 +47,20 @@ class IndexFolderError(RatioError, ValueError):
     """A folder that is not (or cannot become) an index."""
 
 
+def _model_ref(text: str) -> str:
+    if not text:
+        raise ValueError("give a model after '='")
+    return text
+
+
 def parse_model_args(values: list[str]) -> dict[str, str]:
     """``--model REF`` (every move) and/or ``--model MOVE=REF`` to a reference per move."""
     default: str | None = None
     per_move: dict[str, str] = {}
     for value in values:
-        move, sep, ref = value.partition("=")
-        if sep and move in MOVES:
-            if not ref:
-                raise UsageError(f"--model {value}: give a model after '='")
+        if "=" in value and not Path(value).exists():
+            move, ref = parse_assignment(value, "--model", MOVES, _model_ref, "MOVE=REF", "move")
             per_move[move] = ref
-        elif sep and not Path(value).exists():
-            raise UsageError(f"--model {value}: unknown move {move!r}; moves are {', '.join(MOVES)}")
         elif default is not None:
             raise UsageError(f"--model given twice without a move ({default}, {value}); use MOVE=REF")
         else:

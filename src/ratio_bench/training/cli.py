@@ -38,7 +38,7 @@ def cmd_train_all(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_training_commands(sub) -> None:
+def register(sub) -> None:
     p = sub.add_parser("train", help="fine-tune a retriever: every trial of one training config, best kept")
     p.add_argument("--config", type=Path, required=True, help="a training config (training/*.yaml)")
     p.add_argument("--dataset", type=Path, required=True, help="a release folder (ratio build --out)")
