@@ -90,3 +90,20 @@ def test_unified_train_saves_relation_prompts(tmp_path, tiny_models, negatives):
     assert summary["data"]["train_pairs_used"] == 60
     assert summary["data"]["validation_queries"] == 18  # every relation's validation queries
     assert 0 <= summary["chosen"]["mrr_at_10"] <= 1
+
+
+def test_score_applies_each_relations_saved_instruction(tmp_path, tiny_models):
+    from ratio_bench.evaluation.evaluate import load_split, score
+    from ratio_bench.retrieval.cache import EmbeddingCache
+    from ratio_bench.retrieval.registry import resolve
+
+    release = write_release(tmp_path / "release", n_train=20, n_val=6, relations=RELATIONS)
+    config = load_config(_config(tmp_path / "u.yaml", tiny_models))
+    train(config, release, tmp_path / "out", show_progress=False)
+    setup = resolve(str(tmp_path / "out" / "best"))
+    assert setup.setup == "saved" and setup.document_prompt == "document: "
+    assert {r: setup.prompt_for(r) for r in RELATIONS} == config.instructions
+    cache = EmbeddingCache(tmp_path / "cache")
+    result = score(setup, load_split(release, "validation"), cache)
+    assert set(result.metrics) == set(RELATIONS)
+    assert result.encode_calls == 4  # the corpus once, then each relation's queries under its own prompt
