@@ -53,3 +53,21 @@ def test_a_model_that_follows_the_move_scores_full_accuracy(test_split):
         assert v["move_accuracy"] == 1.0 and v["move_accuracy_expected"] == 1.0
         assert v["mrr_right_move"] == 1.0 and v["mrr_wrong_moves"] < 1.0
         assert v["cross_move_confusion"] == 0.0
+
+
+def test_cli_trio_writes_json_and_markdown(tmp_path, tiny_bert):
+    import json
+
+    from tests.cli_helpers import assert_user_error, run_ratio
+
+    root = write_release(tmp_path / "r", n_val=6, relations=RELATIONS, splits=("test",))
+    trio = [f"{r}={tiny_bert}" for r in RELATIONS]
+    out = tmp_path / "ms.json"
+    common = ["--dataset", root, "--split", "test", "--cache-dir", tmp_path / "c"]
+    run = run_ratio("analyze", "move-sensitivity", "--model", *trio, *common, "--out", out)
+    assert run.code == 0, run.err
+    report = json.loads(out.read_text())
+    assert report["chance_accuracy"] == pytest.approx(1 / 3) and set(report["relations"]) == set(RELATIONS)
+    assert "move accuracy" in out.with_suffix(".md").read_text()
+    bad = run_ratio("analyze", "move-sensitivity", "--model", trio[0], "bm25", *common)
+    assert_user_error(bad, "--model", code=2)
