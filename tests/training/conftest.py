@@ -120,36 +120,46 @@ def _sentence(rng, n: int) -> str:
 
 
 def write_release(
-    root: Path, n_train: int = 48, n_val: int = 12, n_distractors: int = 30, seed: int = 0
+    root: Path,
+    n_train: int = 48,
+    n_val: int = 12,
+    n_distractors: int = 30,
+    seed: int = 0,
+    relations: tuple[str, ...] = ("address",),
+    splits: tuple[str, ...] = ("train", "validation"),
 ) -> Path:
-    """A release folder in the layout of ``ratio build`` (address only), with random word sentences."""
+    """A release folder in the layout of ``ratio build`` (address only by default), random word sentences."""
     import random
 
     rng = random.Random(seed)
-    (root / "data" / "address").mkdir(parents=True)
+    for rel in relations:
+        (root / "data" / rel).mkdir(parents=True)
     (root / "data" / "corpus").mkdir(parents=True)
 
-    def rows(split: str, n: int) -> list[dict]:
+    def rows(split: str, n: int, rel: str) -> list[dict]:
+        tag = "" if rel == "address" else f"{rel}-"
         return [
             {
-                "query_id": f"{split}-q{i}",
+                "query_id": f"{tag}{split}-q{i}",
                 "query": f"{split} query {i} " + _sentence(rng, rng.randint(4, 20)),
-                "gold_id": f"{split}-g{i}",
-                "gold": f"{split} gold {i} " + _sentence(rng, rng.randint(4, 20)),
+                "gold_id": f"{tag}{split}-g{i}",
+                "gold": f"{tag}{split} gold {i} " + _sentence(rng, rng.randint(4, 20)),
                 "paper_id": f"{split}-p{i // 2}",
             }
             for i in range(n)
         ]
 
-    for split, n in (("train", n_train), ("validation", n_val)):
-        queries = rows(split, n)
-        pq.write_table(
-            pa.Table.from_pylist(queries), root / "data" / "address" / f"{split}-00000-of-00001.parquet"
-        )
-        corpus = [
-            {"id": r["gold_id"], "text": r["gold"], "paper_id": r["paper_id"], "role": "address"}
-            for r in queries
-        ]
+    for split, n in ((s, n_train if s == "train" else n_val) for s in splits):
+        corpus = []
+        for rel in relations:
+            queries = rows(split, n, rel)
+            pq.write_table(
+                pa.Table.from_pylist(queries), root / "data" / rel / f"{split}-00000-of-00001.parquet"
+            )
+            corpus += [
+                {"id": r["gold_id"], "text": r["gold"], "paper_id": r["paper_id"], "role": rel}
+                for r in queries
+            ]
         corpus += [
             {
                 "id": f"{split}-d{i}",

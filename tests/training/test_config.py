@@ -32,11 +32,11 @@ def test_spec_configs_cover_the_fifteen_setups_with_table7_trials():
 
 def test_dev_configs_say_how_they_are_scaled():
     files = sorted((ROOT / "training" / "dev").glob("*.yaml"))
-    assert len(files) == 6
+    assert len(files) == 8  # 2 backbones x (3 specialists + 1 unified)
     for f in files:
         config = load_config(f)
         assert config.backbone in ("all-MiniLM-L6-v2", "all-mpnet-base-v2") and config.setup == "generic"
-        assert config.scaling and "Scaled from" in f.read_text()
+        assert config.scaling and ("Scaled to fit" if config.unified else "Scaled from") in f.read_text()
 
 
 def _config(tmp_path, **change) -> Path:

@@ -135,8 +135,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     console = report_console()
     data = load_split(args.dataset, args.split, args.relations)
-    setups = [resolve(m) for m in args.model]
     cache = EmbeddingCache(args.cache_dir)
+    if args.analysis == "move-sensitivity":
+        return _move_sensitivity(args, data, cache, console)
+    setups = [resolve(m) for m in args.model]
     if args.analysis == "oracle":
         report, entries = {}, []
         for setup in setups:
@@ -172,6 +174,38 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _move_sensitivity(args: argparse.Namespace, data, cache, console) -> int:
+    """One unified model (``--model M``) or a specialist trio (``--model address=A broaden=B specify=C``)."""
+    from ratio_bench.errors import UsageError
+    from ratio_bench.evaluation import move_sensitivity
+    from ratio_bench.io import atomic_open, write_json
+    from ratio_bench.retrieval.registry import resolve
+
+    named = dict(m.split("=", 1) for m in args.model if "=" in m and m.split("=", 1)[0] in RELATIONS)
+    if len(args.model) == 1 and not named:
+        setups = dict.fromkeys(args.relations, resolve(args.model[0]))
+        title = setups[args.relations[0]].name
+    elif set(named) == set(args.relations) and len(named) == len(args.model):
+        setups = {rel: resolve(named[rel]) for rel in args.relations}
+        title = "specialists " + ", ".join(f"{r}={s.name}" for r, s in setups.items())
+    else:
+        raise UsageError(
+            "--model: one unified model, or one specialist per relation as "
+            + " ".join(f"{r}=MODEL" for r in args.relations)
+        )
+    if any(s.kind != "dense" for s in setups.values()):
+        raise UsageError("--model: move sensitivity needs dense models (BM25 has no move to follow)")
+    report = move_sensitivity.measure(data, move_sensitivity.model_vectors(setups, data, cache))
+    report["model"], report["split"] = title, args.split
+    text = move_sensitivity.markdown(report, f"{title}, split {args.split}")
+    console.print(text)
+    if args.out:
+        write_json(args.out, report)
+        with atomic_open(args.out.with_suffix(".md")) as fh:
+            fh.write(text)
+    return 0
+
+
 def _add_scoring_args(p: argparse.ArgumentParser) -> None:
     """Arguments shared by the commands that score models on a release split."""
     p.add_argument("--model", nargs="+", required=True, help="NAME[:SETUP] (see `ratio models`) or a folder")
@@ -202,11 +236,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("analyze", help="the spec's analyses: oracle operation filtering, lexical overlap")
-    p.add_argument("analysis", choices=["oracle", "overlap"])
+    p = sub.add_parser(
+        "analyze", help="analyses: oracle operation filtering, lexical overlap, move sensitivity"
+    )
+    p.add_argument("analysis", choices=["oracle", "overlap", "move-sensitivity"])
     _add_scoring_args(p)
     p.add_argument("--k", type=int, default=10, help="top-k for the overlap analysis")
-    p.add_argument("--out", type=Path, help="write the table as JSON")
+    p.add_argument("--out", type=Path, help="write the table as JSON (move-sensitivity: and .md beside it)")
     p.add_argument("--plot", type=Path, help="overlap: write the Figure 4 analogue (PNG)")
     p.set_defaults(func=cmd_analyze)
 

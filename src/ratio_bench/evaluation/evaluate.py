@@ -133,12 +133,13 @@ def score(
         for rel, (qids, texts, _) in data.queries.items():
             if not qids:
                 continue
+            prompt = setup.prompt_for(rel)  # a unified model's instruction for this move
             q = cache.get_or_encode(
                 encoder.fingerprint,
-                setup.query_prompt,
+                prompt,
                 qids,
                 texts,
-                lambda t: encoder.encode(t, setup.query_prompt),
+                lambda t, p=prompt: encoder.encode(t, p),
             )
             rows = full if pools is None else pools[rel]
             _, idx = exact_search(corpus if pools is None else corpus[rows], np.asarray(q), top_k)

@@ -124,9 +124,9 @@ def _serve_ratio_embeddings(model: Any, setup: ModelSetup, dataset_path, split: 
 
     docs = vectors(setup.document_prompt, data.corpus_ids, data.corpus_texts)
     queries: dict[str, Any] = {}
-    for qids, texts, _ in data.queries.values():
-        if qids:
-            queries |= vectors(setup.query_prompt, qids, texts)
+    for rel, (qids, texts, _) in data.queries.items():
+        if qids:  # a unified model's instruction for this move (others: the setup's query prompt)
+            queries |= vectors(setup.prompt_for(rel), qids, texts)
 
     def serve(table: dict[str, Any]):
         return lambda sentences, **_: np.stack([table[t] for t in sentences])

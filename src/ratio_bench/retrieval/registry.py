@@ -111,6 +111,13 @@ class ModelSetup:
     query_prompt: str
     document_prompt: str
     trust_remote_code: bool = False
+    # a unified model's query prompt per relation (its saved prompts under the relation names); others: empty
+    # (a tuple of (relation, prompt) pairs, so a setup stays hashable)
+    query_prompts: tuple[tuple[str, str], ...] = ()
+
+    def prompt_for(self, relation: str) -> str:
+        """The query prompt of ``relation``: its own when the model has one, else the setup's query prompt."""
+        return dict(self.query_prompts).get(relation, self.query_prompt)
 
 
 def models_dir() -> Path:
@@ -211,9 +218,10 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
     root = _model_root(folder)
     prompts = {"none": ("", ""), "generic": GENERIC}
     saved = saved_prompts(root)
-    if saved:
-        prompts["saved"] = saved
-    setup = setup or ("saved" if saved else "none")
+    relation_prompts = saved_relation_prompts(root)
+    if saved or relation_prompts:
+        prompts["saved"] = saved or ("", "")
+    setup = setup or ("saved" if "saved" in prompts else "none")
     _check_setup(flag, setup, str(folder), prompts)
     return ModelSetup(
         f"{folder.name}:{setup}",
@@ -222,6 +230,7 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
         setup,
         *prompts[setup],
         trust_remote_code=trust_remote_code,
+        query_prompts=tuple(relation_prompts.items()) if setup == "saved" else (),
     )
 
 
@@ -253,6 +262,17 @@ def saved_prompts(folder: str | Path) -> tuple[str, str] | None:
     query = prompts.get("query") or ""
     document = next((prompts[k] for k in ("document", "passage", "corpus") if prompts.get(k)), "")
     return (query, document) if query or document else None
+
+
+def saved_relation_prompts(folder: str | Path) -> dict[str, str]:
+    """A unified model's saved query prompts under the relation names (empty for any other model)."""
+    from ratio_bench.lexicon import RELATIONS
+
+    config = Path(folder) / "config_sentence_transformers.json"
+    if not config.is_file():
+        return {}
+    prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts") or {}
+    return {r: prompts[r] for r in RELATIONS if isinstance(prompts.get(r), str)}
 
 
 def fingerprint(path: str | Path) -> str:

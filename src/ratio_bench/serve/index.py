@@ -150,6 +150,8 @@ def _model_entry(ref: str, setup: ModelSetup) -> dict[str, Any]:
             "document_prompt": setup.document_prompt,
             "trust_remote_code": setup.trust_remote_code,
         }
+        if setup.query_prompts:  # a unified model: one instruction per move over one set of vectors
+            entry["query_prompts"] = dict(setup.query_prompts)
     return entry
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,11 @@ def check_query(text: str, moves: Sequence[str] | None, k: int, available: Seque
 class _Model:
     kind: str  # "dense" or "bm25"
     query_prompt: str
-    search: Any  # (query text) -> (row indices, scores), top MAX_K
+    search: Any  # (query text, query prompt) -> (row indices, scores), top MAX_K
+    query_prompts: dict[str, str] = field(default_factory=dict)  # a unified model's prompt per move
+
+    def prompt_for(self, move: str) -> str:
+        return self.query_prompts.get(move, self.query_prompt)
 
 
 class Searcher:
@@ -75,7 +79,7 @@ class Searcher:
     def _load(self, key: str, entry: dict, exact: bool) -> _Model:
         if entry["kind"] == "bm25":
             retriever = BM25Retriever([r["text"] for r in self.rows], entry["setup"])
-            return _Model("bm25", "", lambda text: retriever.search([text], MAX_K))
+            return _Model("bm25", "", lambda text, _prompt: retriever.search([text], MAX_K))
         setup = resolve(entry["ref"], trust_remote_code=entry.get("trust_remote_code", False))
         encoder = DenseEncoder.load(setup, batch_size=1)
         if encoder.fingerprint != entry["fingerprint"]:
@@ -88,26 +92,28 @@ class Searcher:
             faiss_index = ann.load(self.index.root / entry["ann"]["file"], entry["ann"]["kind"])
         else:
             faiss_index = ann.flat_index(vectors)
-        prompt = entry["query_prompt"]
 
-        def search(text: str) -> tuple[np.ndarray, np.ndarray]:
+        def search(text: str, prompt: str) -> tuple[np.ndarray, np.ndarray]:
             q = encoder.encode([text], prompt).astype(np.float32)
             scores, idx = faiss_index.search(q, min(MAX_K, len(self.rows)))
             return idx, scores
 
-        return _Model("dense", prompt, search)
+        return _Model("dense", entry["query_prompt"], search, entry.get("query_prompts", {}))
 
     def search(
         self, text: str, moves: Sequence[str] | None = None, k: int = DEFAULT_K
     ) -> dict[str, list[dict]]:
         """Top-``k`` candidates per move: rank (from 1), score (descending), text and provenance."""
         moves = check_query(text, moves, k, self.moves)
-        keys = {m: self.index.manifest["moves"][m] for m in moves}
-        found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        keys = {}  # move -> (model key, query prompt): one search per distinct pair
+        for m in moves:
+            key = self.index.manifest["moves"][m]
+            keys[m] = (key, self.models[key].prompt_for(m))
+        found: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         with self.lock:
-            for key in dict.fromkeys(keys.values()):
-                found[key] = self.models[key].search(text)
-        return {m: self._hits(*found[key], k) for m, key in keys.items()}
+            for key, prompt in dict.fromkeys(keys.values()):
+                found[key, prompt] = self.models[key].search(text, prompt)
+        return {m: self._hits(*found[pair], k) for m, pair in keys.items()}
 
     def _hits(self, idx: np.ndarray, scores: np.ndarray, k: int) -> list[dict]:
         hits = []

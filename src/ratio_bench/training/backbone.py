@@ -19,9 +19,11 @@ LOCAL_SETUPS = {"none": ("", ""), "generic": GENERIC}
 
 
 def prompts_for(config: TrainingConfig) -> dict[str, str]:
-    """``{"query": ..., "document": ...}`` of the config's backbone and setup."""
+    """``{"query": ..., "document": ...}`` of the config's backbone and setup (unified: one per relation)."""
     entry = REGISTRY.get(config.backbone)
     query, document = entry.setups[config.setup] if entry else LOCAL_SETUPS[config.setup]
+    if config.unified:  # one query prompt per relation, under the relation's name; the document prompt shared
+        return {**config.instructions, "document": document}
     return {"query": query, "document": document}
 
 

@@ -47,7 +47,7 @@ class TrainingConfig:
     path: Path
     backbone: str  # a registered model name (ratio models) or a local sentence-transformers folder
     setup: str  # prompt setup: generic, recommended, none
-    relation: str
+    relation: str  # one of RELATIONS, or "all" (a unified model; see training/unified.py)
     trials: list[Trial]
     weights: Path | None = None  # a folder with the backbone's weights, overriding the registry's location
     seed: int = 13
@@ -61,7 +61,15 @@ class TrainingConfig:
     eval_batch_size: int = 64
     description: str = ""
     scaling: str = ""
+    relations: tuple[str, ...] = ()  # unified only: the relations trained (default all three)
+    instructions: dict[str, str] = field(default_factory=dict)  # unified only: relation -> query prompt
+    temperature: float = 3.0  # unified only: p_r proportional to n_r^(1/T)
+    negatives: str = "within"  # unified only: in-batch negatives within one relation or across relations
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def unified(self) -> bool:
+        return self.relation == "all"
 
     @property
     def name(self) -> str:
@@ -145,8 +153,12 @@ def load_config(path: str | Path) -> TrainingConfig:
         if key not in raw:
             raise TrainingConfigError(f"{path}: missing field {key!r}")
     relation = raw["relation"]
-    if relation not in RELATIONS:
-        raise TrainingConfigError(f"{path}: relation: one of {', '.join(RELATIONS)}, not {relation!r}")
+    if relation not in (*RELATIONS, "all"):
+        raise TrainingConfigError(
+            f"{path}: relation: one of {', '.join(RELATIONS)} or all (one model for every move), "
+            f"not {relation!r}"
+        )
+    unified = _unified_fields(raw, path, relation)
     if not isinstance(raw["trials"], list) or not raw["trials"]:
         raise TrainingConfigError(f"{path}: trials: a non-empty list of trial settings")
     trials = [_trial(t, f"{path}: trials[{i}]") for i, t in enumerate(raw["trials"])]
@@ -180,10 +192,52 @@ def load_config(path: str | Path) -> TrainingConfig:
         eval_batch_size=_typed(raw.get("eval_batch_size", 64), int, f"{path}: eval_batch_size", 1),
         description=str(raw.get("description", "")),
         scaling=str(raw.get("scaling", "")),
+        **unified,
         raw=raw,
     )
     check_backbone(config)
     return config
+
+
+def _unified_fields(raw: dict[str, Any], path: Path, relation: str) -> dict[str, Any]:
+    """Validate the fields of a unified config (``relation: all``); refuse them on a specialist one."""
+    from ratio_bench.training.unified import DEFAULT_TEMPERATURE, NEGATIVES, default_instructions
+
+    keys = ("relations", "instructions", "temperature", "negatives")
+    if relation != "all":
+        for key in keys:
+            if key in raw:
+                raise TrainingConfigError(f"{path}: {key}: only for a unified config (relation: all)")
+        return {}
+    relations = raw.get("relations", list(RELATIONS))
+    if (
+        not isinstance(relations, list)
+        or len(relations) < 2
+        or any(r not in RELATIONS for r in relations)
+        or len(set(relations)) != len(relations)
+    ):
+        raise TrainingConfigError(f"{path}: relations: two or more distinct of {', '.join(RELATIONS)}")
+    instructions = {**default_instructions(relations), **(raw.get("instructions") or {})}
+    extra = set(instructions) - set(relations)
+    if extra or not all(isinstance(v, str) for v in instructions.values()):
+        raise TrainingConfigError(
+            f"{path}: instructions: a mapping of {', '.join(relations)} to query prompts (strings)"
+            + (f"; {', '.join(sorted(extra))} is not trained" if extra else "")
+        )
+    negatives = raw.get("negatives", "within")
+    if negatives not in NEGATIVES:
+        raise TrainingConfigError(f"{path}: negatives: one of {', '.join(NEGATIVES)}, not {negatives!r}")
+    if raw.get("hard_negatives", "none") != "none":
+        raise TrainingConfigError(f"{path}: hard_negatives: not supported with relation: all; use none")
+    temperature = _typed(raw.get("temperature", DEFAULT_TEMPERATURE), float, f"{path}: temperature", 0)
+    if temperature <= 0:
+        raise TrainingConfigError(f"{path}: temperature: must be above 0, got {temperature}")
+    return {
+        "relations": tuple(relations),
+        "instructions": {r: instructions[r] for r in relations},
+        "temperature": temperature,
+        "negatives": negatives,
+    }
 
 
 def check_backbone(config: TrainingConfig) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,9 +79,11 @@ def load_train_pairs(root: str | Path, relation: str, cap: int | None = None, se
     return TrainPairs(cols["query_id"], cols["query"], cols["gold_id"], cols["gold"], cols["paper_id"], n)
 
 
-def load_validation(root: str | Path, relation: str) -> SplitData:
-    """The validation queries of ``relation`` and the validation partition's whole candidate corpus."""
-    data = load_split(root, "validation", [relation])
-    if not data.queries[relation][0]:
-        raise DatasetError(f"{root}: no validation queries for {relation}; model selection needs them")
+def load_validation(root: str | Path, relation: str | Sequence[str]) -> SplitData:
+    """The validation queries of ``relation`` (or of several) and the partition's whole candidate corpus."""
+    relations = [relation] if isinstance(relation, str) else list(relation)
+    data = load_split(root, "validation", relations)
+    for rel in relations:
+        if not data.queries[rel][0]:
+            raise DatasetError(f"{root}: no validation queries for {rel}; model selection needs them")
     return data

@@ -106,6 +106,19 @@ def train(
         },
         "setup": config.setup,
         "relation": config.relation,
+        **(
+            {
+                "unified": {
+                    "relations": list(config.relations),
+                    "instructions": config.instructions,
+                    "temperature": config.temperature,
+                    "negatives": config.negatives,
+                    "selection": "validation MRR@10, mean over the relations",
+                }
+            }
+            if config.unified
+            else {}
+        ),
         "prompts": prep.prompts,
         "dataset": info.as_dict(),
         "data": {

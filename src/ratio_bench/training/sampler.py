@@ -28,6 +28,30 @@ def text_ids(columns: Sequence[Sequence[str]]) -> np.ndarray:
     return np.array([[ids.setdefault(t, len(ids)) for t in row] for row in zip(*columns, strict=True)])
 
 
+def fill_batches(
+    stream: Sequence[int], texts: Sequence[tuple[int, ...]], batch_size: int, drop_last: bool
+) -> list[list[int]]:
+    """Greedy batches in ``stream`` order; a pair that would repeat a text id waits for the next batch."""
+    pending = deque(stream)
+    batches: list[list[int]] = []
+    while pending:
+        batch: list[int] = []
+        seen: set[int] = set()
+        waiting: list[int] = []
+        while pending and len(batch) < batch_size:
+            i = pending.popleft()
+            if seen.isdisjoint(texts[i]):
+                batch.append(i)
+                seen.update(texts[i])
+            else:
+                waiting.append(i)
+        pending.extendleft(reversed(waiting))
+        if len(batch) < batch_size and drop_last:
+            break
+        batches.append(batch)
+    return batches
+
+
 class NoSharedTextBatchSampler(DefaultBatchSampler):
     """Seeded, epoch-dependent batches in which no text id occurs twice.
 
@@ -76,23 +100,7 @@ class NoSharedTextBatchSampler(DefaultBatchSampler):
         if self._cache is not None and self._cache[0] == epoch:
             return self._cache[1]
         rng = np.random.default_rng([self.seed, epoch])
-        pending = deque(self._stream(rng))
-        batches: list[list[int]] = []
-        while pending:
-            batch: list[int] = []
-            seen: set[int] = set()
-            waiting: list[int] = []
-            while pending and len(batch) < self.batch_size:
-                i = pending.popleft()
-                if seen.isdisjoint(self.texts[i]):
-                    batch.append(i)
-                    seen.update(self.texts[i])
-                else:
-                    waiting.append(i)
-            pending.extendleft(reversed(waiting))
-            if len(batch) < self.batch_size and self.drop_last:
-                break
-            batches.append(batch)
+        batches = fill_batches(self._stream(rng), self.texts, self.batch_size, self.drop_last)
         if self.lengths is not None:  # grouped batches come out short-to-long within a pool
             batches = [batches[j] for j in rng.permutation(len(batches))]
         self._cache = (epoch, batches)

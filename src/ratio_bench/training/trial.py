@@ -50,9 +50,14 @@ class Prepared:
     hard_negative_fallbacks: int = 0
     trust_remote_code: bool = False
     show_progress: bool = True
+    relations: np.ndarray | None = None  # unified, negatives within: each row's relation number
 
     def column_prompts(self) -> dict[str, str]:
-        return {c: self.prompts["query" if c == "query" else "document"] for c in self.columns}
+        """The trainer's prompt per column (a unified model's queries carry their instruction already)."""
+        return {
+            c: self.prompts.get("query", "") if c == "query" else self.prompts["document"]
+            for c in self.columns
+        }
 
 
 def prepare(
@@ -62,7 +67,13 @@ def prepare(
     show_progress: bool = True,
 ) -> Prepared:
     info = dataset_info(dataset_dir)
-    pairs = load_train_pairs(dataset_dir, config.relation, config.max_train_pairs, config.seed)
+    labels = None
+    if config.unified:
+        from ratio_bench.training.unified import load_unified_pairs
+
+        pairs, labels = load_unified_pairs(dataset_dir, config)
+    else:
+        pairs = load_train_pairs(dataset_dir, config.relation, config.max_train_pairs, config.seed)
     columns = {"query": pairs.queries, "document": pairs.golds}
     fallbacks = 0
     if config.hard_negatives != "none":
@@ -72,10 +83,8 @@ def prepare(
         columns["negative"], fallbacks = hard.texts, hard.random_fallbacks
     prompts = prompts_for(config)
     model, fp = load_backbone(config, trust_remote_code, device="cpu")
-    per_column = {
-        c: token_counts(model, texts, prompts["query" if c == "query" else "document"])
-        for c, texts in columns.items()
-    }
+    train_prompts = {c: prompts.get("query", "") if c == "query" else prompts["document"] for c in columns}
+    per_column = {c: token_counts(model, texts, train_prompts[c]) for c, texts in columns.items()}
     distinct = np.concatenate(
         [
             counts[np.unique(np.array(columns[c], dtype=object), return_index=True)[1]]
@@ -89,18 +98,31 @@ def prepare(
     gc.collect()
     # a pair's length for grouping: its longest text (each column pads to its own longest)
     lengths = np.max([np.minimum(counts, length.value) for counts in per_column.values()], axis=0)
-    val = load_validation(dataset_dir, config.relation)
-    qids, qtexts, golds = val.queries[config.relation]
-    evaluator = RetrievalEvaluator(
-        val.corpus_ids,
-        val.corpus_texts,
-        qids,
-        qtexts,
-        golds,
-        prompts,
-        config.eval_batch_size,
-        show_progress_bar=show_progress,
-    )
+    if config.unified:
+        from ratio_bench.training.unified import UnifiedEvaluator
+
+        val = load_validation(dataset_dir, config.relations)
+        evaluator = UnifiedEvaluator(
+            val.corpus_ids,
+            val.corpus_texts,
+            val.queries,
+            prompts,
+            config.eval_batch_size,
+            show_progress_bar=show_progress,
+        )
+    else:
+        val = load_validation(dataset_dir, config.relation)
+        qids, qtexts, golds = val.queries[config.relation]
+        evaluator = RetrievalEvaluator(
+            val.corpus_ids,
+            val.corpus_texts,
+            qids,
+            qtexts,
+            golds,
+            prompts,
+            config.eval_batch_size,
+            show_progress_bar=show_progress,
+        )
     return Prepared(
         config,
         info,
@@ -115,6 +137,7 @@ def prepare(
         fallbacks,
         trust_remote_code,
         show_progress,
+        labels if config.unified and config.negatives == "within" else None,
     )
 
 
@@ -210,6 +233,7 @@ def build_trainer(
         callbacks=callbacks,
         texts=prep.texts,
         lengths=prep.lengths if config.length_grouping else None,
+        relations=prep.relations,
     )
     return trainer, len(frozen)
 

@@ -1,0 +1,160 @@
+"""One retriever for all three moves: relation-balanced pairs, per-relation batches, mean validation MRR@10.
+
+A unified config (``relation: all``) trains one model on every relation's train pairs with the move's
+instruction in front of the query (``instructions:``; default ``"<relation>: "``); the document prompt is the
+setup's and is shared, so the candidate corpus is encoded once per validation pass. Relations are balanced by
+temperature sampling over their sizes, p_r proportional to n_r^(1/T) (default T = 3: on the dev release
+Address/Broaden/Specify hold 16/1/83% of the pairs and are drawn 33/12/56%); an epoch is ``max_train_pairs``
+such draws (each pair of a relation repeated as evenly as its share needs). With ``negatives: within`` every
+batch comes from one relation; with ``across`` batches mix relations, so a query's negatives include other
+moves' golds (which teaches the model to tell the moves apart). The no-text-twice rule holds in both.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from sentence_transformers.base.evaluation import BaseEvaluator
+
+from ratio_bench.evaluation.metrics import evaluate_run
+from ratio_bench.retrieval.search import exact_search
+from ratio_bench.training.data import TrainPairs, load_train_pairs
+from ratio_bench.training.evaluator import KS, PRIMARY
+from ratio_bench.training.sampler import NoSharedTextBatchSampler, fill_batches
+
+DEFAULT_TEMPERATURE = 3.0
+NEGATIVES = ("within", "across")
+
+
+def default_instructions(relations: Sequence[str]) -> dict[str, str]:
+    return {r: f"{r}: " for r in relations}
+
+
+def relation_shares(sizes: dict[str, int], temperature: float) -> dict[str, float]:
+    """p_r proportional to n_r^(1/T): T = 1 keeps the natural mix, large T tends to uniform."""
+    weights = {r: n ** (1.0 / temperature) for r, n in sizes.items()}
+    total = sum(weights.values())
+    return {r: w / total for r, w in weights.items()}
+
+
+def draw_counts(sizes: dict[str, int], total: int, temperature: float) -> dict[str, int]:
+    """Pairs drawn per relation, summing to ``total`` (largest remainders get the leftover draws)."""
+    shares = relation_shares(sizes, temperature)
+    raw = {r: total * p for r, p in shares.items()}
+    counts = {r: int(v) for r, v in raw.items()}
+    for r in sorted(raw, key=lambda r: counts[r] - raw[r])[: total - sum(counts.values())]:
+        counts[r] += 1
+    return counts
+
+
+def draw_rows(n: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """``m`` row numbers of ``n``: every row m // n times, the remainder without replacement (sorted)."""
+    rows = np.concatenate([np.tile(np.arange(n), m // n), rng.choice(n, size=m % n, replace=False)])
+    return np.sort(rows)
+
+
+class RelationBatchSampler(NoSharedTextBatchSampler):
+    """No-text-twice batches, each from one relation (``relations`` holds each row's relation number)."""
+
+    def __init__(self, *args, relations: np.ndarray, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.relations = np.asarray(relations)
+
+    def _batches(self, epoch: int) -> list[list[int]]:
+        if self._cache is not None and self._cache[0] == epoch:
+            return self._cache[1]
+        rng = np.random.default_rng([self.seed, epoch])
+        stream = np.array(self._stream(rng), dtype=np.int64)
+        batches: list[list[int]] = []
+        for r in np.unique(self.relations):
+            own = stream[self.relations[stream] == r].tolist()
+            batches += fill_batches(own, self.texts, self.batch_size, self.drop_last)
+        batches = [batches[j] for j in rng.permutation(len(batches))]
+        self._cache = (epoch, batches)
+        return batches
+
+
+class UnifiedEvaluator(BaseEvaluator):
+    """Validation over several relations: corpus encoded once, MRR@10 and R@10 averaged over relations.
+
+    ``queries`` maps relation -> (query ids, texts, gold ids); ``prompts`` holds one query prompt per relation
+    and ``document``. Each relation's own metrics are reported too (``<relation>_mrr_at_10``).
+    """
+
+    def __init__(
+        self,
+        corpus_ids: Sequence[str],
+        corpus_texts: Sequence[str],
+        queries: dict[str, tuple[list[str], list[str], list[str]]],
+        prompts: dict[str, str],
+        batch_size: int = 64,
+        name: str = "validation",
+        show_progress_bar: bool = True,
+    ):
+        super().__init__()
+        self.corpus_ids, self.corpus_texts = list(corpus_ids), list(corpus_texts)
+        self.queries = queries
+        self.query_ids = [q for qids, _, _ in queries.values() for q in qids]
+        self.prompts, self.batch_size, self.name = prompts, batch_size, name
+        self.show_progress_bar = show_progress_bar
+        self.primary_metric = PRIMARY
+        self.seconds = 0.0
+
+    def _encode(self, model, texts: list[str], prompt: str) -> np.ndarray:
+        return model.encode(
+            texts,
+            prompt=prompt or None,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=self.show_progress_bar,
+        )
+
+    def __call__(self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1):
+        start = time.perf_counter()
+        corpus = self._encode(model, self.corpus_texts, self.prompts.get("document", ""))
+        scores: dict[str, float] = {}
+        for rel, (qids, texts, golds) in self.queries.items():
+            _, idx = exact_search(corpus, self._encode(model, texts, self.prompts[rel]), max(KS))
+            run = {q: [self.corpus_ids[j] for j in row] for q, row in zip(qids, idx, strict=True)}
+            metrics = evaluate_run(run, {q: {g} for q, g in zip(qids, golds, strict=True)}, KS)
+            for key in (PRIMARY, "recall_at_10", "mrr_at_1"):
+                scores[f"{rel}_{key}"] = metrics[key]
+        for key in (PRIMARY, "recall_at_10", "mrr_at_1"):  # the mean over relations selects the model
+            scores[key] = float(np.mean([scores[f"{rel}_{key}"] for rel in self.queries]))
+        self.seconds += time.perf_counter() - start
+        scores = self.prefix_name_to_metrics(scores, self.name)
+        self.store_metrics_in_model_card_data(model, scores, epoch, steps)
+        return scores
+
+
+def load_unified_pairs(root, config) -> tuple[TrainPairs, np.ndarray]:
+    """The epoch's drawn pairs of every relation, each query behind its relation's instruction.
+
+    Returns the pairs and each row's relation number (its index in ``config.relations``). The epoch holds
+    ``max_train_pairs`` draws (default: as many as the relations have pairs), shared out by temperature.
+    """
+    parts = {r: load_train_pairs(root, r) for r in config.relations}
+    sizes = {r: len(p) for r, p in parts.items()}
+    counts = draw_counts(sizes, config.max_train_pairs or sum(sizes.values()), config.temperature)
+    rng = np.random.default_rng(config.seed)
+    cols: dict[str, list[str]] = {
+        "query_ids": [],
+        "queries": [],
+        "gold_ids": [],
+        "golds": [],
+        "paper_ids": [],
+    }
+    labels: list[int] = []
+    for k, rel in enumerate(config.relations):
+        pairs, prompt = parts[rel], config.instructions[rel]
+        for i in draw_rows(sizes[rel], counts[rel], rng).tolist():
+            cols["query_ids"].append(f"{rel}/{pairs.query_ids[i]}")
+            cols["queries"].append(prompt + pairs.queries[i])
+            cols["gold_ids"].append(pairs.gold_ids[i])
+            cols["golds"].append(pairs.golds[i])
+            cols["paper_ids"].append(pairs.paper_ids[i])
+            labels.append(k)
+    return TrainPairs(**cols, available=sum(sizes.values())), np.array(labels)
