@@ -85,14 +85,17 @@ def test_spending_cap_stops_cleanly(fake_server, make_judge, tmp_path):
 def test_api_key_reaches_the_server_but_never_the_cache(fake_server, make_judge, tmp_path, monkeypatch):
     secret = "sk-test-SENTINEL-0123456789"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
+    assert all(o.status == "ok" for o in make_judge(fake_server).run(requests(2, tag="o")))
+    assert not any(secret in a for a in fake_server.state.auth_seen)  # OpenAI's key goes to OpenAI only
+    monkeypatch.setenv("LOCAL_KEY", secret)
     fake_server.state.require_key = secret
-    judge = make_judge(fake_server)
+    judge = make_judge(fake_server, api_key_env="LOCAL_KEY")
     assert all(o.status == "ok" for o in judge.run(requests(3)))
     assert f"Bearer {secret}" in fake_server.state.auth_seen
     for f in tmp_path.rglob("*"):
         if f.is_file():
             assert secret.encode() not in f.read_bytes(), f
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    monkeypatch.setenv("LOCAL_KEY", "sk-wrong")
     with pytest.raises(JudgeError, match="refused the credentials") as err:
-        make_judge(fake_server).run(requests(1, tag="x"))
+        make_judge(fake_server, api_key_env="LOCAL_KEY").run(requests(1, tag="x"))
     assert "sk-wrong" not in str(err.value)

@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from ratio_bench.judge.cache import CachedReply
 from ratio_bench.judge.client import Judge, JudgeError, JudgeRequest, Outcome
+from ratio_bench.judge.endpoint import unreachable
 from ratio_bench.judge.parse import parse_reply
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -75,6 +76,11 @@ class BatchJudge:
             raise JudgeError(
                 "this server has no Batch API (files/batches endpoints); run without --batch"
             ) from None
+        except openai.APIConnectionError as exc:  # an upload is not retried: a re-run resumes cleanly
+            raise JudgeError(
+                f"{self.judge.base_url}: {unreachable(exc) or type(exc).__name__} while uploading a batch; "
+                "check --base-url and re-run"
+            ) from None
         batch = client.batches.create(
             input_file_id=upload.id,
             endpoint=ENDPOINT,
@@ -92,9 +98,12 @@ class BatchJudge:
         while True:
             try:
                 batch = self.judge.client.batches.retrieve(batch_id)
-            except (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError):
+                self.judge.connected()
+            except (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError) as exc:
+                dead = self.judge.connection_failed(exc)  # raises once the breaker trips
                 self.judge.stats.add(retries=1)
-                time.sleep(self.poll_s)
+                bar.set_postfix_str(f"retrying ({type(exc).__name__})", refresh=True)
+                time.sleep(min(self.poll_s, 1.0) if dead else self.poll_s)
                 continue
             counts = getattr(batch, "request_counts", None)
             if counts is not None:
@@ -129,7 +138,7 @@ class BatchJudge:
             choices = body.get("choices") or [{}]
             content = (choices[0].get("message") or {}).get("content") or ""
             reply, _ = self.judge.finish(todo[key], content, tokens, "batch")
-            self.judge.cache.put(key, self.judge.settings.model, reply)
+            self.judge.cache.put(key, self.judge.settings.identity(), self.judge.settings.model, reply)
             answered.add(key)
         self.judge.cache.close_batch(batch_id, batch.status)
         return set(todo) - answered

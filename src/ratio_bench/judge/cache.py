@@ -1,8 +1,14 @@
 """Content-addressed store of judge replies (SQLite), so that no request is ever sent twice.
 
-The key is the SHA-256 of the exact request body (model, messages, sampling parameters): the same prompt on
-the same instance with the same settings is one entry, whichever path (synchronous or Batch API) produced it.
-The API key and the server address are not part of the body and are never stored. Each reply is committed as
+The key is the SHA-256 of the judge's identity (the normalised base URL, or ``--judge-id``) and the exact
+request body (model, messages, sampling parameters): the same prompt on the same instance with the same
+settings and the same judge is one entry, whichever path (synchronous or Batch API) produced it, and replies
+of one server never answer for another that serves a model of the same name. The identity is stored with
+each reply for audit; the API key is never stored.
+
+Caches written before the identity was part of the key (schema 1) are refused, not migrated: their replies
+cannot be attributed to a server after the fact, and guessing one is exactly the mix-up the identity
+prevents. The old file is left as it is; the message says to pass a new ``--cache``. Each reply is committed as
 soon as it arrives, so a run killed at any point resumes with everything it had received. Failed requests are
 not stored (a re-run retries them); invalid replies are (re-asking the same request would waste money).
 Open Batch API jobs are recorded too, so a resumed run polls them instead of submitting them again.
@@ -18,9 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ratio_bench.errors import RatioError
 
-def request_key(body: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+SCHEMA_VERSION = 2  # 1: keys without the judge's identity
+
+
+def request_key(body: dict[str, Any], judge: str) -> str:
+    """The cache key of ``body`` sent to the judge ``judge`` (a normalised base URL or a ``--judge-id``)."""
+    text = json.dumps({"judge": judge, "body": body}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -35,7 +47,7 @@ class CachedReply:
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
-    key TEXT PRIMARY KEY, model TEXT, status TEXT, content TEXT, first_content TEXT,
+    key TEXT PRIMARY KEY, judge TEXT, model TEXT, status TEXT, content TEXT, first_content TEXT,
     prompt_tokens INTEGER, completion_tokens INTEGER, via TEXT);
 CREATE TABLE IF NOT EXISTS batches (
     batch_id TEXT PRIMARY KEY, input_file_id TEXT, keys TEXT, state TEXT);
@@ -48,9 +60,23 @@ class ReplyCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            version = self._con.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as exc:
+            raise RatioError(
+                f"--cache {self.path}: not a judge reply cache ({exc}); pass another --cache"
+            ) from None
+        if tables and version < SCHEMA_VERSION:
+            self._con.close()
+            raise RatioError(
+                f"--cache {self.path}: written by an older ratio whose keys do not name the judge server, so its "
+                "replies cannot be trusted for this one; pass a new --cache PATH (the old file is left as is)"
+            )
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.executescript(_SCHEMA)
+        self._con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._lock = threading.Lock()
 
     def get(self, key: str) -> CachedReply | None:
@@ -62,12 +88,13 @@ class ReplyCache:
             ).fetchone()
         return CachedReply(*row) if row else None
 
-    def put(self, key: str, model: str, reply: CachedReply) -> None:
+    def put(self, key: str, judge: str, model: str, reply: CachedReply) -> None:
         with self._lock:
             self._con.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
+                    judge,
                     model,
                     reply.status,
                     reply.content,

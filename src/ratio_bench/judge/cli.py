@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ratio_bench.errors import RatioError, UsageError
 from ratio_bench.lexicon import RELATIONS
 
 
@@ -26,9 +27,13 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from ratio_bench.judge.estimate import estimate_silver
     from ratio_bench.judge.pricing import PriceTable
 
+    if any(n < 0 for n in args.pairs):
+        raise UsageError(f"--pairs {' '.join(map(str, args.pairs))}: pair counts must be 0 or more")
+    if args.output_tokens < 0:
+        raise UsageError(f"--output-tokens {args.output_tokens}: must be 0 or more")
     prices = PriceTable.load(args.prices)
     if not prices.is_priced(args.model):
-        raise SystemExit(f"no price for {args.model!r} in the price table; pass --prices FILE")
+        raise UsageError(f"--model {args.model!r} has no price in the price table; pass --prices FILE")
     pairs = {r: n for r, n in zip(RELATIONS, args.pairs, strict=True) if n}
     rows = estimate_silver(
         args.dataset, pairs, DEFAULT_PROMPTS, args.model, prices, args.output_tokens, not args.sync
@@ -54,12 +59,14 @@ def cmd_label(args: argparse.Namespace) -> int:
     from ratio_bench.judge.labelling import label_pairs
     from ratio_bench.judge.prompts import get_prompt
 
+    if args.sample < 1:
+        raise UsageError(f"--sample {args.sample}: must be at least 1")
     if args.pairs:
         pairs = [json.loads(x) for x in args.pairs.read_text(encoding="utf-8").splitlines() if x.strip()]
     else:
         files = sorted((args.dataset / "data" / args.relation).glob(f"{args.split}-*.parquet"))
         if not files:
-            raise SystemExit(f"{args.dataset}: no {args.relation} {args.split} split")
+            raise RatioError(f"--dataset {args.dataset}: no {args.relation} {args.split} split")
         table = pq.read_table(files[0], columns=["query_id", "query", "marker", "gold"])
         ids = stratified_sample(
             table.column("query_id").to_pylist(), table.column("marker").to_pylist(), args.sample, args.seed

@@ -2,17 +2,19 @@
 
 Requests go through the ``openai`` client with its own retries switched off, because the judge counts and
 paces them itself: rate limits (429), server errors (5xx), timeouts and dropped connections are retried with
-exponential backoff that honours the server's ``Retry-After`` / ``retry-after-ms``. A reply that is not the
+exponential backoff that honours the server's ``Retry-After`` / ``retry-after-ms``; a refused connection or
+an unresolvable host is no such fault, and ``breaker`` of them in a row (over all workers) stop the run with
+one error naming the base URL. A reply that is not the
 JSON the prompt asks for is re-asked once (the model sees its reply and a reminder), then recorded as invalid
 with its raw text. Every finished reply goes to the content-addressed cache before anything else happens, so a
-re-run or a resumed run sends nothing twice. The API key is read from the environment and is only ever handed
-to the ``openai`` client.
+re-run or a resumed run sends nothing twice; its keys include the judge's identity (``judge_id`` or the
+normalised base URL). The API key is read from the environment (see ``endpoint.api_key_for``) and is only
+ever handed to the ``openai`` client.
 """
 
 from __future__ import annotations
 
 import email.utils
-import os
 import random
 import threading
 import time
@@ -25,6 +27,7 @@ from tqdm import tqdm
 
 from ratio_bench.errors import RatioError
 from ratio_bench.judge.cache import CachedReply, ReplyCache, request_key
+from ratio_bench.judge.endpoint import api_key_for, normalise_base_url, unreachable
 from ratio_bench.judge.parse import InvalidReply, Verdict, parse_reply
 from ratio_bench.judge.pricing import BudgetExhausted, CostMeter, PriceTable
 
@@ -46,14 +49,16 @@ class JudgeSettings:
     """Everything that decides what is sent, plus how hard to try. Only ``request_body`` reaches the cache key."""
 
     model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    base_url: str | None = None  # None: the OpenAI API
+    api_key_env: str | None = None  # None: $OPENAI_API_KEY, sent to the OpenAI API only
+    judge_id: str | None = None  # shares a cache between endpoints on purpose; default: the base URL
     temperature: float | None = 0.0
     max_tokens: int | None = 512
     json_mode: bool = True  # response_format = json_object
     params: dict[str, Any] = field(default_factory=dict)  # e.g. reasoning_effort, verbosity, seed
     timeout_s: float = 120.0
     max_retries: int = 6
+    breaker: int = 3  # consecutive refused connections / unresolvable hosts that stop the run
     backoff_s: float = 1.0
     backoff_max_s: float = 60.0
     workers: int = 4
@@ -68,6 +73,10 @@ class JudgeSettings:
         if self.json_mode:
             body["response_format"] = {"type": "json_object"}
         return body | self.params
+
+    def identity(self) -> str:
+        """What the cache key holds besides the body: replies of one judge never answer for another."""
+        return self.judge_id or normalise_base_url(self.base_url)
 
     def describe(self) -> dict[str, Any]:
         """What a release records about its judge (no key, no server address)."""
@@ -160,12 +169,43 @@ class Judge:
         self.meter = CostMeter(settings.model, prices or PriceTable.load(), settings.max_cost_usd)
         self.progress = progress
         self._openai = openai
+        self.base_url = normalise_base_url(settings.base_url)
+        self._identity = settings.identity()
+        self._dead_in_a_row = 0
+        self._bar: tqdm | None = None
         self.client = openai.OpenAI(
-            base_url=settings.base_url,
-            api_key=os.environ.get(settings.api_key_env) or "unused-by-local-servers",
+            base_url=self.base_url,
+            api_key=api_key_for(self.base_url, settings.api_key_env),
             max_retries=0,
             timeout=settings.timeout_s,
         )
+
+    def connection_failed(self, exc: BaseException) -> bool:
+        """Count a failed connection; raise ``JudgeError`` once ``breaker`` in a row found nobody there.
+
+        Returns whether it was such a failure (a timeout or dropped connection is not, and resets nothing).
+        """
+        reason = unreachable(exc)
+        if reason is None:
+            return False
+        with self.stats._lock:
+            self._dead_in_a_row += 1
+            tripped = self._dead_in_a_row >= max(1, self.settings.breaker)
+        if tripped:
+            raise JudgeError(
+                f"{self.base_url}: {reason} ({self._dead_in_a_row} attempts in a row); is the judge server "
+                "running? Check --base-url"
+            ) from None
+        return True
+
+    def connected(self) -> None:
+        with self.stats._lock:
+            self._dead_in_a_row = 0
+
+    def _note(self, text: str) -> None:
+        """Say on the progress bar why nothing moves (a retry's wait can be a minute)."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(text, refresh=True)
 
     # -- one request -----------------------------------------------------------------------------------
 
@@ -179,19 +219,24 @@ class Judge:
             self.stats.add(requests=1)
             try:
                 resp = self.client.chat.completions.create(**kwargs, extra_body=extra or None)
+                self.connected()
                 break
             except openai.APIStatusError as exc:
+                self.connected()
                 if exc.status_code in FATAL_STATUS:
                     raise JudgeError(f"the server refused the credentials (HTTP {exc.status_code})") from None
                 if exc.status_code not in RETRYABLE_STATUS or attempt == s.max_retries:
                     raise
-                delay = _retry_after(exc.response)
-            except openai.APIConnectionError:  # includes timeouts
+                delay, why = _retry_after(exc.response), f"HTTP {exc.status_code}"
+            except openai.APIConnectionError as exc:  # includes timeouts
+                dead = self.connection_failed(exc)
                 if attempt == s.max_retries:
                     raise
-                delay = None
+                delay = min(s.backoff_s, 1.0) if dead else None  # the breaker decides soon enough
+                why = type(exc).__name__
             if delay is None:
                 delay = min(s.backoff_max_s, s.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
+            self._note(f"retrying ({why})")
             self.stats.add(retries=1)
             time.sleep(delay)
         usage = resp.usage
@@ -241,11 +286,11 @@ class Judge:
     def _judge_one(self, req: JudgeRequest, key: str) -> Outcome:
         content, pt, ct = self._send(self.settings.request_body(req.messages))
         reply, outcome = self.finish(req, content, (pt, ct), "sync")
-        self.cache.put(key, self.settings.model, reply)
+        self.cache.put(key, self._identity, self.settings.model, reply)
         return outcome
 
     def key(self, req: JudgeRequest) -> str:
-        return request_key(self.settings.request_body(req.messages))
+        return request_key(self.settings.request_body(req.messages), self._identity)
 
     # -- many requests ---------------------------------------------------------------------------------
 
@@ -273,7 +318,7 @@ class Judge:
             return out
         items = iter(todo.items())
         stop = False
-        bar = tqdm(total=len(todo), desc=desc, unit=" req", disable=not self.progress)
+        bar = self._bar = tqdm(total=len(todo), desc=desc, unit=" req", disable=not self.progress)
         with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
             running: dict[Any, str] = {}
 
@@ -302,6 +347,7 @@ class Judge:
                     if not stop:
                         submit_next()
         bar.close()
+        self._bar = None
         for key, _ in items:  # left unsent after the cap was reached
             out[key] = Outcome("skipped", None, error="spending cap reached")
         skipped = sum(1 for o in out.values() if o.status == "skipped")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from ratio_bench.dataset.silver import silver_input
+from ratio_bench.errors import RatioError
 from ratio_bench.judge.pricing import PriceTable
 from ratio_bench.judge.prompts import get_prompt
 
@@ -48,9 +49,16 @@ def estimate_silver(
     out = []
     for rel, n in pairs.items():
         files = sorted((release / "data" / rel).glob("test-*.parquet"))
+        if not files:
+            raise RatioError(
+                f"--dataset {release}: no {rel} test split (data/{rel}/test-*.parquet); is it a release?"
+            )
         rows = pq.read_table(files[0], columns=["query", "marker", "gold"]).slice(0, sample).to_pylist()
         if not rows:
-            continue
+            raise RatioError(
+                f"--dataset {release}: the {rel} test split is empty, so there is no prompt to size; "
+                f"pass --pairs with 0 for {rel}"
+            )
         tokens_in = 0
         for pid in prompts[rel]:
             p = get_prompt(pid)

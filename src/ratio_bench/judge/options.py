@@ -2,7 +2,8 @@
 
 Precedence: a flag on the command line, then the ``judge:`` block of the build config (for ``ratio
 silver``), then the defaults of ``JudgeSettings``. The API key is never a flag: it is read from the
-environment variable named by ``--api-key-env`` (default ``OPENAI_API_KEY``).
+environment variable named by ``--api-key-env``; without it, ``$OPENAI_API_KEY`` is sent to the OpenAI API
+only and other servers get no key. Every value is checked before anything is opened or sent.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ratio_bench.cli_options import json_or_text, parse_assignments
 from ratio_bench.errors import UsageError
 from ratio_bench.judge.cache import ReplyCache
 from ratio_bench.judge.client import Judge, JudgeSettings
+from ratio_bench.judge.endpoint import normalise_base_url
 from ratio_bench.judge.pricing import PriceTable
 
 DEFAULT_CACHE = (
@@ -29,7 +31,16 @@ def add_judge_options(p: argparse.ArgumentParser, model_required: bool = True) -
         "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (default: OpenAI)"
     )
     g.add_argument("--model", required=model_required, help="judge model name as the server knows it")
-    g.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    g.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="environment variable whose key is sent to --base-url (default: $OPENAI_API_KEY, to OpenAI only)",
+    )
+    g.add_argument(
+        "--judge-id",
+        metavar="ID",
+        help="cache identity shared on purpose by several endpoints (default: the normalised --base-url)",
+    )
     g.add_argument(
         "--temperature", type=float, help="sampling temperature (default 0; 'none' models: use --param)"
     )
@@ -46,6 +57,11 @@ def add_judge_options(p: argparse.ArgumentParser, model_required: bool = True) -
     g.add_argument("--workers", type=int, help="parallel requests (default 4)")
     g.add_argument("--timeout", type=float, help="seconds per request (default 120)")
     g.add_argument("--max-retries", type=int, help="retries per request (default 6)")
+    g.add_argument(
+        "--breaker",
+        type=int,
+        help="refused connections / unresolvable hosts in a row that stop the run (default 3)",
+    )
     g.add_argument("--max-cost", type=float, help="stop sending once this many USD are spent")
     g.add_argument("--prices", type=Path, help="price table YAML (default: the packaged one)")
     g.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"reply cache (default {DEFAULT_CACHE})")
@@ -67,7 +83,10 @@ def settings_from_args(args: argparse.Namespace, defaults: dict[str, Any] | None
         ("workers", "workers"),
         ("timeout", "timeout_s"),
         ("max_retries", "max_retries"),
+        ("breaker", "breaker"),
         ("max_cost", "max_cost_usd"),
+        ("judge_id", "judge_id"),
+        ("api_key_env", "api_key_env"),
     ):
         if getattr(args, flag) is not None:
             d[name] = getattr(args, flag)
@@ -75,15 +94,44 @@ def settings_from_args(args: argparse.Namespace, defaults: dict[str, Any] | None
         d["temperature"] = None
     if args.no_json_mode:
         d["json_mode"] = False
-    d["api_key_env"] = args.api_key_env
     d["params"] = dict(d.get("params") or {}) | parse_assignments(
         args.param, "--param", value_type=json_or_text
     )
     known = set(JudgeSettings.__dataclass_fields__)
     unknown = set(d) - known
     if unknown:
-        raise SystemExit(f"unknown judge settings: {', '.join(sorted(unknown))}")
-    return JudgeSettings(**d)
+        raise UsageError(
+            f"unknown judge settings in the build config's silver.judge: {', '.join(sorted(unknown))}"
+        )
+    settings = JudgeSettings(**d)
+    check_settings(settings, args)
+    return settings
+
+
+_LIMITS = (  # (field, flag, smallest allowed, what it means)
+    ("workers", "--workers", 1, "parallel requests"),
+    ("timeout_s", "--timeout", 1e-9, "seconds"),
+    ("max_retries", "--max-retries", 0, "retries"),
+    ("breaker", "--breaker", 1, "failures"),
+    ("max_tokens", "--max-tokens", 1, "tokens"),
+    ("max_cost_usd", "--max-cost", 1e-9, "USD"),
+)
+
+
+def check_settings(settings: JudgeSettings, args: argparse.Namespace) -> None:
+    """``UsageError`` naming the flag of the first value out of range (the run would fail or never stop)."""
+    normalise_base_url(settings.base_url)
+    for name, flag, low, unit in _LIMITS:
+        value = getattr(settings, name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or value < low
+        ):
+            bound = "at least 1" if low == 1 else ("0 or more" if low == 0 else "more than 0")
+            raise UsageError(f"{flag} {value!r}: {unit} must be {bound}")
+    if settings.judge_id is not None and not settings.judge_id.strip():
+        raise UsageError("--judge-id must not be empty")
+    if getattr(args, "poll_seconds", 1.0) <= 0:
+        raise UsageError(f"--poll-seconds {args.poll_seconds!r}: must be more than 0")
 
 
 def make_judge(args: argparse.Namespace, defaults: dict[str, Any] | None = None):
