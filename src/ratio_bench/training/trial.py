@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ratio_bench.io import write_json
+from ratio_bench.lexicon import RELATIONS
 from ratio_bench.training.backbone import freeze, load_backbone, prompts_for
 from ratio_bench.training.config import TrainingConfig
 from ratio_bench.training.data import DatasetInfo, TrainPairs, dataset_info, load_train_pairs, load_validation
@@ -170,6 +171,11 @@ def _epochs(log_history: list[dict[str, Any]], key_prefix: str) -> list[dict[str
                     "step": int(entry["step"]),
                     "mrr_at_10": entry[f"{key_prefix}{PRIMARY}"],
                     "recall_at_10": entry[f"{key_prefix}recall_at_10"],
+                    **{  # a unified model: each relation's own validation metrics too
+                        key[len(key_prefix) :]: value
+                        for key, value in entry.items()
+                        if key.startswith(key_prefix) and key[len(key_prefix) :].split("_")[0] in RELATIONS
+                    },
                 }
             )
     return rows
