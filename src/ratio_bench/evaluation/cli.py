@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ratio_bench.errors import UsageError
 from ratio_bench.evaluation.results import TABLE_METRICS
 from ratio_bench.lexicon import RELATIONS
 
@@ -44,6 +45,13 @@ def results_table(entries: list[dict], title: str):
     return t
 
 
+def _per_model_path(path: Path, model: str, n_models: int) -> Path:
+    """``path`` itself for one model; ``<stem>-<model><suffix>`` beside it when several are scored."""
+    if n_models == 1:
+        return path
+    return path.with_name(f"{path.stem}-{model.replace(':', '_').replace('/', '_')}{path.suffix}")
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.evaluation.evaluate import load_split, score
     from ratio_bench.evaluation.results import leaderboard_entry, mteb_results
@@ -52,6 +60,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.retrieval.registry import resolve
 
     console = report_console()
+    if args.save_run and args.via == "mteb":
+        raise UsageError("--save-run: runs are saved by the ratio path; drop --via mteb")
     data = load_split(args.dataset, args.split, args.relations)
     cache = EmbeddingCache(args.cache_dir)
     entries = []
@@ -69,7 +79,15 @@ def cmd_score(args: argparse.Namespace) -> int:
                 reuse_embeddings=args.reuse_embeddings,
             )
         else:
-            result = score(setup, data, cache=cache, batch_size=args.batch_size)
+            result = score(
+                setup, data, cache=cache, batch_size=args.batch_size, keep_runs=bool(args.save_run)
+            )
+        if args.save_run:
+            from ratio_bench.evaluation.runs import save_run
+
+            run_dir = _per_model_path(args.save_run, setup.name, len(args.model))
+            save_run(result, data.manifest, args.split, run_dir)
+            console.print(f"{setup.name}: run saved to {run_dir}")
         entry = leaderboard_entry(result, data.manifest, args.split)
         entries.append(entry)
         console.print(
@@ -77,13 +95,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"encode calls {result.encode_calls}, cache hits {result.cache_hits}"
         )
         if args.out:
-            out = (
-                args.out
-                if len(args.model) == 1
-                else args.out.with_name(
-                    f"{args.out.stem}-{setup.name.replace(':', '_').replace('/', '_')}{args.out.suffix}"
-                )
-            )
+            out = _per_model_path(args.out, setup.name, len(args.model))
             write_json(out, entry)
             for task, doc in mteb_results(result, data.manifest, args.split).items():
                 write_json(out.with_suffix("") / "mteb" / f"{task}.json", doc)
@@ -226,6 +238,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="prompt setup, overrides NAME:SETUP (none, generic, recommended; a folder saved with prompts: saved)",
     )
     p.add_argument("--out", type=Path, help="leaderboard JSON to write (MTEB results go next to it)")
+    p.add_argument(
+        "--save-run",
+        type=Path,
+        metavar="DIR",
+        help="save each relation's top-100 as Parquet and TREC run files (DIR-<model> for several models)",
+    )
     p.add_argument("--via", choices=["ratio", "mteb"], default="ratio", help="run through mteb instead")
     p.add_argument(
         "--reuse-embeddings",

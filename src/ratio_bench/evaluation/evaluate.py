@@ -85,6 +85,9 @@ class ScoreResult:
     encode_calls: int = 0  # text lists encoded (cache misses; a chunked corpus counts once)
     cache_hits: int = 0
     runs: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
+    run_scores: dict[str, dict[str, list[float]]] = field(
+        default_factory=dict, repr=False
+    )  # aligned with runs
 
 
 def score(
@@ -104,6 +107,7 @@ def score(
     start = time.perf_counter()
     top_k = max(max(ks), 1)
     runs: dict[str, dict[str, list[str]]] = {}
+    run_scores: dict[str, dict[str, list[float]]] = {}
     calls = hits = 0
     full = np.arange(len(data.corpus_ids))
     if setup.kind == "bm25":
@@ -115,8 +119,9 @@ def score(
             key = rows.tobytes()
             if key not in retrievers:
                 retrievers[key] = BM25Retriever([data.corpus_texts[j] for j in rows], setup.setup)
-            idx, _ = retrievers[key].search(texts, top_k)
+            idx, sc = retrievers[key].search(texts, top_k)
             runs[rel] = {q: [data.corpus_ids[rows[j]] for j in row] for q, row in zip(qids, idx, strict=True)}
+            run_scores[rel] = {q: [float(x) for x in row] for q, row in zip(qids, sc, strict=True)}
     else:
         encoder = DenseEncoder.load(setup, batch_size=batch_size)
         cache = cache or EmbeddingCache()
@@ -142,10 +147,11 @@ def score(
                 lambda t, p=prompt: encoder.encode(t, p),
             )
             rows = full if pools is None else pools[rel]
-            _, idx = exact_search(corpus if pools is None else corpus[rows], np.asarray(q), top_k)
+            sc, idx = exact_search(corpus if pools is None else corpus[rows], np.asarray(q), top_k)
             runs[rel] = {
                 qid: [data.corpus_ids[rows[j]] for j in row] for qid, row in zip(qids, idx, strict=True)
             }
+            run_scores[rel] = {qid: [float(x) for x in row] for qid, row in zip(qids, sc, strict=True)}
         calls, hits = cache.misses - misses_before, cache.hits - hits_before
     metrics, counts = {}, {}
     for rel, (qids, _, golds) in data.queries.items():
@@ -153,5 +159,12 @@ def score(
         if qids:
             metrics[rel] = evaluate_run(runs[rel], {q: {g} for q, g in zip(qids, golds, strict=True)}, ks)
     return ScoreResult(
-        setup.name, metrics, counts, time.perf_counter() - start, calls, hits, runs if keep_runs else {}
+        setup.name,
+        metrics,
+        counts,
+        time.perf_counter() - start,
+        calls,
+        hits,
+        runs if keep_runs else {},
+        run_scores if keep_runs else {},
     )

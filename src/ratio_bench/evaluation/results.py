@@ -39,8 +39,13 @@ class SubmissionError(RatioError, ValueError):
     pass
 
 
+def manifest_sha256(manifest: dict[str, Any]) -> str:
+    """The release's identity as results record it: SHA-256 of its manifest, keys sorted."""
+    return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
+
+
 def leaderboard_entry(result: ScoreResult, manifest: dict[str, Any], split: str) -> dict[str, Any]:
-    manifest_sha = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
+    manifest_sha = manifest_sha256(manifest)
     return {
         "schema_version": 1,
         "model": result.model,
