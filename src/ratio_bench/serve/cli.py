@@ -27,15 +27,13 @@ def cmd_index(args: argparse.Namespace) -> int:
     models = parse_model_args(args.model)
     prepare_output_dir(args.out, KIND)  # before minutes of reading and encoding
     console = report_console()
-    if args.dataset:
-        from ratio_bench.cli import _reader_settings
+    from ratio_bench.cli_options import reader_settings
 
+    if args.dataset:
         cands = candidates.from_release(
-            args.dataset, args.split, args.corpus_meta or (), _reader_settings(args)
+            args.dataset, args.split, args.corpus_meta or (), reader_settings(args)
         )
     else:
-        from ratio_bench.cli_options import reader_settings
-
         with RejectLog(args.rejects) as rejects:
             cands = candidates.from_corpus(args.corpus, reader_settings(args), rejects)
     console.print(
