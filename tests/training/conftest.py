@@ -188,3 +188,32 @@ REGISTERED = {
     "modernbert": "modernbert-embed-large",
     "qwen2": "stella-en-1.5b-v5",
 }
+
+
+@pytest.fixture(scope="session")
+def tuned_folder(tmp_path_factory, tiny_models) -> Path:
+    """A finished ``ratio train`` output folder: the tiny BERT tuned for Address, one trial of one epoch."""
+    import yaml
+
+    from ratio_bench.training.config import load_config
+    from ratio_bench.training.run import train
+
+    root = tmp_path_factory.mktemp("tuned")
+    release = write_release(root / "release")
+    manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))  # what scoring reads too
+    manifest |= {"name": "tiny", "version": "0.0.1"}
+    manifest["config"]["release"] |= {"license": "development use only", "publish": False}
+    (release / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    config = root / "all-mpnet-base-v2-generic-address.yaml"
+    raw = {
+        "backbone": "all-mpnet-base-v2",
+        "weights": str(tiny_models["bert"]),
+        "setup": "generic",
+        "relation": "address",
+        "eval_batch_size": 16,
+        "trials": [{"epochs": 1, "batch_size": 8, "learning_rate": 1e-3, "rationale": "tiny | <b>probe</b>"}],
+    }
+    config.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    out = root / "out"
+    train(load_config(config), release, out, show_progress=False)
+    return out

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ratio_bench.errors import UsageError
-from ratio_bench.evaluation.results import TABLE_METRICS
+from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
 from ratio_bench.lexicon import RELATIONS
 
 
@@ -41,7 +41,7 @@ def results_table(entries: list[dict], title: str):
         for rel in RELATIONS:
             m = e["results"].get(rel)
             cells += [f"{100 * m[k]:.1f}" if m else "-" for k, _ in TABLE_METRICS]
-        t.add_row(escape(e["model"]), *cells)
+        t.add_row(escape(entry_label(e)), *cells)
     return t
 
 
@@ -88,7 +88,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             run_dir = _per_model_path(args.save_run, setup.name, len(args.model))
             save_run(result, data.manifest, args.split, run_dir)
             console.print(f"{setup.name}: run saved to {run_dir}")
-        entry = leaderboard_entry(result, data.manifest, args.split)
+        entry = leaderboard_entry(result, data.manifest, args.split, setup.tuned_for)
         entries.append(entry)
         console.print(
             f"{setup.name}: {result.seconds:.1f} s, corpus {len(data.corpus_ids):,} candidates, "
@@ -114,7 +114,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     board = lb.load_board(args.results)
     console = report_console()
     for release in board.releases:
-        rows = [{"model": f"{e['model']} ({e['split']})", "results": e["results"]} for e in release.entries]
+        rows = [
+            {"model": f"{entry_label(e)} ({e['split']})", "results": e["results"]} for e in release.entries
+        ]
         console.print(results_table(rows, lb.terminal_text(f"Leaderboard {release.title} (%)")))
     for r in board.rejected:
         console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")

@@ -25,7 +25,13 @@ from typing import Any
 
 from ratio_bench import __version__
 from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.results import MAIN_SCORE, TABLE_METRICS, SubmissionError, validate_submission
+from ratio_bench.evaluation.results import (
+    MAIN_SCORE,
+    TABLE_METRICS,
+    SubmissionError,
+    entry_label,
+    validate_submission,
+)
 from ratio_bench.lexicon import RELATIONS
 
 MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
@@ -259,7 +265,7 @@ def leaderboard_markdown(board: Board) -> str:
         lines += ["", f"## {markdown_text(release.title)}", ""]
         lines += [_md_row(head), "|" + "---|" * len(head)]
         for rank, entry in ranked(release):
-            cells = [str(rank), markdown_text(entry["model"]), markdown_text(entry["split"])]
+            cells = [str(rank), markdown_text(entry_label(entry)), markdown_text(entry["split"])]
             lines.append(_md_row(cells + [percent(v) for _, v in metric_cells(entry)]))
     if board.rejected:
         lines += ["", "## Rejected files", "", _md_row(["file", "reason"]), "|---|---|"]
@@ -297,7 +303,7 @@ def plot_png(board: Board) -> bytes:
         for i, rel in enumerate(RELATIONS):
             values = [100 * e["results"].get(rel, {}).get(MAIN_SCORE, 0.0) for e in release.entries]
             ax.bar(x + (i - 1) * bar, values, bar, label=rel)
-        labels = [plain_text(f"{e['model']} ({e['split']})") for e in release.entries]
+        labels = [plain_text(f"{entry_label(e)} ({e['split']})") for e in release.entries]
         ax.set_xticks(x, labels, rotation=20, ha="right", fontsize=8, parse_math=False)
         ax.set_title(plain_text(release.title), fontsize=9, parse_math=False)
         ax.set_ylabel("MRR@10 (%)")
@@ -473,7 +479,7 @@ def _release_section(release: Release) -> str:
     for rank, entry in ranked(release):
         cells = [
             f'<td class="num" data-value="{rank}">{rank}</td>',
-            f"<td>{html_text(entry['model'])}</td>",
+            f"<td>{html_text(entry_label(entry))}</td>",
             f"<td>{html_text(entry['split'])}</td>",
         ]
         cells += [

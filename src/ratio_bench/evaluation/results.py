@@ -44,7 +44,10 @@ def manifest_sha256(manifest: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
 
 
-def leaderboard_entry(result: ScoreResult, manifest: dict[str, Any], split: str) -> dict[str, Any]:
+def leaderboard_entry(
+    result: ScoreResult, manifest: dict[str, Any], split: str, tuned_for: str | None = None
+) -> dict[str, Any]:
+    """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name)."""
     manifest_sha = manifest_sha256(manifest)
     return {
         "schema_version": 1,
@@ -59,7 +62,13 @@ def leaderboard_entry(result: ScoreResult, manifest: dict[str, Any], split: str)
         "main_score": MAIN_SCORE,
         "results": {rel: {k: round(v, 6) for k, v in m.items()} for rel, m in result.metrics.items()},
         "n_queries": result.n_queries,
-    }
+    } | ({"tuned_for": tuned_for} if tuned_for else {})
+
+
+def entry_label(entry: dict[str, Any]) -> str:
+    """An entry's row name: its model, and for a tuned model the relation it was tuned for (three tuned
+    copies of one backbone and setup, one per relation, would otherwise share a name)."""
+    return entry["model"] + (f" [tuned for {entry['tuned_for']}]" if entry.get("tuned_for") else "")
 
 
 def mteb_results(result: ScoreResult, manifest: dict[str, Any], split: str) -> dict[str, dict[str, Any]]:

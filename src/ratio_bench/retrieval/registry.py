@@ -114,10 +114,29 @@ class ModelSetup:
     # a unified model's query prompt per relation (its saved prompts under the relation names); others: empty
     # (a tuple of (relation, prompt) pairs, so a setup stays hashable)
     query_prompts: tuple[tuple[str, str], ...] = ()
+    tuned_for: str | None = None  # the relation a ``ratio train`` model was fine-tuned for ("all": unified)
 
     def prompt_for(self, relation: str) -> str:
         """The query prompt of ``relation``: its own when the model has one, else the setup's query prompt."""
         return dict(self.query_prompts).get(relation, self.query_prompt)
+
+
+TRAINING_SUMMARY = "summary.json"  # written by ``ratio train`` next to the chosen model, ``best/``
+TRAINING_SCHEMA = "ratio-training-summary/1"
+
+
+def training_summary(folder: Path) -> tuple[Path, dict] | None:
+    """(model folder, training summary) when ``folder`` is a ``ratio train --out`` folder or its ``best/``."""
+    for out, model in ((folder, folder / "best"), (folder.parent, folder)):
+        path = out / TRAINING_SUMMARY
+        if model.name == "best" and model.is_dir() and path.is_file():
+            try:
+                summary = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as e:
+                raise ModelUnavailableError(f"{path}: unreadable ({e}); re-run `ratio train`") from e
+            if isinstance(summary, dict) and summary.get("schema") == TRAINING_SCHEMA:
+                return model, summary
+    return None
 
 
 def models_dir() -> Path:
@@ -215,7 +234,8 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
             f"--model {ref!r}: not a registered name ({', '.join(REGISTRY)}) nor a local model folder; "
             "see `ratio models`"
         )
-    root = _model_root(folder)
+    tuned = training_summary(folder.resolve())
+    root = _model_root(tuned[0] if tuned else folder)
     prompts = {"none": ("", ""), "generic": GENERIC}
     saved = saved_prompts(root)
     relation_prompts = saved_relation_prompts(root)
@@ -223,14 +243,20 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
         prompts["saved"] = saved or ("", "")
     setup = setup or ("saved" if "saved" in prompts else "none")
     _check_setup(flag, setup, str(folder), prompts)
+    display = f"{folder.name}:{setup}"
+    if tuned:  # named like the spec's rows: "<backbone> <setup>-Tuned"
+        summary = tuned[1]
+        display = f"{Path(summary['backbone']['name']).name} {summary['setup']}-Tuned"
+        display += "" if setup == "saved" else f":{setup}"
     return ModelSetup(
-        f"{folder.name}:{setup}",
+        display,
         "dense",
         str(root),
         setup,
         *prompts[setup],
         trust_remote_code=trust_remote_code,
         query_prompts=tuple(relation_prompts.items()) if setup == "saved" else (),
+        tuned_for=tuned[1]["relation"] if tuned else None,
     )
 
 

@@ -18,23 +18,40 @@ def cmd_train(args: argparse.Namespace) -> int:
         args.trust_remote_code,
         show_progress=not args.quiet,
     )
+    if not summary:  # a non-main DDP process: rank 0 writes every output
+        return 0
+    from ratio_bench.training.card import write_card
+
     chosen = summary["chosen"]
+    card = write_card(args.out)
     print(
-        f"{summary['config']['file']}: trial {chosen['trial']} chosen ({chosen['reason']}) -> {args.out}/best"
+        f"{summary['config']['file']}: trial {chosen['trial']} chosen ({chosen['reason']}) -> {args.out}/best "
+        f"(card {card})"
     )
     return 0
 
 
 def cmd_train_all(args: argparse.Namespace) -> int:
+    from ratio_bench.training.card import write_card
     from ratio_bench.training.run import train_all
 
     for summary in train_all(
         args.dir, args.dataset, args.out, args.trust_remote_code, show_progress=not args.quiet
     ):
+        if not summary:
+            continue
         chosen = summary["chosen"]
+        write_card(args.out / Path(summary["config"]["file"]).stem)
         print(
             f"{summary['config']['file']}: trial {chosen['trial']}, validation MRR@10 {chosen['mrr_at_10']:.4f}"
         )
+    return 0
+
+
+def cmd_model_card(args: argparse.Namespace) -> int:
+    from ratio_bench.training.card import write_card
+
+    print(write_card(args.dir, args.results, args.repo_id))
     return 0
 
 
@@ -55,3 +72,16 @@ def register(sub) -> None:
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_train_all)
+
+    p = sub.add_parser("model-card", help="(re-)render a tuned model's card: DIR/best/README.md")
+    p.add_argument("dir", type=Path, metavar="DIR", help="a training output folder (ratio train --out)")
+    p.add_argument(
+        "--results",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a `ratio score --out` result of DIR/best (test, silver); repeatable",
+    )
+    p.add_argument("--repo-id", help="the Hub repository shown in the usage example (default ORG/<name>)")
+    p.set_defaults(func=cmd_model_card)

@@ -24,14 +24,13 @@ from tqdm import tqdm
 from ratio_bench import __version__
 from ratio_bench.errors import UsageError
 from ratio_bench.io import write_json
+from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SCHEMA  # shared with scoring (tuned names)
+from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
 from ratio_bench.training.backbone import backbone_path
 from ratio_bench.training.config import TrainingConfig, config_files, load_config
 from ratio_bench.training.data import DatasetInfo, dataset_info
 from ratio_bench.training.outputs import is_main_process, prepare_output
 from ratio_bench.training.trial import RESULT, prepare, run_trial
-
-SUMMARY = "summary.json"
-SCHEMA = "ratio-training-summary/1"
 
 
 def identity(config: TrainingConfig, info: DatasetInfo) -> dict[str, Any]:

@@ -1,0 +1,66 @@
+"""A tuned model is scored with its saved prompts and named like the spec's rows, next to the baselines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_helpers import run_ratio
+from ratio_bench.evaluation.leaderboard import leaderboard_markdown, load_board, markdown_text
+from ratio_bench.retrieval.registry import resolve
+
+
+def test_a_training_folder_and_its_best_resolve_to_the_tuned_name(tuned_folder):
+    for ref in (tuned_folder, tuned_folder / "best"):
+        setup = resolve(str(ref))
+        assert setup.name == "all-mpnet-base-v2 generic-Tuned" and setup.tuned_for == "address"
+        assert (setup.setup, setup.query_prompt, setup.document_prompt) == ("saved", "query: ", "document: ")
+    other = resolve(str(tuned_folder), "none")
+    assert other.name == "all-mpnet-base-v2 generic-Tuned:none" and other.query_prompt == ""
+
+
+def test_score_tuned_and_baseline_rows_on_one_leaderboard(tuned_folder, tiny_models, tmp_path):
+    release = tuned_folder.parent / "release"
+    summary = json.loads((tuned_folder / "summary.json").read_text())
+    results = tmp_path / "results"
+    common = ["--dataset", release, "--split", "validation", "--relations", "address"]
+    for name, model in (("tuned", tuned_folder / "best"), ("baseline", tiny_models["bert"])):
+        run = run_ratio(
+            "score",
+            "--model",
+            model,
+            *common,
+            "--cache-dir",
+            tmp_path / "c",
+            "--out",
+            results / f"{name}.json",
+        )
+        assert run.code == 0, run.err
+    tuned = json.loads((results / "tuned.json").read_text())
+    assert tuned["model"] == "all-mpnet-base-v2 generic-Tuned" and tuned["tuned_for"] == "address"
+    # scored with the saved prompts: the validation MRR@10 training selected on
+    assert tuned["results"]["address"]["mrr_at_10"] == pytest.approx(summary["chosen"]["mrr_at_10"], abs=1e-5)
+    board = load_board(results)
+    assert not board.rejected and len(board.releases[0].entries) == 2
+    md = leaderboard_markdown(board)
+    tuned_row = markdown_text("all-mpnet-base-v2 generic-Tuned [tuned for address]")
+    assert f"| {tuned_row} | validation |" in md and f"| {markdown_text('bert:none')} | validation |" in md
+
+
+def test_the_mteb_path_scores_a_tuned_model_like_ours(tuned_folder, small_release, tmp_path):
+    pytest.importorskip("mteb")
+    entries = {}
+    for via in ("ratio", "mteb"):
+        out = tmp_path / f"{via}.json"
+        run = run_ratio(
+            "score", "--model", tuned_folder, "--dataset", small_release, "--relations", "address",
+            "--via", via, "--cache-dir", tmp_path / "c", "--out", out,
+        )  # fmt: skip
+        assert run.code == 0, run.err
+        entries[via] = json.loads(out.read_text())
+    assert entries["mteb"]["model"] == "all-mpnet-base-v2 generic-Tuned (via mteb)"
+    assert entries["mteb"]["tuned_for"] == entries["ratio"]["tuned_for"] == "address"
+    ours, theirs = entries["ratio"]["results"]["address"], entries["mteb"]["results"]["address"]
+    assert theirs["mrr_at_10"] == pytest.approx(ours["mrr_at_10"], abs=1e-4)
+    assert not load_board(tmp_path / "mteb.json").rejected  # "(via mteb)" names are valid entries now
