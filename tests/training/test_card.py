@@ -62,6 +62,10 @@ def test_card_with_test_results_and_the_release_licence(tuned_folder, tmp_path):
     assert manifest["config"]["release"]["license"] == "development use only"
     assert "*development use only*" in card and "does **not** allow publishing" in card
     assert summary["dataset"]["path"] not in card  # no local paths
+    # results given to the command stay on the card when it is re-rendered without them (e.g. by publishing)
+    write_card(tuned_folder, [results], repo_id="fixture-org/x")
+    assert render_card(tuned_folder, repo_id="fixture-org/x") == card
+    (tuned_folder / "card-results.json").unlink()
     other = tmp_path / "other.json"
     other.write_text(json.dumps({**entry, "dataset": {**entry["dataset"], "version": "9"}}))
     with pytest.raises(CardError, match="--results .*other.json: scored on tiny 9"):

@@ -20,15 +20,16 @@ import yaml
 
 from ratio_bench import __version__
 from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.leaderboard import markdown_text, read_entry
+from ratio_bench.evaluation.leaderboard import markdown_text, parse_entry, read_entry
 from ratio_bench.evaluation.results import SubmissionError
-from ratio_bench.io import atomic_open
+from ratio_bench.io import atomic_open, write_json
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SUMMARY_SCHEMA
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
 from ratio_bench.training.data import dataset_info
 
 TEMPLATE = Path(__file__).resolve().parents[3] / "model_cards" / "model_card.md"
 MARKER = "<!-- ratio-model-card:"
+CARD_RESULTS = "card-results.json"  # the results last given to the card, so a re-render keeps them
 ST_START, ST_END = "<!-- sentence-transformers card: start -->", "<!-- sentence-transformers card: end -->"
 # Sections of sentence-transformers' generated card kept in ours (by exact heading title).
 ST_SECTIONS = (
@@ -120,6 +121,18 @@ def load_results(files: list[Path], summary: dict[str, Any]) -> list[dict[str, A
     return entries
 
 
+def stored_results(folder: Path, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The results an earlier ``ratio model-card --results`` put on the card (re-checked), or none."""
+    path = folder / CARD_RESULTS
+    if not path.is_file():
+        return []
+    try:
+        entries = [parse_entry(json.dumps(e).encode()) for e in json.loads(path.read_text(encoding="utf-8"))]
+    except (SubmissionError, json.JSONDecodeError, TypeError) as e:
+        raise CardError(f"{path}: not a list of result entries ({e}); pass --results FILE again") from None
+    return entries
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
@@ -197,7 +210,7 @@ def render_card(folder: str | Path, results: list[Path] | None = None, repo_id: 
     """The README.md of ``folder``'s tuned model (``folder`` is a ``ratio train --out`` folder)."""
     folder = Path(folder)
     summary = load_summary(folder)
-    entries = load_results(list(results or []), summary)
+    entries = load_results(results, summary) if results else stored_results(folder, summary)
     name = model_name(summary)
     rel, setup, backbone = summary["relation"], summary["setup"], backbone_short(summary)
     licence, publishable = release_terms(summary)
@@ -337,7 +350,11 @@ def render_card(folder: str | Path, results: list[Path] | None = None, repo_id: 
 
 
 def write_card(folder: str | Path, results: list[Path] | None = None, repo_id: str | None = None) -> Path:
-    """Render the card and write it as ``folder/best/README.md`` (atomically); return its path."""
+    """Render the card and write it as ``folder/best/README.md`` (atomically); return its path.
+
+    ``results`` given are kept in ``folder/card-results.json`` (outside ``best/``), so a later render without
+    them (after training resumes, or when publishing) keeps them on the card.
+    """
     folder = Path(folder)
     load_summary(folder)  # a folder that is not a training output is named as such first
     if not (folder / "best").is_dir():
@@ -346,4 +363,6 @@ def write_card(folder: str | Path, results: list[Path] | None = None, repo_id: s
     target = folder / "best" / "README.md"
     with atomic_open(target, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)
+    if results:
+        write_json(folder / CARD_RESULTS, load_results(results, load_summary(folder)))
     return target

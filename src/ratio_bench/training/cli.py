@@ -55,6 +55,14 @@ def cmd_model_card(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish_models(args: argparse.Namespace) -> int:
+    from ratio_bench.training.publish import publish_models
+
+    for line in publish_models(args.dir, args.org, args.revision, args.private, args.force):
+        print(f"published {line}")
+    return 0
+
+
 def add_training_commands(sub) -> None:
     p = sub.add_parser("train", help="fine-tune a retriever: every trial of one training config, best kept")
     p.add_argument("--config", type=Path, required=True, help="a training config (training/*.yaml)")
@@ -85,3 +93,21 @@ def add_training_commands(sub) -> None:
     )
     p.add_argument("--repo-id", help="the Hub repository shown in the usage example (default ORG/<name>)")
     p.set_defaults(func=cmd_model_card)
+
+    p = sub.add_parser(
+        "publish-models", help="upload tuned models to Hugging Face Hub model repos and tag them"
+    )
+    p.add_argument(
+        "dir", type=Path, metavar="DIR", help="a training output folder, or a folder of them (models/dev)"
+    )
+    p.add_argument(
+        "--org", required=True, help="Hub user or organisation: repos ORG/ratio-<relation>-<backbone>-<setup>"
+    )
+    p.add_argument("--revision", metavar="TAG", help="tag for the upload (default: the Ratio version)")
+    p.add_argument("--private", action="store_true", help="create the repositories private")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="publish even models of a release whose config says release.publish: false",
+    )
+    p.set_defaults(func=cmd_publish_models)
