@@ -77,3 +77,14 @@ def test_model_card_command(tuned_folder, tmp_path):
     assert run.code == 0, run.err
     assert (tuned_folder / "best" / "README.md").read_text(encoding="utf-8").startswith("---\n")
     assert_user_error(run_ratio("model-card", tmp_path, timeout=120), str(tmp_path), "summary.json")
+
+
+def test_ratio_train_writes_the_card(tuned_folder, tmp_path):
+    config = tuned_folder.parent / "all-mpnet-base-v2-generic-address.yaml"
+    out = tmp_path / "out"
+    run = run_ratio(
+        "train", "--config", config, "--dataset", tuned_folder.parent / "release", "--out", out, "--quiet"
+    )
+    assert run.code == 0, run.err
+    card = (out / "best" / "README.md").read_text(encoding="utf-8")
+    assert "ratio-model-card" in card and "does **not** allow publishing" in card

@@ -51,14 +51,14 @@ def cmd_train_all(args: argparse.Namespace) -> int:
 def cmd_model_card(args: argparse.Namespace) -> int:
     from ratio_bench.training.card import write_card
 
-    print(write_card(args.dir, args.results, args.repo_id))
+    print(write_card(args.dir, args.results, args.repo_id, args.dataset))
     return 0
 
 
 def cmd_publish_models(args: argparse.Namespace) -> int:
     from ratio_bench.training.publish import publish_models
 
-    for line in publish_models(args.dir, args.org, args.revision, args.private, args.force):
+    for line in publish_models(args.dir, args.org, args.revision, args.private, args.force, args.dataset):
         print(f"published {line}")
     return 0
 
@@ -92,6 +92,9 @@ def add_training_commands(sub) -> None:
         help="a `ratio score --out` result of DIR/best (test, silver); repeatable",
     )
     p.add_argument("--repo-id", help="the Hub repository shown in the usage example (default ORG/<name>)")
+    p.add_argument(
+        "--dataset", type=Path, help="the training release folder, when not where training recorded it"
+    )
     p.set_defaults(func=cmd_model_card)
 
     p = sub.add_parser(
@@ -109,5 +112,8 @@ def add_training_commands(sub) -> None:
         "--force",
         action="store_true",
         help="publish even models of a release whose config says release.publish: false",
+    )
+    p.add_argument(
+        "--dataset", type=Path, help="the training release folder, when not where training recorded it"
     )
     p.set_defaults(func=cmd_publish_models)

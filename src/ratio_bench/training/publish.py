@@ -26,7 +26,7 @@ class ModelToPublish:
     publishable: bool | None  # the release config's release.publish; None when it cannot be checked
 
 
-def find_models(folder: str | Path) -> list[ModelToPublish]:
+def find_models(folder: str | Path, dataset: str | Path | None = None) -> list[ModelToPublish]:
     """The training output folder ``folder``, or every one directly inside it (e.g. ``models/dev``)."""
     folder = Path(folder)
     if (folder / TRAINING_SUMMARY).is_file():
@@ -45,7 +45,7 @@ def find_models(folder: str | Path) -> list[ModelToPublish]:
         summary = load_summary(out)
         if not (out / "best").is_dir():
             raise PublishError(f"{out}: no best/ model folder; finish `ratio train --out {out}` first")
-        licence, publishable = release_terms(summary)
+        licence, publishable = release_terms(summary, dataset)
         models.append(ModelToPublish(out, model_name(summary), licence, publishable))
     names = [m.name for m in models]
     if len(set(names)) != len(names):
@@ -69,6 +69,7 @@ def publish_models(
     revision: str | None = None,
     private: bool = False,
     force: bool = False,
+    dataset: str | Path | None = None,
 ) -> list[str]:
     """Publish every model found under ``folder`` to ``org``; return one line per repository (URL and tag).
 
@@ -76,7 +77,7 @@ def publish_models(
     """
     from huggingface_hub import HfApi
 
-    models = find_models(folder)
+    models = find_models(folder, dataset)
     refused = [(m, why) for m in models if (why := refusal(m))]
     if refused and not force:
         listed = "; ".join(f"{m.folder}: {why}" for m, why in refused)
@@ -86,7 +87,7 @@ def publish_models(
     done = []
     for model in models:
         repo_id = f"{org}/{model.name}"
-        write_card(model.folder, repo_id=repo_id)  # the usage example names the repository
+        write_card(model.folder, repo_id=repo_id, dataset=dataset)  # the usage example names the repository
         with hub_errors(api, repo_id, "--org"):
             api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
             commit = api.upload_folder(
