@@ -62,6 +62,10 @@ def test_card_with_test_results_and_the_release_licence(tuned_folder, tmp_path):
     assert manifest["config"]["release"]["license"] == "development use only"
     assert "*development use only*" in card and "does **not** allow publishing" in card
     assert summary["dataset"]["path"] not in card  # no local paths
+    # results given to the command stay on the card when it is re-rendered without them (e.g. by publishing)
+    write_card(tuned_folder, [results], repo_id="fixture-org/x")
+    assert render_card(tuned_folder, repo_id="fixture-org/x") == card
+    (tuned_folder / "card-results.json").unlink()
     other = tmp_path / "other.json"
     other.write_text(json.dumps({**entry, "dataset": {**entry["dataset"], "version": "9"}}))
     with pytest.raises(CardError, match="--results .*other.json: scored on tiny 9"):
@@ -73,3 +77,14 @@ def test_model_card_command(tuned_folder, tmp_path):
     assert run.code == 0, run.err
     assert (tuned_folder / "best" / "README.md").read_text(encoding="utf-8").startswith("---\n")
     assert_user_error(run_ratio("model-card", tmp_path, timeout=120), str(tmp_path), "summary.json")
+
+
+def test_ratio_train_writes_the_card(tuned_folder, tmp_path):
+    config = tuned_folder.parent / "all-mpnet-base-v2-generic-address.yaml"
+    out = tmp_path / "out"
+    run = run_ratio(
+        "train", "--config", config, "--dataset", tuned_folder.parent / "release", "--out", out, "--quiet"
+    )
+    assert run.code == 0, run.err
+    card = (out / "best" / "README.md").read_text(encoding="utf-8")
+    assert "ratio-model-card" in card and "does **not** allow publishing" in card

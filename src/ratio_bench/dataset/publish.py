@@ -6,6 +6,8 @@ token is never printed, logged or written anywhere by this module.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ratio_bench.errors import RatioError
@@ -25,7 +27,6 @@ def publish(
     redistribute) is refused before anything is sent, unless ``force``.
     """
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError, HFValidationError, HTTPError
 
     manifest = read_manifest(folder)
     if manifest is None or artefact_kind(folder) != "release":
@@ -39,7 +40,7 @@ def publish(
         )
     tag = revision or manifest["version"]
     api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
-    try:
+    with hub_errors(api, repo_id, "--repo-id"):
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         commit = api.upload_folder(
             folder_path=str(folder),
@@ -48,17 +49,29 @@ def publish(
             commit_message=f"Ratio release {manifest['name']} {manifest['version']}",
         )
         api.create_tag(repo_id, tag=tag, repo_type="dataset", revision=commit.oid, exist_ok=True)
+    return f"{api.endpoint}/datasets/{repo_id} (tag {tag})"
+
+
+@contextmanager
+def hub_errors(api, repo_id: str, flag: str) -> Iterator[None]:
+    """Hub and network failures inside the block as one-line PublishErrors naming the endpoint, never the token.
+
+    ``flag`` is the option the repository name came from (named when the Hub rejects the name itself).
+    """
+    from huggingface_hub.errors import HfHubHTTPError, HFValidationError, HTTPError
+
+    try:
+        yield
     except HFValidationError as exc:
-        raise PublishError(f"--repo-id {repo_id}: {_first_line(exc)}") from None
+        raise PublishError(f"{flag} {repo_id}: {_first_line(exc)}") from None
     except (
         HfHubHTTPError,
         HTTPError,
     ) as exc:  # the HTTP client's errors: URLs and server text, never the token
         raise PublishError(
             f"{api.endpoint}: publishing to {repo_id} failed ({type(exc).__name__}: {_first_line(exc)}); "
-            "check HF_ENDPOINT, HF_TOKEN and --repo-id"
+            f"check HF_ENDPOINT, HF_TOKEN and {flag}"
         ) from None
-    return f"{api.endpoint}/datasets/{repo_id} (tag {tag})"
 
 
 def _first_line(exc: BaseException) -> str:

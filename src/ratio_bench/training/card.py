@@ -20,15 +20,16 @@ import yaml
 
 from ratio_bench import __version__
 from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.leaderboard import markdown_text, read_entry
+from ratio_bench.evaluation.leaderboard import markdown_text, parse_entry, read_entry
 from ratio_bench.evaluation.results import SubmissionError
-from ratio_bench.io import atomic_open
+from ratio_bench.io import atomic_open, write_json
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SUMMARY_SCHEMA
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
 from ratio_bench.training.data import dataset_info
 
 TEMPLATE = Path(__file__).resolve().parents[3] / "model_cards" / "model_card.md"
 MARKER = "<!-- ratio-model-card:"
+CARD_RESULTS = "card-results.json"  # the results last given to the card, so a re-render keeps them
 ST_START, ST_END = "<!-- sentence-transformers card: start -->", "<!-- sentence-transformers card: end -->"
 # Sections of sentence-transformers' generated card kept in ours (by exact heading title).
 ST_SECTIONS = (
@@ -78,27 +79,26 @@ def model_name(summary: dict[str, Any]) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", raw)[:96]
 
 
-def release_terms(summary: dict[str, Any]) -> tuple[str, bool | None]:
+def release_terms(summary: dict[str, Any], dataset: str | Path | None = None) -> tuple[str, bool | None]:
     """(licence text, may it be published) from the training release's manifest.
 
-    The manifest is read from the recorded release folder and trusted only when its hash is the one training
+    The manifest is read from ``dataset`` (``--dataset``) or else the release folder training recorded (a
+    relative path is relative to where training ran), and trusted only when its hash is the one training
     recorded; otherwise the terms are unknown (None), which publishing treats as a refusal.
     """
     recorded = summary["dataset"]
-    where = recorded.get("path") or ""
+    release = f"{recorded.get('name')} {recorded.get('version')}"
+    where = str(dataset or recorded.get("path") or "")
     try:
         info = dataset_info(where)
     except RatioError:
-        return (
-            f"unknown: the training release ({recorded.get('name')} {recorded.get('version')}) is not at {where}",
-            None,
-        )
+        return f"unknown: the training release ({release}) was not found; pass --dataset DIR", None
     if info.manifest_sha256 != recorded.get("manifest_sha256"):
-        return f"unknown: the release at {where} is not the build this model was trained on", None
+        return f"unknown: {where} is not the release build this model was trained on ({release})", None
     manifest = json.loads((Path(where) / "manifest.json").read_text(encoding="utf-8"))
-    release = (manifest.get("config") or {}).get("release") or {}
-    publish = release.get("publish")
-    return str(release.get("license") or "unspecified"), (None if publish is None else bool(publish))
+    terms = (manifest.get("config") or {}).get("release") or {}
+    publish = terms.get("publish")
+    return str(terms.get("license") or "unspecified"), (None if publish is None else bool(publish))
 
 
 def load_results(files: list[Path], summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -117,6 +117,18 @@ def load_results(files: list[Path], summary: dict[str, Any]) -> list[dict[str, A
                 "pass results of the training release"
             )
         entries.append(entry)
+    return entries
+
+
+def stored_results(folder: Path, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The results an earlier ``ratio model-card --results`` put on the card (re-checked), or none."""
+    path = folder / CARD_RESULTS
+    if not path.is_file():
+        return []
+    try:
+        entries = [parse_entry(json.dumps(e).encode()) for e in json.loads(path.read_text(encoding="utf-8"))]
+    except (SubmissionError, json.JSONDecodeError, TypeError) as e:
+        raise CardError(f"{path}: not a list of result entries ({e}); pass --results FILE again") from None
     return entries
 
 
@@ -193,14 +205,19 @@ def _model_index(summary: dict[str, Any], entries: list[dict[str, Any]], name: s
     return [{"name": name, "results": results}]
 
 
-def render_card(folder: str | Path, results: list[Path] | None = None, repo_id: str | None = None) -> str:
+def render_card(
+    folder: str | Path,
+    results: list[Path] | None = None,
+    repo_id: str | None = None,
+    dataset: str | Path | None = None,
+) -> str:
     """The README.md of ``folder``'s tuned model (``folder`` is a ``ratio train --out`` folder)."""
     folder = Path(folder)
     summary = load_summary(folder)
-    entries = load_results(list(results or []), summary)
+    entries = load_results(results, summary) if results else stored_results(folder, summary)
     name = model_name(summary)
     rel, setup, backbone = summary["relation"], summary["setup"], backbone_short(summary)
-    licence, publishable = release_terms(summary)
+    licence, publishable = release_terms(summary, dataset)
     data, ds = summary["data"], summary["dataset"]
     front = {
         "library_name": "sentence-transformers",
@@ -306,7 +323,11 @@ def render_card(folder: str | Path, results: list[Path] | None = None, repo_id: 
             f"Validation (the chosen trial's best epoch): MRR@10 {_pct(summary['chosen']['mrr_at_10'])} %. "
             "No test results were given; render with `ratio model-card DIR --results FILE` to add them."
         )
-    allowed = {True: "allows publishing", False: "does **not** allow publishing", None: "does not say"}
+    allowed = {
+        True: "allows publishing",
+        False: "does **not** allow publishing",
+        None: "could not be checked for whether it allows publishing",
+    }
     licence_md = (
         f"The training data's licence, from the release config: *{markdown_text(licence)}*. The release config "
         f"{allowed[publishable]} (`release.publish`). The model's weights derive from the backbone "
@@ -336,14 +357,25 @@ def render_card(folder: str | Path, results: list[Path] | None = None, repo_id: 
     return string.Template(TEMPLATE.read_text(encoding="utf-8")).substitute(values)
 
 
-def write_card(folder: str | Path, results: list[Path] | None = None, repo_id: str | None = None) -> Path:
-    """Render the card and write it as ``folder/best/README.md`` (atomically); return its path."""
+def write_card(
+    folder: str | Path,
+    results: list[Path] | None = None,
+    repo_id: str | None = None,
+    dataset: str | Path | None = None,
+) -> Path:
+    """Render the card and write it as ``folder/best/README.md`` (atomically); return its path.
+
+    ``results`` given are kept in ``folder/card-results.json`` (outside ``best/``), so a later render without
+    them (after training resumes, or when publishing) keeps them on the card.
+    """
     folder = Path(folder)
     load_summary(folder)  # a folder that is not a training output is named as such first
     if not (folder / "best").is_dir():
         raise CardError(f"{folder}: no best/ model folder; finish `ratio train --out {folder}` first")
-    text = render_card(folder, results, repo_id)
+    text = render_card(folder, results, repo_id, dataset)
     target = folder / "best" / "README.md"
     with atomic_open(target, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)
+    if results:
+        write_json(folder / CARD_RESULTS, load_results(results, load_summary(folder)))
     return target

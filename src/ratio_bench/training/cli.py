@@ -51,7 +51,15 @@ def cmd_train_all(args: argparse.Namespace) -> int:
 def cmd_model_card(args: argparse.Namespace) -> int:
     from ratio_bench.training.card import write_card
 
-    print(write_card(args.dir, args.results, args.repo_id))
+    print(write_card(args.dir, args.results, args.repo_id, args.dataset))
+    return 0
+
+
+def cmd_publish_models(args: argparse.Namespace) -> int:
+    from ratio_bench.training.publish import publish_models
+
+    for line in publish_models(args.dir, args.org, args.revision, args.private, args.force, args.dataset):
+        print(f"published {line}")
     return 0
 
 
@@ -84,4 +92,28 @@ def register(sub) -> None:
         help="a `ratio score --out` result of DIR/best (test, silver); repeatable",
     )
     p.add_argument("--repo-id", help="the Hub repository shown in the usage example (default ORG/<name>)")
+    p.add_argument(
+        "--dataset", type=Path, help="the training release folder, when not where training recorded it"
+    )
     p.set_defaults(func=cmd_model_card)
+
+    p = sub.add_parser(
+        "publish-models", help="upload tuned models to Hugging Face Hub model repos and tag them"
+    )
+    p.add_argument(
+        "dir", type=Path, metavar="DIR", help="a training output folder, or a folder of them (models/dev)"
+    )
+    p.add_argument(
+        "--org", required=True, help="Hub user or organisation: repos ORG/ratio-<relation>-<backbone>-<setup>"
+    )
+    p.add_argument("--revision", metavar="TAG", help="tag for the upload (default: the Ratio version)")
+    p.add_argument("--private", action="store_true", help="create the repositories private")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="publish even models of a release whose config says release.publish: false",
+    )
+    p.add_argument(
+        "--dataset", type=Path, help="the training release folder, when not where training recorded it"
+    )
+    p.set_defaults(func=cmd_publish_models)
