@@ -20,6 +20,20 @@ KS = (1, 10)
 PRIMARY = "mrr_at_10"
 
 
+def encode_for_validation(
+    model, texts: list[str], prompt: str, batch_size: int, progress: bool
+) -> np.ndarray:
+    """Normalised vectors as the leaderboard's exact search expects them (shared by every validation pass)."""
+    return model.encode(
+        texts,
+        prompt=prompt or None,
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=progress,
+    )
+
+
 class RetrievalEvaluator(BaseEvaluator):
     """A sentence-transformers evaluator (``BaseEvaluator``, formerly ``SentenceEvaluator``) over one split."""
 
@@ -47,14 +61,7 @@ class RetrievalEvaluator(BaseEvaluator):
         self.seconds = 0.0  # time spent evaluating, so training throughput can leave it out
 
     def _encode(self, model, texts: list[str], prompt: str) -> np.ndarray:
-        return model.encode(
-            texts,
-            prompt=prompt or None,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=self.show_progress_bar,
-        )
+        return encode_for_validation(model, texts, prompt, self.batch_size, self.show_progress_bar)
 
     def run(self, model) -> dict[str, list[str]]:
         """Top-10 corpus ids per validation query."""

@@ -30,21 +30,12 @@ class RatioTrainer(SentenceTransformerTrainer):
     def get_batch_sampler(
         self, dataset, batch_size, drop_last, valid_label_columns=None, generator=None, seed=0
     ):
+        sampler, extra = NoSharedTextBatchSampler, {}
         if self.relations is not None:  # a unified model, negatives within one relation
             from ratio_bench.training.unified import RelationBatchSampler
 
-            return RelationBatchSampler(
-                dataset,
-                batch_size=batch_size,
-                drop_last=drop_last,
-                texts=self.texts,
-                lengths=self.lengths,
-                valid_label_columns=valid_label_columns,
-                generator=generator,
-                seed=seed,
-                relations=self.relations,
-            )
-        return NoSharedTextBatchSampler(
+            sampler, extra = RelationBatchSampler, {"relations": self.relations}
+        return sampler(
             dataset,
             batch_size=batch_size,
             drop_last=drop_last,
@@ -53,4 +44,5 @@ class RatioTrainer(SentenceTransformerTrainer):
             valid_label_columns=valid_label_columns,
             generator=generator,
             seed=seed,
+            **extra,
         )

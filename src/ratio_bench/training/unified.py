@@ -21,7 +21,7 @@ from sentence_transformers.base.evaluation import BaseEvaluator
 from ratio_bench.evaluation.metrics import evaluate_run
 from ratio_bench.retrieval.search import exact_search
 from ratio_bench.training.data import TrainPairs, load_train_pairs
-from ratio_bench.training.evaluator import KS, PRIMARY
+from ratio_bench.training.evaluator import KS, PRIMARY, encode_for_validation
 from ratio_bench.training.sampler import NoSharedTextBatchSampler, fill_batches
 
 DEFAULT_TEMPERATURE = 3.0
@@ -103,14 +103,7 @@ class UnifiedEvaluator(BaseEvaluator):
         self.seconds = 0.0
 
     def _encode(self, model, texts: list[str], prompt: str) -> np.ndarray:
-        return model.encode(
-            texts,
-            prompt=prompt or None,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=self.show_progress_bar,
-        )
+        return encode_for_validation(model, texts, prompt, self.batch_size, self.show_progress_bar)
 
     def __call__(self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1):
         start = time.perf_counter()
