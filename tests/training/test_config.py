@@ -28,6 +28,7 @@ def test_spec_configs_cover_the_fifteen_setups_with_table7_trials():
         assert f.stem == f"{config.backbone}-{config.setup}-{config.relation}"
         assert len(config.trials) == TABLE7_TRIALS[config.relation]
         assert all(t.rationale for t in config.trials) and config.max_train_pairs is None
+        assert config.bf16 and config.tf32  # GPU runs; a CPU run of the file trains in fp32
 
 
 def test_dev_configs_say_how_they_are_scaled():
@@ -60,6 +61,7 @@ def _config(tmp_path, **change) -> Path:
             ["learning_rte", "'learning_rate'"],
         ),
         ({"backbone": "all-mpnet-base"}, ["backbone", "'all-mpnet-base-v2'"]),
+        ({"bf16": "yes"}, ["c.yaml: bf16", "expected bool"]),
     ],
 )
 def test_config_mistakes_are_one_line_errors(tmp_path, change, culprits):

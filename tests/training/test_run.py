@@ -144,12 +144,22 @@ def test_train_all_on_tiny_modernbert_and_stella(tmp_path, tiny_models, tiny_rel
     folder = tmp_path / "configs"
     folder.mkdir()
     trial = [{"epochs": 1, "batch_size": 8, "learning_rate": 1e-3, "freeze_ratio": 0.25}]
-    _write(folder / f"{arch}-recommended-address.yaml", arch, tiny_models, trial, setup="recommended")
+    _write(
+        folder / f"{arch}-recommended-address.yaml",
+        arch,
+        tiny_models,
+        trial,
+        setup="recommended",
+        bf16=True,  # as the spec configs ask; this CPU must train in fp32 and say so
+        tf32=True,
+    )
     out = tmp_path / "models"
     (summary,) = train_all(folder, tiny_release, out, show_progress=False)
     model = SentenceTransformer(str(out / f"{arch}-recommended-address" / "best"), device="cpu")
     assert model.prompts == summary["prompts"] and model.prompts["query"] != "query: "
     assert summary["trials"][0]["frozen_parameters"] > 0
+    if not torch.cuda.is_available():
+        assert summary["trials"][0]["precision"] == {"bf16": False, "tf32": False, "device": "cpu"}
     data = load_split(tiny_release, "validation", ["address"])
     setup = ModelSetup(
         arch,

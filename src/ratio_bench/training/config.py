@@ -58,6 +58,8 @@ class TrainingConfig:
     pretokenize: bool = True
     hard_negatives: str = "none"
     gather_across_devices: bool = True
+    bf16: bool = False  # bf16 autocast where a GPU supports it (training/precision.py); fp32 elsewhere
+    tf32: bool = False  # TF32 matmuls on Ampere or newer GPUs
     eval_batch_size: int = 64
     description: str = ""
     scaling: str = ""
@@ -189,6 +191,8 @@ def load_config(path: str | Path) -> TrainingConfig:
         gather_across_devices=_typed(
             raw.get("gather_across_devices", True), bool, f"{path}: gather_across_devices"
         ),
+        bf16=_typed(raw.get("bf16", False), bool, f"{path}: bf16"),
+        tf32=_typed(raw.get("tf32", False), bool, f"{path}: tf32"),
         eval_batch_size=_typed(raw.get("eval_batch_size", 64), int, f"{path}: eval_batch_size", 1),
         description=str(raw.get("description", "")),
         scaling=str(raw.get("scaling", "")),

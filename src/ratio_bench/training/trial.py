@@ -28,6 +28,7 @@ from ratio_bench.training.data import DatasetInfo, TrainPairs, dataset_info, loa
 from ratio_bench.training.evaluator import PRIMARY, RetrievalEvaluator
 from ratio_bench.training.loss import build_loss
 from ratio_bench.training.outputs import is_main_process
+from ratio_bench.training.precision import effective_precision
 from ratio_bench.training.sampler import text_ids
 from ratio_bench.training.tokens import LengthChoice, PretokenizedCollator, choose_max_length, token_counts
 
@@ -202,6 +203,7 @@ def build_trainer(
     frozen = freeze(model, trial.freeze_ratio)
     loss = build_loss(model, trial.mini_batch_size, config.gather_across_devices)
     strategy = "epoch" if validate else "no"
+    precision = effective_precision(config.bf16, config.tf32)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(checkpoints),
         num_train_epochs=trial.epochs,
@@ -211,6 +213,8 @@ def build_trainer(
         warmup_steps=trial.warmup_ratio,  # a float below 1 is a share of the steps (transformers 5)
         max_grad_norm=trial.max_grad_norm,
         seed=config.seed,
+        bf16=precision.bf16,
+        tf32=precision.tf32 or None,  # None leaves torch's default; False would force TF32 off
         eval_strategy=strategy,
         save_strategy=strategy,
         load_best_model_at_end=validate,
@@ -277,6 +281,7 @@ def run_trial(
         "trial": index,
         "settings": trial.settings(),
         "frozen_parameters": frozen,
+        "precision": effective_precision(prep.config.bf16, prep.config.tf32).as_dict(),
         "epochs": epochs,
         "best_epoch": best["epoch"],
         "best_step": best["step"],
