@@ -67,8 +67,12 @@ def leaderboard_entry(
 
 def entry_label(entry: dict[str, Any]) -> str:
     """An entry's row name: its model, and for a tuned model the relation it was tuned for (three tuned
-    copies of one backbone and setup, one per relation, would otherwise share a name)."""
-    return entry["model"] + (f" [tuned for {entry['tuned_for']}]" if entry.get("tuned_for") else "")
+    copies of one backbone and setup, one per relation, would otherwise share a name); a unified model is one
+    model for every move."""
+    tuned = entry.get("tuned_for")
+    if not tuned:
+        return entry["model"]
+    return entry["model"] + (" [unified, all moves]" if tuned == "all" else f" [tuned for {tuned}]")
 
 
 def mteb_results(result: ScoreResult, manifest: dict[str, Any], split: str) -> dict[str, dict[str, Any]]:
