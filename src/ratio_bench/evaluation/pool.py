@@ -175,3 +175,18 @@ class JudgedPool:
             if combine(d[(q, c)] for d in per_prompt):
                 accepted.setdefault(q, set()).add(c)
         return accepted, judged
+
+
+def judged_qrels(
+    pool: JudgedPool, relation: str, query_ids: list[str], golds: list[str], qrels: str
+) -> dict[str, set[str]]:
+    """Relevant candidates per query: the mined gold, plus the pool's accepted ones for judged qrels."""
+    accepted = pool.relevance(relation, qrels.removeprefix("judged-"))[0] if qrels != "mined" else {}
+    return {q: {g} | accepted.get(q, set()) for q, g in zip(query_ids, golds, strict=True)}
+
+
+def judged_coverage(pool: JudgedPool, relation: str, run: dict[str, list[str]], k: int = 10) -> float:
+    """Share of the run's top-k (query, candidate) pairs that every prompt of the pool has judged."""
+    judged = pool.relevance(relation, "hard")[1]
+    pairs = [(q, c) for q, ranked in run.items() for c in ranked[:k]]
+    return sum(p in judged for p in pairs) / len(pairs) if pairs else 0.0
