@@ -139,6 +139,7 @@ def _judged_pool(args: argparse.Namespace, manifest: dict):
 
 def _judged_scores(result, data, pool, qrels: str, console) -> None:
     """Print judged@10 coverage of the run; with judged qrels, re-score it on mined plus accepted positives."""
+    from ratio_bench.evaluation.judged import METRICS
     from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
     from ratio_bench.evaluation.pool import judged_coverage, judged_qrels
 
@@ -147,10 +148,18 @@ def _judged_scores(result, data, pool, qrels: str, console) -> None:
         if not qids:
             continue
         run = result.runs[rel]
-        cover.append(f"{rel} {100 * judged_coverage(pool, rel, run):.1f}%")
+        coverage = f"judged@10 {100 * judged_coverage(pool, rel, run):.1f}%"
+        cover.append(f"{rel} {coverage}")
         if qrels != "mined":
-            result.metrics[rel] = evaluate_run(run, judged_qrels(pool, rel, qids, golds, qrels), DEFAULT_KS)
-    console.print(f"{result.model}: judged@10 coverage ({pool.path}): {', '.join(cover)}")
+            m = result.metrics[rel] = evaluate_run(
+                run, judged_qrels(pool, rel, qids, golds, qrels), DEFAULT_KS
+            )
+            console.print(
+                f"{result.model} {rel} ({qrels}): "
+                + " ".join(f"{short}@10 {100 * m[f'{name}_at_10']:.1f}" for name, short in METRICS)
+                + f" | {coverage}"
+            )
+    console.print(f"{result.model}: coverage of the judged pool {pool.path}: {', '.join(cover)}")
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
