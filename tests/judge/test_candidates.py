@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cli_helpers import assert_user_error, run_ratio
-from conftest import judged_decide, save_judged_run, write_judged_release
+from conftest import JUDGED_CORPUS, JUDGED_QUERIES, judged_decide, save_judged_run, write_judged_release
 from ratio_bench.cli import main
 
 
@@ -178,3 +178,38 @@ def test_failed_requests_keep_what_was_judged_and_resume(setup, tmp_path):
     assert main(judge_cmd(release, runs, server, tmp_path)) == 0
     assert pq.read_table(release / "judgments" / "candidates-address.parquet").num_rows == 28
     assert len(server.state.chat_keys) == 28
+
+
+def test_the_judge_sees_two_sentences_only(setup, tmp_path):
+    release, runs, server = setup
+    seen = []
+    server.state.decide = lambda messages: seen.append(messages) or judged_decide(messages)
+    assert main(judge_cmd(release, runs, server, tmp_path)) == 0
+    users = {m[1]["content"] for m in seen}
+    texts = {q: t for q, (t, _, _) in JUDGED_QUERIES.items()}
+    expected = {f"s1: {texts[q]}\ns2: {JUDGED_CORPUS[c][0]}" for q, c in pool_pairs(release)}
+    assert users == expected and len(seen) == 28
+    everything = json.dumps(seen)
+    assert not any(word in everything for word in ("to address this", "model-A", "model-B", "gold", "rank"))
+
+
+def pool_pairs(release):
+    table = pq.read_table(release / "judgments" / "candidates-address.parquet")
+    return set(
+        zip(table.column("query_id").to_pylist(), table.column("candidate_id").to_pylist(), strict=True)
+    )
+
+
+def test_max_cost_holds(setup, tmp_path):
+    release, runs, server = setup
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  fake-judge: {input: 100000, output: 100000}\n")  # $0.1 per 1k tokens
+    extra = ("--prices", str(prices), "--max-cost", "0.05", "--workers", "1")
+    dry = run_ratio(*judge_cmd(release, runs, server, tmp_path, *extra, "--dry-run"))
+    assert dry.code == 0 and "exceeds --max-cost 0.05" in dry.out, dry.err
+    capped = run_ratio(*judge_cmd(release, runs, server, tmp_path, *extra))
+    assert_user_error(capped, "--max-cost", "re-run")
+    assert 0 < len(server.state.chat_keys) < 28
+    assert pq.read_table(release / "judgments" / "candidates-address.parquet").num_rows == len(
+        server.state.chat_keys
+    )

@@ -149,6 +149,9 @@ def cmd_candidates(args: argparse.Namespace) -> int:
         f"{est['to_send']:,} to send | est. input {est['input_tokens']:,} tok, output {est['output_tokens']:,} tok "
         f"({args.output_tokens}/request assumed) | est. cost {cost}"
     )
+    cap = judge.settings.max_cost_usd
+    if cap is not None and est["priced"] and est["usd"] > cap:
+        print(f"the estimate exceeds --max-cost {cap}: sending stops once that much is spent")
     if args.dry_run:
         print("--dry-run: nothing sent")
         return 0
