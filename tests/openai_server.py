@@ -9,7 +9,8 @@ system prompt asks for (``decision``, ``winner`` or ``markers``), so tests can p
 Faults, set on ``FakeOpenAI.state``: ``script`` (one fault per chat request, consumed in order: ``429``,
 ``500``, ``timeout``, ``malformed``, ``drop``), ``malformed_if`` (a substring: any request whose user message
 holds it is always answered with non-JSON text), ``batch_fail_every`` (every n-th batch item fails with a 500),
-``delay_s`` (added to every chat request), ``require_key`` (answer 401 unless that bearer token is sent).
+``delay_s`` (added to every chat request), ``require_key`` (answer 401 unless that bearer token is sent),
+``decide`` (a function of the messages that gives the verdicts instead of the hash).
 
 Run ``python tests/openai_server.py --port 8089 --script 429,500,malformed`` to try the CLI against it by hand.
 """
@@ -24,6 +25,7 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -41,14 +43,17 @@ def expected_decision(messages: list[dict[str, str]]) -> bool:
     return int(_digest(messages)[:4], 16) % 10 < 7
 
 
-def answer(messages: list[dict[str, str]]) -> dict[str, Any]:
+def answer(
+    messages: list[dict[str, str]], decide: Callable[[list[dict[str, str]]], bool] | None = None
+) -> dict[str, Any]:
     system, digest = messages[0]["content"], _digest(messages)
     if '"winner"' in system:
         return {"winner": "AB"[int(digest[0], 16) % 2], "confidence": 0.6, "reason": "fake"}
     if '"markers"' in system:
         seed = messages[1]["content"].split(":", 1)[-1].strip()
         return {"markers": [f"{seed} in practice", f"in response to {seed}", seed]}
-    return {"decision": expected_decision(messages), "confidence": 0.8, "reason": "fake verdict"}
+    decision = decide(messages) if decide else expected_decision(messages)
+    return {"decision": decision, "confidence": 0.8, "reason": "fake verdict"}
 
 
 class State:
@@ -61,6 +66,7 @@ class State:
         self.delay_s = 0.0
         self.timeout_sleep_s = 3.0
         self.require_key: str | None = None
+        self.decide: Callable[[list[dict[str, str]]], bool] | None = None  # verdicts a test chose
         self.no_batch_api = False  # answer 404 on files/batches, like llama.cpp's server
         self.chat_keys: Counter[str] = Counter()  # body hash -> times received
         self.faults_served: Counter[str] = Counter()
@@ -75,7 +81,9 @@ class State:
         bad = fault == "malformed" and REASK_CUE not in last_user
         if self.malformed_if and self.malformed_if in first_user:
             bad = True
-        content = "Sure! Here is my verdict: looks fine." if bad else json.dumps(answer(messages))
+        content = (
+            "Sure! Here is my verdict: looks fine." if bad else json.dumps(answer(messages, self.decide))
+        )
         prompt_tokens = sum(len(m["content"]) for m in messages) // 4
         return 200, {
             "id": "chatcmpl-" + hashlib.sha1(content.encode()).hexdigest()[:12],

@@ -62,7 +62,13 @@ def cmd_score(args: argparse.Namespace) -> int:
     console = report_console()
     if args.save_run and args.via == "mteb":
         raise UsageError("--save-run: runs are saved by the ratio path; drop --via mteb")
+    if args.qrels != "mined" and (args.via == "mteb" or args.out):
+        raise UsageError(
+            f"--qrels {args.qrels}: judged scores are printed, not written as leaderboard entries or run "
+            "through mteb; drop --out / --via mteb"
+        )
     data = load_split(args.dataset, args.split, args.relations)
+    pool = _judged_pool(args, data.manifest) if args.via == "ratio" else None
     cache = EmbeddingCache(args.cache_dir)
     entries = []
     for ref in args.model:
@@ -80,8 +86,14 @@ def cmd_score(args: argparse.Namespace) -> int:
             )
         else:
             result = score(
-                setup, data, cache=cache, batch_size=args.batch_size, keep_runs=bool(args.save_run)
+                setup,
+                data,
+                cache=cache,
+                batch_size=args.batch_size,
+                keep_runs=bool(args.save_run) or pool is not None,
             )
+            if pool is not None:
+                _judged_scores(result, data, pool, args.qrels, console)
         if args.save_run:
             from ratio_bench.evaluation.runs import save_run
 
@@ -99,12 +111,55 @@ def cmd_score(args: argparse.Namespace) -> int:
             write_json(out, entry)
             for task, doc in mteb_results(result, data.manifest, args.split).items():
                 write_json(out.with_suffix("") / "mteb" / f"{task}.json", doc)
+    qrels = "" if args.qrels == "mined" else f", qrels {args.qrels} (unjudged: not relevant)"
     console.print(
         results_table(
-            entries, f"Ratio {data.manifest['name']} {data.manifest['version']}, split {args.split} (%)"
+            entries,
+            f"Ratio {data.manifest['name']} {data.manifest['version']}, split {args.split}{qrels} (%)",
         )
     )
     return 0
+
+
+def _judged_pool(args: argparse.Namespace, manifest: dict):
+    """The judged pool to score against or report coverage of; None when there is none and none is asked."""
+    from ratio_bench.evaluation.pool import POOL_MANIFEST, JudgedPool, default_pool_dir
+
+    path = args.pool or default_pool_dir(args.dataset)
+    if args.qrels == "mined" and not (path / POOL_MANIFEST).exists():
+        if args.pool:
+            raise UsageError(f"--pool {args.pool}: no judged pool there ({POOL_MANIFEST} missing)")
+        return None
+    if not (path / POOL_MANIFEST).exists():
+        raise UsageError(
+            f"--qrels {args.qrels}: no judged pool at {path}; run `ratio judge candidates` or give --pool DIR"
+        )
+    return JudgedPool(path, manifest)
+
+
+def _judged_scores(result, data, pool, qrels: str, console) -> None:
+    """Print judged@10 coverage of the run; with judged qrels, re-score it on mined plus accepted positives."""
+    from ratio_bench.evaluation.judged import METRICS
+    from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
+    from ratio_bench.evaluation.pool import judged_coverage, judged_qrels
+
+    cover = []
+    for rel, (qids, _, golds) in data.queries.items():
+        if not qids:
+            continue
+        run = result.runs[rel]
+        coverage = f"judged@10 {100 * judged_coverage(pool, rel, run):.1f}%"
+        cover.append(f"{rel} {coverage}")
+        if qrels != "mined":
+            m = result.metrics[rel] = evaluate_run(
+                run, judged_qrels(pool, rel, qids, golds, qrels), DEFAULT_KS
+            )
+            console.print(
+                f"{result.model} {rel} ({qrels}): "
+                + " ".join(f"{short}@10 {100 * m[f'{name}_at_10']:.1f}" for name, short in METRICS)
+                + f" | {coverage}"
+            )
+    console.print(f"{result.model}: coverage of the judged pool {pool.path}: {', '.join(cover)}")
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -247,6 +302,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="save each relation's top-100 as Parquet and TREC run files (DIR-<model> for several models)",
     )
     p.add_argument("--via", choices=["ratio", "mteb"], default="ratio", help="run through mteb instead")
+    p.add_argument(
+        "--qrels",
+        choices=["mined", "judged-hard", "judged-soft"],
+        default="mined",
+        help="relevance: the mined gold, or the gold plus judge-accepted candidates of the pool (unjudged: not relevant)",
+    )
+    p.add_argument("--pool", type=Path, metavar="DIR", help="judged pool (default: DATASET/judgments)")
     p.add_argument(
         "--reuse-embeddings",
         action="store_true",

@@ -111,6 +111,83 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_candidates(args: argparse.Namespace) -> int:
+    """Judge the sampled queries' top-k of saved runs; store verdicts in the pool; write the report."""
+    from ratio_bench.evaluation import judged
+    from ratio_bench.evaluation.pool import JudgedPool, default_pool_dir
+    from ratio_bench.evaluation.runs import load_run
+    from ratio_bench.io import atomic_open, read_manifest, staged_dir, write_json
+    from ratio_bench.judge import candidates as cj
+    from ratio_bench.judge.options import make_judge, print_run_summary
+
+    for flag, value in (("--sample", args.sample), ("--k", args.k)):
+        if value < 1:
+            raise UsageError(f"{flag} {value}: must be at least 1")
+    if args.output_tokens < 0:
+        raise UsageError(f"--output-tokens {args.output_tokens}: must be 0 or more")
+    manifest = read_manifest(args.dataset)
+    if manifest is None or "rows" not in manifest:
+        raise RatioError(f"--dataset {args.dataset}: not a Ratio release folder (no manifest.json)")
+    runs = [load_run(r, manifest) for r in args.run]
+    pool = JudgedPool(args.pool or default_pool_dir(args.dataset), manifest)
+    judge, batch = make_judge(args)
+    plans = cj.plan_candidates(args.dataset, manifest, runs, args.relations, args.sample, args.seed, args.k)
+    if not plans:
+        raise RatioError(f"--dataset {args.dataset}: no queries to sample for {', '.join(args.relations)}")
+    work = cj.missing_requests(plans, pool, judge.settings)
+    est = cj.estimate(work, judge, args.output_tokens, batch is not None)
+    cost = f"${est['usd']:,.4f}" if est["priced"] else f"unpriced model {judge.settings.model!r} ($0 counted)"
+    for plan in plans:
+        s = plan.sample
+        print(
+            f"{s.relation}: {len(s.query_ids)} queries from {s.split}, {len(plan.pairs)} (query, candidate) "
+            f"pairs x {len(plan.prompts)} prompts ({', '.join(p.ref(cj.MODE) for p in plan.prompts)})"
+        )
+    print(
+        f"requests: {est['unique_requests']:,} unique ({est['saved_by_dedup']:,} saved by judging shared "
+        f"candidates once, {est['saved_by_pool']:,} already in the pool {pool.path}), {est['cached']:,} cached, "
+        f"{est['to_send']:,} to send | est. input {est['input_tokens']:,} tok, output {est['output_tokens']:,} tok "
+        f"({args.output_tokens}/request assumed) | est. cost {cost}"
+    )
+    cap = judge.settings.max_cost_usd
+    if cap is not None and est["priced"] and est["usd"] > cap:
+        print(f"the estimate exceeds --max-cost {cap}: sending stops once that much is spent")
+    if args.dry_run:
+        print("--dry-run: nothing sent")
+        return 0
+    outcomes = (batch or judge).run([w.request for w in work.pending], desc="candidate judging")
+    stored = cj.store(pool, work, outcomes, judge.settings)
+    print_run_summary(judge.summary())
+    print(f"pool {pool.path}: {stored['stored']:,} verdicts added")
+    if stored["left"]:
+        raise RatioError(
+            f"{stored['left']:,} requests failed or were skipped (--max-cost); the judged ones are kept in the "
+            "pool and cache: re-run the same command to judge the rest"
+        )
+    report = cj.report(plans, pool, judge.settings, args.k)
+    report["runs"] = {name: str(r.path) for name, r in zip(cj.run_names(runs), runs, strict=True)}
+    report["requests"] = est
+    text = judged.markdown(report)
+    print(text)
+    skipped = []
+    with staged_dir(args.out, "judged-report") as stage:
+        write_json(stage / "manifest.json", {"kind": "judged-report", "dataset": pool.release, "k": args.k})
+        write_json(stage / "candidates.json", report)
+        with atomic_open(stage / "candidates.md", "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        for rel, r in report["relations"].items():
+            png = judged.plot(r, args.k, f"{rel}: judged top-{args.k}")
+            if png is None:
+                skipped.append(rel)
+                continue
+            with atomic_open(stage / f"candidates-{rel}.png", "wb") as fh:
+                fh.write(png)
+    if skipped:
+        print("plots skipped: matplotlib is not installed")
+    print(f"report written to {args.out}")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.judge.options import add_judge_options
 
@@ -162,3 +239,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="write the report as JSON")
     add_judge_options(p)
     p.set_defaults(func=cmd_calibrate)
+
+    p = judge.add_parser(
+        "candidates", help="judge the top-k of saved runs on sampled queries (spec 5.3) into the judged pool"
+    )
+    p.add_argument("--dataset", type=Path, required=True, help="release folder the runs were scored on")
+    p.add_argument(
+        "--run",
+        type=Path,
+        action="append",
+        required=True,
+        help="saved run folder (`ratio score --save-run`); repeatable",
+    )
+    p.add_argument("--out", type=Path, required=True, help="report folder (Markdown, JSON, plots)")
+    p.add_argument("--pool", type=Path, help="judged pool folder (default: DATASET/judgments)")
+    p.add_argument("--relations", nargs="+", default=list(RELATIONS), choices=list(RELATIONS))
+    p.add_argument(
+        "--sample", type=int, default=400, help="queries per relation (equal allocation across markers)"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--k", type=int, default=10, help="candidates judged per query and run")
+    p.add_argument(
+        "--output-tokens",
+        type=int,
+        default=600,
+        help="assumed output (incl. reasoning) tokens/request for the estimate",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the plan and cost estimate, send nothing")
+    add_judge_options(p)
+    p.set_defaults(func=cmd_candidates)

@@ -1,0 +1,192 @@
+"""The judged pool: every candidate verdict of the LLM judge, stored with the release it judged.
+
+A pool folder holds ``candidates-<relation>.parquet`` (one row per query, candidate, prompt and judge) and
+``pool.json`` naming the release (name, version, manifest SHA-256). By default it is the release's own
+``judgments/`` folder, next to the silver verdicts; ``--pool DIR`` puts it elsewhere when the release is
+read-only or shared. A pool of another release is refused, never mixed: candidate ids are content-derived, but
+the queries and golds a verdict was read against are the release's. Rows are kept sorted by their key, so the
+same verdicts always give the same bytes, and a verdict once stored is never replaced: a later run judges only
+what the pool lacks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ratio_bench.errors import RatioError
+from ratio_bench.evaluation.results import manifest_sha256
+from ratio_bench.io import atomic_path, write_json
+
+POOL_KIND = "judged-pool"
+POOL_MANIFEST = "pool.json"
+POOL_SCHEMA = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("candidate_id", pa.string()),
+        ("prompt", pa.string()),  # <prompt id>@v<version>/candidate
+        ("prompt_sha256", pa.string()),  # of the prompt file: a reworded prompt is another prompt
+        ("judge_model", pa.string()),
+        ("judge_settings", pa.string()),  # JSON of JudgeSettings.describe(), keys sorted
+        ("status", pa.string()),  # ok | invalid (invalid counts as a rejection)
+        ("decision", pa.bool_()),  # null when invalid
+        ("confidence", pa.float64()),
+    ]
+)
+KEY = ("query_id", "candidate_id", "prompt", "prompt_sha256", "judge_model", "judge_settings")
+VerdictKey = tuple[str, str, str, str, str, str]
+
+
+class PoolError(RatioError, ValueError):
+    """A pool folder of another release, or verdicts that cannot be told apart by judge."""
+
+
+def default_pool_dir(release: Path) -> Path:
+    return Path(release) / "judgments"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Which prompt and which judge a verdict came from (what makes two verdicts comparable)."""
+
+    prompt: str
+    prompt_sha256: str
+    judge_model: str
+    judge_settings: str
+
+
+class JudgedPool:
+    """Verdicts of one release, per relation; ``add`` merges new ones and rewrites the relation's file."""
+
+    def __init__(self, path: Path, release_manifest: dict[str, Any], flag: str = "--pool"):
+        self.path = Path(path)
+        self.flag = flag
+        self.release = {
+            "name": release_manifest.get("name"),
+            "version": release_manifest.get("version"),
+            "manifest_sha256": manifest_sha256(release_manifest),
+        }
+        found = self._read_manifest()
+        if (
+            found is not None
+            and found.get("dataset", {}).get("manifest_sha256") != self.release["manifest_sha256"]
+        ):
+            d = found.get("dataset", {})
+            raise PoolError(
+                f"{flag} {self.path}: holds verdicts of release {d.get('name')} {d.get('version')} "
+                f"({str(d.get('manifest_sha256'))[:12]}), not of this one ({self.release['manifest_sha256'][:12]}); "
+                "pools of different releases are never mixed: give another --pool"
+            )
+        self._tables: dict[str, pa.Table] = {}
+
+    def _read_manifest(self) -> dict[str, Any] | None:
+        file = self.path / POOL_MANIFEST
+        if not file.exists():
+            if any(self.path.glob("candidates-*.parquet")):
+                raise PoolError(
+                    f"{self.flag} {self.path}: candidate verdicts without {POOL_MANIFEST}; give another --pool"
+                )
+            return None
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise PoolError(f"{self.flag} {self.path}: unreadable {POOL_MANIFEST} ({exc})") from None
+        if not isinstance(data, dict) or data.get("kind") != POOL_KIND:
+            raise PoolError(f"{self.flag} {self.path}: {POOL_MANIFEST} is not a judged-pool manifest")
+        return data
+
+    def file(self, relation: str) -> Path:
+        return self.path / f"candidates-{relation}.parquet"
+
+    def table(self, relation: str) -> pa.Table:
+        if relation not in self._tables:
+            f = self.file(relation)
+            self._tables[relation] = (
+                pq.read_table(f, schema=POOL_SCHEMA) if f.exists() else POOL_SCHEMA.empty_table()
+            )
+        return self._tables[relation]
+
+    def keys(self, relation: str) -> set[VerdictKey]:
+        t = self.table(relation)
+        return set(zip(*(t.column(c).to_pylist() for c in KEY), strict=True)) if t.num_rows else set()
+
+    def add(self, relation: str, rows: Iterable[dict[str, Any]]) -> int:
+        """Store verdicts the pool lacks (existing ones win); returns how many were new."""
+        have = self.keys(relation)
+        new = [r for r in rows if tuple(r[c] for c in KEY) not in have]
+        if not new:
+            return 0
+        merged = pa.concat_tables([self.table(relation), pa.Table.from_pylist(new, schema=POOL_SCHEMA)])
+        merged = merged.sort_by([(c, "ascending") for c in KEY])
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_json(self.path / POOL_MANIFEST, {"kind": POOL_KIND, "dataset": self.release})
+        with atomic_path(self.file(relation)) as tmp:
+            pq.write_table(merged, tmp, compression="zstd")
+        self._tables[relation] = merged
+        return len(new)
+
+    def judgements(self, relation: str) -> list[Judgement]:
+        """The distinct (prompt, judge) combinations the relation's verdicts come from, sorted."""
+        t = self.table(relation)
+        cols = [t.column(c).to_pylist() for c in KEY[2:]]
+        return sorted(
+            {Judgement(*row) for row in zip(*cols, strict=True)}, key=lambda j: (j.prompt, j.judge_model)
+        )
+
+    def decisions(self, relation: str, which: Judgement) -> dict[tuple[str, str], bool]:
+        """(query id, candidate id) -> accepted, for one prompt and judge (invalid replies: False)."""
+        t = self.table(relation)
+        out = {}
+        for row in t.to_pylist():
+            if (
+                Judgement(row["prompt"], row["prompt_sha256"], row["judge_model"], row["judge_settings"])
+                == which
+            ):
+                out[(row["query_id"], row["candidate_id"])] = bool(row["status"] == "ok" and row["decision"])
+        return out
+
+    def relevance(self, relation: str, mode: str) -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
+        """Accepted candidates per query under ``mode`` (hard: every prompt; soft: any) and the judged pairs.
+
+        A pair counts as judged only when every prompt of the pool gave it a verdict. A relation judged by two
+        judges (models or settings) is refused: whose verdicts count would be a guess.
+        """
+        js = self.judgements(relation)
+        if not js:
+            return {}, set()
+        judges = {(j.judge_model, j.judge_settings) for j in js}
+        if len(judges) > 1:
+            models = ", ".join(sorted({m for m, _ in judges}))
+            raise PoolError(
+                f"{self.flag} {self.path}: {relation} verdicts come from {len(judges)} judges ({models}); "
+                "score against a pool of one judge (give another --pool)"
+            )
+        per_prompt = [self.decisions(relation, j) for j in js]
+        judged = set.intersection(*(set(d) for d in per_prompt))
+        combine = all if mode == "hard" else any
+        accepted: dict[str, set[str]] = {}
+        for q, c in sorted(judged):
+            if combine(d[(q, c)] for d in per_prompt):
+                accepted.setdefault(q, set()).add(c)
+        return accepted, judged
+
+
+def judged_qrels(
+    pool: JudgedPool, relation: str, query_ids: list[str], golds: list[str], qrels: str
+) -> dict[str, set[str]]:
+    """Relevant candidates per query: the mined gold, plus the pool's accepted ones for judged qrels."""
+    accepted = pool.relevance(relation, qrels.removeprefix("judged-"))[0] if qrels != "mined" else {}
+    return {q: {g} | accepted.get(q, set()) for q, g in zip(query_ids, golds, strict=True)}
+
+
+def judged_coverage(pool: JudgedPool, relation: str, run: dict[str, list[str]], k: int = 10) -> float:
+    """Share of the run's top-k (query, candidate) pairs that every prompt of the pool has judged."""
+    judged = pool.relevance(relation, "hard")[1]
+    pairs = [(q, c) for q, ranked in run.items() for c in ranked[:k]]
+    return sum(p in judged for p in pairs) / len(pairs) if pairs else 0.0

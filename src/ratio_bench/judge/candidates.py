@@ -1,0 +1,238 @@
+"""Candidate judging (spec 5.3, appendix E): the LLM judge reads each sampled query's top-k of saved runs.
+
+Per relation, queries are sampled from the silver split (else test) with equal allocation across markers (the
+silver sampler). Every (query, candidate) of every run's top k, and the (query, gold) pair (for Recall@k
+conditioned on the judge, Table 13), is judged by the relation's two prompts in their ``candidate`` mode: the
+judge sees the two sentences only, never the gold, marker, rank or system. Requests are unique per (query,
+candidate, prompt) over all runs, and a verdict already in the judged pool (``evaluation.pool``) is not asked
+again, so a second system costs only the candidates the first did not retrieve. The cost of what is left is
+estimated before anything is sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ratio_bench.dataset.config import DEFAULT_PROMPTS
+from ratio_bench.dataset.layout import SILVER, corpus_split
+from ratio_bench.dataset.silver import stratified_sample
+from ratio_bench.errors import RatioError
+from ratio_bench.evaluation.evaluate import _read_config
+from ratio_bench.evaluation.judged import JudgedSample, judged_report
+from ratio_bench.evaluation.pool import JudgedPool, Judgement
+from ratio_bench.evaluation.runs import RunError, SavedRun
+from ratio_bench.judge.client import Judge, JudgeRequest, JudgeSettings, Outcome
+from ratio_bench.judge.estimate import prompt_tokens
+from ratio_bench.judge.prompts import Prompt, get_prompt
+
+MODE = "candidate"
+
+
+def relation_prompts(manifest: dict[str, Any], relation: str) -> list[Prompt]:
+    """The prompts the release's silver split was judged with (the defaults when it has none)."""
+    refs = [
+        r
+        for r, p in (manifest.get("silver") or {}).get("prompts", {}).items()
+        if p.get("relation") == relation
+    ]
+    ids = [r.split("@", 1)[0] for r in sorted(refs)] or DEFAULT_PROMPTS[relation]
+    return [get_prompt(i) for i in ids]
+
+
+def judge_identity(settings: JudgeSettings) -> tuple[str, str]:
+    """(model, settings JSON) as the pool records them: no key, no server address."""
+    return settings.model, json.dumps(settings.describe(), sort_keys=True)
+
+
+@dataclass
+class CandidatePlan:
+    sample: JudgedSample
+    prompts: list[Prompt]
+    runs: dict[str, dict[str, list[str]]]  # run name -> query id -> top k
+    pairs: list[tuple[str, str]]  # unique (query id, candidate id), golds included, sorted
+    per_run_pairs: int  # what judging each run (and the golds) on its own would have asked for
+
+
+def run_names(runs: list[SavedRun]) -> list[str]:
+    """Each run's model name, with its folder added where two runs share one."""
+    counts = Counter(r.name for r in runs)
+    return [r.name if counts[r.name] == 1 else f"{r.name} ({r.path.name})" for r in runs]
+
+
+def sample_split(manifest: dict[str, Any], relation: str) -> str:
+    return SILVER if (manifest.get("rows", {}).get(relation) or {}).get(SILVER) else "test"
+
+
+def plan_candidates(
+    root: Path,
+    manifest: dict[str, Any],
+    runs: list[SavedRun],
+    relations: list[str],
+    n: int,
+    seed: int,
+    k: int,
+) -> list[CandidatePlan]:
+    """One plan per relation with queries: the sample, each run's top k and the unique pairs to judge."""
+    plans, names = [], run_names(runs)
+    corpora: dict[str, dict[str, list]] = {}
+    for rel in relations:
+        split = sample_split(manifest, rel)
+        q = _read_config(root, rel, split, ["query_id", "query", "gold_id", "marker", "paper_id"])
+        if not q["query_id"]:
+            continue
+        chosen = stratified_sample(q["query_id"], q["marker"], n, seed)
+        row = {qid: i for i, qid in enumerate(q["query_id"])}
+        tops: dict[str, dict[str, list[str]]] = {}
+        for run, name in zip(runs, names, strict=True):
+            scored = run.manifest.get("split")
+            if scored != split and not (split == SILVER and scored == "test"):
+                raise RunError(
+                    f"--run {run.path}: scored on split {scored!r}, but {rel} queries are sampled from "
+                    f"{split!r}; score it with `ratio score --split {split} --save-run`"
+                )
+            ranked = run.ranked.get(rel, {})
+            missing = [qid for qid in chosen if qid not in ranked]
+            if missing:
+                raise RunError(
+                    f"--run {run.path}: no {rel} ranking for query {missing[0]} ({len(missing)} missing)"
+                )
+            tops[name] = {qid: ranked[qid][:k] for qid in chosen}
+        split_corpus = corpus_split(split)
+        if split_corpus not in corpora:
+            corpora[split_corpus] = _read_config(root, "corpus", split_corpus, ["id", "text", "paper_id"])
+        corpus = corpora[split_corpus]
+        golds = {qid: q["gold_id"][row[qid]] for qid in chosen}
+        pairs = sorted(
+            {(qid, c) for top in tops.values() for qid in chosen for c in top[qid]} | set(golds.items())
+        )
+        needed = {c for _, c in pairs}
+        texts = {c: t for c, t in zip(corpus["id"], corpus["text"], strict=True) if c in needed}
+        papers = {c: p for c, p in zip(corpus["id"], corpus["paper_id"], strict=True) if c in needed}
+        unknown = sorted(needed - texts.keys())
+        if unknown:
+            raise RunError(
+                f"--run: candidate {unknown[0]} is not in the {split_corpus} corpus of --dataset {root}"
+            )
+        sample = JudgedSample(
+            rel,
+            split,
+            chosen,
+            {qid: q["query"][row[qid]] for qid in chosen},
+            golds,
+            {qid: q["paper_id"][row[qid]] for qid in chosen},
+            texts,
+            papers,
+        )
+        per_run = sum(len(t[qid]) for t in tops.values() for qid in chosen) + len(chosen)
+        plans.append(CandidatePlan(sample, relation_prompts(manifest, rel), tops, pairs, per_run))
+    return plans
+
+
+@dataclass(frozen=True)
+class Pending:
+    relation: str
+    query_id: str
+    candidate_id: str
+    prompt: Prompt
+    request: JudgeRequest
+
+
+@dataclass
+class Work:
+    pending: list[Pending]
+    unique: int  # unique (query, candidate, prompt) requests of the plans
+    per_run: int  # what judging every run separately would have sent
+    in_pool: int  # of ``unique``, already in the pool
+
+
+def missing_requests(plans: list[CandidatePlan], pool: JudgedPool, settings: JudgeSettings) -> Work:
+    """The requests whose verdict the pool lacks for this judge."""
+    model, described = judge_identity(settings)
+    pending, unique, per_run, in_pool = [], 0, 0, 0
+    for plan in plans:
+        have = pool.keys(plan.sample.relation)
+        s = plan.sample
+        per_run += plan.per_run_pairs * len(plan.prompts)
+        for p in plan.prompts:
+            for q, c in plan.pairs:
+                unique += 1
+                if (q, c, p.ref(MODE), p.sha256, model, described) in have:
+                    in_pool += 1
+                    continue
+                messages = p.messages(MODE, query=s.queries[q], candidate=s.texts[c])
+                pending.append(Pending(s.relation, q, c, p, JudgeRequest(messages, p.output)))
+    return Work(pending, unique, per_run, in_pool)
+
+
+def estimate(work: Work, judge: Judge, output_tokens: int, batch: bool) -> dict[str, Any]:
+    """Requests to send (cache hits are free), their tokens and price, before anything is sent."""
+    to_send = [w for w in work.pending if judge.cache.get(judge.key(w.request)) is None]
+    tokens_in = sum(prompt_tokens(w.request.messages) for w in to_send)
+    tokens_out = output_tokens * len(to_send)
+    prices = judge.meter.prices
+    model = judge.settings.model
+    return {
+        "unique_requests": work.unique,
+        "saved_by_dedup": work.per_run - work.unique,
+        "saved_by_pool": work.in_pool,
+        "cached": len(work.pending) - len(to_send),
+        "to_send": len(to_send),
+        "input_tokens": tokens_in,
+        "output_tokens": tokens_out,
+        "priced": prices.is_priced(model),
+        "usd": round(prices.cost(model, tokens_in, tokens_out, batch), 6),
+    }
+
+
+def store(pool: JudgedPool, work: Work, outcomes: list[Outcome], settings: JudgeSettings) -> dict[str, int]:
+    """Add every judged outcome (ok or invalid) to the pool; failed and skipped ones are left for a re-run."""
+    model, described = judge_identity(settings)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    left = 0
+    for w, o in zip(work.pending, outcomes, strict=True):
+        if o.status not in ("ok", "invalid"):
+            left += 1
+            continue
+        v = o.verdict
+        rows.setdefault(w.relation, []).append(
+            {
+                "query_id": w.query_id,
+                "candidate_id": w.candidate_id,
+                "prompt": w.prompt.ref(MODE),
+                "prompt_sha256": w.prompt.sha256,
+                "judge_model": model,
+                "judge_settings": described,
+                "status": o.status,
+                "decision": v.decision if v else None,
+                "confidence": v.confidence if v else None,
+            }
+        )
+    added = sum(pool.add(rel, r) for rel, r in sorted(rows.items()))
+    return {"stored": added, "left": left}
+
+
+def report(plans: list[CandidatePlan], pool: JudgedPool, settings: JudgeSettings, k: int) -> dict[str, Any]:
+    """Per relation and run: the judged metrics, conditioned recall and discovered positives."""
+    model, described = judge_identity(settings)
+    relations = {}
+    for plan in plans:
+        rel = plan.sample.relation
+        decisions = {
+            p.ref(MODE): pool.decisions(rel, Judgement(p.ref(MODE), p.sha256, model, described))
+            for p in plan.prompts
+        }
+        missing = sum((q, c) not in d for d in decisions.values() for q, c in plan.pairs)
+        if missing:
+            raise RatioError(f"{pool.path}: {missing} {rel} verdicts are missing; re-run to judge them")
+        relations[rel] = {
+            "split": plan.sample.split,
+            "queries": len(plan.sample.query_ids),
+            "prompts": list(decisions),
+            "prompt_sha256": {p.ref(MODE): p.sha256 for p in plan.prompts},
+            "runs": {name: judged_report(plan.sample, top, decisions, k) for name, top in plan.runs.items()},
+        }
+    return {"k": k, "judge": settings.describe(), "relations": relations}
