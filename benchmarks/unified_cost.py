@@ -295,6 +295,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--queries", type=int, default=200, help="queries per move (default 200)")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch threads per worker (default: torch's). On a busy shared CPU use 1: two threads fighting "
+        "other jobs for the cores made single-query latency ~30x worse in our runs",
+    )
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -308,6 +315,10 @@ def main() -> int:
     args = parse_args()
     if args.worker:
         arm, phase = args.worker.split(":")
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
         run = build_phase if phase == "build" else serve_phase
         print("RESULT " + json.dumps(run(args, arm, args.work)))
         return 0
@@ -340,6 +351,7 @@ def main() -> int:
         "queries": args.queries,
         "seed": args.seed,
         "batch_size": args.batch_size,
+        "torch_threads": args.threads or "default",
         "cpus": os.cpu_count(),
         "load_average": round(load, 2),
         "unified": args.unified,
