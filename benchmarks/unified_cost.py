@@ -262,8 +262,8 @@ def markdown(result: dict[str, Any]) -> str:
     st = result["settings"]
     lines = [
         f"Unified vs specialists, {st['candidates']:,} of {st['split_candidates']:,} {st['split']} candidates "
-        f"of {st['dataset']}, {st['queries']} queries per move; {st['cpus']} CPUs, load average "
-        f"{st['load_average']:.1f} at start",
+        f"of {st['dataset']}, {st['queries']} queries per move; {st['cpus']} CPUs, "
+        f"torch threads {st['torch_threads']}, load average {st['load_average']:.1f} at start",
         "",
         f"- unified: {u['models']['address']}",
         "- specialists: " + ", ".join(f"{m}: {n}" for m, n in s["models"].items()),
