@@ -9,20 +9,21 @@ Two indexes of the same seeded sample of a release split's candidates, built by 
 
 Then, per arm: the split's test queries of each move encoded in a batch with that move's model and prompt
 (texts/s), and served one at a time through the FastAPI app in process (starlette's TestClient, warm, exact
-search): p50/p95 latency per move and for one request over all three moves. Each arm's build and serving run in
-their own subprocess, so peak RSS is per phase and per arm. Prints a Markdown table; ``--json FILE`` writes it
-all. Usage (models as ``ratio train`` writes them, or see ``make bench-unified``)::
+search): p50/p95 latency per move and for one request over all three moves. Each arm's build and serving
+run in their own subprocess, so peak RSS is per phase and per arm. Prints a Markdown table; ``--json FILE``
+writes it all. Usage (models as ``ratio train`` writes them, or see ``make bench-unified``)::
 
     python benchmarks/unified_cost.py --dataset ratio \\
         --unified models/dev/all-MiniLM-L6-v2-generic-unified/best \\
         --specialists address=models/dev/all-MiniLM-L6-v2-generic-address/best \\
                       broaden=models/dev/all-MiniLM-L6-v2-generic-broaden/best \\
                       specify=models/dev/all-MiniLM-L6-v2-generic-specify/best \\
-        [--sample 5000] [--queries 200] [--json eval/unified_cost.json]
+        [--sample 5000] [--queries 200] [--threads 1] [--json eval/unified_cost.json]
 
 Specialists that resolve to one model folder are one model to the index (encoded once); the table's "distinct
-models" row says so. A stand-in trio made of one model must therefore differ on disk (e.g. folders linking
-the same weights, each with its own saved prompts).
+models" row says so. A stand-in trio made of one model must therefore differ on disk (its own copy of the
+weights and its own saved prompts or README each: the fingerprint covers every file, and shared weight files
+would be shared pages, hiding the memory cost). On a CPU other jobs are using, pass ``--threads 1``.
 """
 
 from __future__ import annotations
@@ -261,8 +262,8 @@ def markdown(result: dict[str, Any]) -> str:
         )
     st = result["settings"]
     lines = [
-        f"Unified vs specialists, {st['candidates']:,} of {st['split_candidates']:,} {st['split']} candidates "
-        f"of {st['dataset']}, {st['queries']} queries per move; {st['cpus']} CPUs, "
+        f"Unified vs specialists, {st['candidates']:,} of {st['split_candidates']:,} {st['split']} "
+        f"candidates of {st['dataset']}, {st['queries']} queries per move; {st['cpus']} CPUs, "
         f"torch threads {st['torch_threads']}, load average {st['load_average']:.1f} at start",
         "",
         f"- unified: {u['models']['address']}",
@@ -331,7 +332,8 @@ def main() -> int:
     for flag, ref in refs:
         if not Path(ref).is_dir() and ref.partition(":")[0] not in REGISTRY:
             raise UsageError(
-                f"{flag} {ref}: no such model folder (a `ratio train` output, its best/, or a name from `ratio models`)"
+                f"{flag} {ref}: no such model folder (a `ratio train` output, its best/, "
+                "or a name from `ratio models`)"
             )
         if resolve(ref).kind != "dense":
             raise UsageError(f"{flag} {ref}: a dense model is needed (BM25 encodes nothing)")
