@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo test test-all lint bench clean llama judge-server browser models screenshot
+.PHONY: install demo test test-all lint bench bench-unified clean llama judge-server browser models screenshot
 
 install: $(VENV)/.installed
 
@@ -79,6 +79,17 @@ bench: install
 	$(PY) benchmarks/assembly.py
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/scoring.py --dataset ratio --split test
+
+# Issue 15's cost comparison: the unified dev model vs the three specialists (after `make models`): encode time,
+# index size, peak RSS and serving latency, as a Markdown table (+ JSON in $(OUT)/unified_cost.json).
+BACKBONE ?= all-MiniLM-L6-v2
+MODELS ?= models/dev
+SAMPLE ?= 5000
+bench-unified: install
+	$(PY) benchmarks/unified_cost.py --dataset ratio --sample $(SAMPLE) --threads 1 \
+		--unified $(MODELS)/$(BACKBONE)-generic-unified/best \
+		--specialists $(foreach m,address broaden specify,$(m)=$(MODELS)/$(BACKBONE)-generic-$(m)/best) \
+		--json $(OUT)/unified_cost.json
 
 clean:
 	rm -rf $(OUT)

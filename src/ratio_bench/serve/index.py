@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,12 @@ def is_index(folder: Path) -> bool:
     return artefact_kind(folder) == KIND
 
 
+def _identity(setup: ModelSetup) -> ModelSetup:
+    """The setup with its folder made absolute: a folder named relatively for one move and absolutely for
+    another (a unified model given per move) is one model, one encoding and one vector file, not two."""
+    return replace(setup, path=str(Path(setup.path).resolve())) if setup.path else setup
+
+
 def _key(setup: ModelSetup, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9._-]+", "_", setup.name)
     key, n = base, 2
@@ -120,7 +126,7 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
     keys: dict[ModelSetup, str] = {}  # one key, one encoding, per distinct resolved model and prompts
     moves: dict[str, str] = {}
     for move in MOVES:
-        setup = resolve(models[move], trust_remote_code=trust_remote_code)
+        setup = _identity(resolve(models[move], trust_remote_code=trust_remote_code))
         if setup not in keys:
             key = keys[setup] = _key(setup, set(entries))
             entries[key] = _model_entry(models[move], setup)
