@@ -142,6 +142,56 @@ CASES = [
         ["unknown.yaml", "relase"],
         1,
     ),
+    (
+        "judge-estimate-missing-release",
+        ["judge", "estimate", "--dataset", "{tmp}/none", "--pairs", "1", "1", "1"],
+        ["--dataset", "none"],
+        1,
+    ),
+    (
+        "judge-estimate-negative",
+        ["judge", "estimate", "--dataset", "{fakerel}", "--pairs", "-5", "0", "0"],
+        ["--pairs"],
+        2,
+    ),
+    (
+        "judge-candidates-not-release",
+        [
+            "judge",
+            "candidates",
+            "--dataset",
+            "{mine}",
+            "--run",
+            "{tmp}/r",
+            "--out",
+            "{tmp}/j",
+            "--model",
+            "m",
+        ],
+        ["--dataset", "mine"],
+        1,
+    ),
+    ("score-not-release", ["score", "--model", "bm25", "--dataset", "{mine}"], ["mine"], 1),
+    (
+        "score-release-no-split",
+        ["score", "--model", "bm25", "--dataset", "{fakerel}"],
+        ["fakerel", "test"],
+        1,
+    ),
+    ("score-relation-typo", ["score", "--model", "bm25", "--relations", "adress"], ["adress"], 2),
+    ("score-qrels-typo", ["score", "--model", "bm25", "--qrels", "judged-medium"], ["--qrels"], 2),
+    (
+        "silver-workers-0",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--workers", "0"],
+        ["--workers"],
+        2,
+    ),
+    (
+        "silver-base-url-no-scheme",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--base-url", "localhost:8080/v1"],
+        ["--base-url", "localhost:8080/v1"],
+        2,
+    ),
 ]
 
 
