@@ -29,8 +29,9 @@ from ratio_bench.dataset.layout import (
     corpus_split,
     file_checksums,
 )
+from ratio_bench.dataset.release import ReleaseError, open_release
 from ratio_bench.errors import RatioError
-from ratio_bench.io import MANIFEST, artefact_kind, read_manifest
+from ratio_bench.io import MANIFEST
 from ratio_bench.lexicon import RELATIONS
 
 EXAMPLES = 3  # offending ids shown per failed check
@@ -56,13 +57,10 @@ class _Release:
 
     def __init__(self, root: Path):
         self.root = root
-        manifest = read_manifest(root)
-        if manifest is None:
-            raise ReleaseCheckError(
-                f"{root}: no readable {MANIFEST}; not a Ratio release (build one with ratio build)"
-            )
-        if artefact_kind(root) != "release":
-            raise ReleaseCheckError(f"{root / MANIFEST}: kind is {manifest.get('kind')!r}, not a release")
+        try:
+            manifest = open_release(root, flag="").manifest
+        except ReleaseError as exc:
+            raise ReleaseCheckError(str(exc)) from None
         self.manifest = manifest
         self.cfg: BuildConfig = parse_config(
             manifest.get("config"), f"{root / MANIFEST}: config", root / MANIFEST, root

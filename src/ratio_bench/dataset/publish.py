@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ratio_bench.dataset.release import open_release
 from ratio_bench.errors import RatioError
-from ratio_bench.io import artefact_kind, read_manifest
 
 
 class PublishError(RatioError, RuntimeError):
@@ -28,9 +28,7 @@ def publish(
     """
     from huggingface_hub import HfApi
 
-    manifest = read_manifest(folder)
-    if manifest is None or artefact_kind(folder) != "release":
-        raise PublishError(f"{folder}: not a release folder (no manifest.json); build it with `ratio build`")
+    manifest = open_release(folder, flag="").manifest
     release = (manifest.get("config") or {}).get("release") or {}
     if release.get("publish") is False and not force:
         raise PublishError(

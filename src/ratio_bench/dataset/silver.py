@@ -24,8 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio_bench.dataset.config import SilverError, SilverSettings
+from ratio_bench.dataset.config import SilverSettings
 from ratio_bench.dataset.layout import SILVER, configs_yaml, dataset_info_yaml, file_checksums
+from ratio_bench.dataset.release import open_release
 from ratio_bench.io import atomic_path, write_json
 from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
 from ratio_bench.judge.prompts import Prompt, get_prompt
@@ -156,9 +157,8 @@ def run_silver(
 ) -> dict[str, Any]:
     """Judge the sample, then write the silver split, verdicts, card section and manifest (in that order)."""
     root = Path(root)
+    open_release(root)
     manifest_path = root / "manifest.json"
-    if not manifest_path.exists():
-        raise SilverError(f"{root}: not a Ratio release folder (no manifest.json)")
     plans = plan_silver(root, settings)
     requests = [r for p in plans for r in p.requests()]
     outcomes = (batch_judge or judge).run(requests, desc="silver judging")

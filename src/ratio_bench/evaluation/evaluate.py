@@ -8,7 +8,6 @@ encodes only what changed. Search is exact (inner product over L2-normalised vec
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from ratio_bench.dataset.layout import corpus_split
+from ratio_bench.dataset.release import open_release
 from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
 from ratio_bench.lexicon import RELATIONS
@@ -55,9 +55,7 @@ def _read_config(root: Path, config: str, split: str, columns: list[str]) -> dic
 def load_split(root: str | Path, split: str, relations: Sequence[str] = RELATIONS) -> SplitData:
     """Corpus and queries of one split of a release folder (as written by ``ratio build``)."""
     root = Path(root)
-    manifest_path = root / "manifest.json"
-    if not manifest_path.exists():
-        raise DatasetError(f"{root}: not a Ratio release folder (no manifest.json)")
+    release = open_release(root)
     corpus = _read_config(root, "corpus", corpus_split(split), ["id", "text", "role"])
     if not corpus["id"]:
         raise DatasetError(f"{root}: split {split!r} has no corpus")
@@ -72,7 +70,7 @@ def load_split(root: str | Path, split: str, relations: Sequence[str] = RELATION
         corpus["text"],
         corpus["role"],
         queries,
-        json.loads(manifest_path.read_text(encoding="utf-8")),
+        release.manifest,
     )
 
 

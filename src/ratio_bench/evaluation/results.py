@@ -8,7 +8,6 @@ other parties are untrusted: :func:`validate_submission` checks them, including 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ratio_bench import __version__
+from ratio_bench.dataset.release import manifest_sha256
 from ratio_bench.errors import RatioError
 from ratio_bench.lexicon import RELATIONS
 
@@ -37,11 +37,6 @@ MAX_MESSAGE = 200  # a schema message quotes the offending value, which may be l
 
 class SubmissionError(RatioError, ValueError):
     pass
-
-
-def manifest_sha256(manifest: dict[str, Any]) -> str:
-    """The release's identity as results record it: SHA-256 of its manifest, keys sorted."""
-    return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
 
 
 def leaderboard_entry(

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ratio_bench.dataset.release import open_release
 from ratio_bench.errors import RatioError, UsageError
 from ratio_bench.lexicon import RELATIONS
 
@@ -116,7 +117,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
     from ratio_bench.evaluation import judged
     from ratio_bench.evaluation.pool import JudgedPool, default_pool_dir
     from ratio_bench.evaluation.runs import load_run
-    from ratio_bench.io import atomic_open, read_manifest, staged_dir, write_json
+    from ratio_bench.io import atomic_open, staged_dir, write_json
     from ratio_bench.judge import candidates as cj
     from ratio_bench.judge.options import make_judge, print_run_summary
 
@@ -125,9 +126,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} {value}: must be at least 1")
     if args.output_tokens < 0:
         raise UsageError(f"--output-tokens {args.output_tokens}: must be 0 or more")
-    manifest = read_manifest(args.dataset)
-    if manifest is None or "rows" not in manifest:
-        raise RatioError(f"--dataset {args.dataset}: not a Ratio release folder (no manifest.json)")
+    manifest = open_release(args.dataset).manifest
     runs = [load_run(r, manifest) for r in args.run]
     pool = JudgedPool(args.pool or default_pool_dir(args.dataset), manifest)
     judge, batch = make_judge(args)

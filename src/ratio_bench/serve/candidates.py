@@ -21,6 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ratio_bench.dataset.release import open_release
 from ratio_bench.errors import RatioError
 from ratio_bench.io import RejectLog
 
@@ -81,7 +82,6 @@ def from_release(
 
     ``corpus_meta``: the corpus files the release was built from, for titles (a release carries none).
     """
-    import json
 
     import duckdb
 
@@ -89,10 +89,7 @@ def from_release(
     from ratio_bench.lexicon import RELATIONS
 
     root = Path(dataset)
-    manifest_path = root / "manifest.json"
-    if not manifest_path.is_file():
-        raise SourceError(f"--dataset {root}: not a Ratio release folder (no manifest.json); build one first")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = open_release(root).manifest
     corpus_files = sorted((root / "data" / "corpus").glob(f"{corpus_split(split)}-*.parquet"))
     if not corpus_files:
         raise SourceError(f"--dataset {root}: split {split!r} has no corpus; choose another --split")

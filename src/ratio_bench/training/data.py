@@ -7,8 +7,6 @@ full shared candidate corpus it would be scored on. The test split is never open
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from ratio_bench.dataset.release import open_release
 from ratio_bench.evaluation.evaluate import DatasetError, SplitData, load_split
 
 TRAIN_COLUMNS = ["query_id", "query", "gold_id", "gold", "paper_id"]
@@ -53,15 +52,8 @@ class DatasetInfo:
 
 def dataset_info(root: str | Path) -> DatasetInfo:
     """Name, version and manifest hash of a release: the identity a summary records."""
-    root = Path(root)
-    manifest = root / "manifest.json"
-    if not manifest.is_file():
-        raise DatasetError(f"{root}: not a Ratio release folder (no manifest.json); pass --dataset DIR")
-    raw = manifest.read_bytes()
-    release = json.loads(raw).get("config", {}).get("release", {})
-    return DatasetInfo(
-        str(root), release.get("name", root.name), release.get("version", ""), hashlib.sha256(raw).hexdigest()
-    )
+    release = open_release(root)
+    return DatasetInfo(str(root), release.name, release.version, release.manifest_sha256)
 
 
 def load_train_pairs(root: str | Path, relation: str, cap: int | None = None, seed: int = 13) -> TrainPairs:
