@@ -145,6 +145,24 @@ def test_two_release_builds_are_two_tables_never_ranked_together(tmp_path):
     assert [s["data-release"] for s in sections] == [SHA_A, SHA_B]
 
 
+def test_specialists_rank_after_full_entries_and_a_unified_model_is_listed(tmp_path):
+    folder = tmp_path / "results"
+    base = entry("base:generic", 0.15)
+    specialist = entry("m generic-Tuned", 0.30) | {"tuned_for": "specify"}
+    specialist["results"] = {"specify": specialist["results"]["specify"]}
+    unified = entry("m generic-Tuned", 0.20) | {"tuned_for": "all"}
+    for name, content in (("base", base), ("spec", specialist), ("uni", unified)):
+        write(folder, f"{name}.json", content)
+    board = load_board(folder)
+    assert not board.rejected
+    assert [(e["model"], e.get("tuned_for")) for e in board.releases[0].entries] == [
+        ("m generic-Tuned", "all"),  # all three relations, best mean
+        ("base:generic", None),
+        ("m generic-Tuned", "specify"),  # higher MRR@10, but on one relation only
+    ]
+    assert "generic-Tuned \\[unified, all moves\\]" in leaderboard_markdown(board)
+
+
 def test_one_manifest_claimed_for_two_releases_rejects_all_its_entries(tmp_path):
     folder = tmp_path / "results"
     write(folder, "real.json", entry("real:none", 0.2, SHA_A))

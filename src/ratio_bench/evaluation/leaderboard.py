@@ -167,7 +167,13 @@ def group_releases(loaded: list[tuple[str, dict[str, Any]]]) -> tuple[tuple[Rele
             rejected += [Rejected(source, reason) for source, _ in group]
             continue
         entries = sorted(
-            group, key=lambda item: (SPLIT_ORDER.index(item[1]["split"]), -mean_score(item[1]), item[0])
+            group,
+            key=lambda item: (
+                SPLIT_ORDER.index(item[1]["split"]),
+                -len(item[1]["results"]),  # a specialist scored on one relation never outranks a full entry
+                -mean_score(item[1]),
+                item[0],
+            ),
         )
         releases.append(Release(*claims[0], sha, tuple(e for _, e in entries)))
     releases.sort(key=lambda r: (r.name, r.version, r.manifest_sha256))
@@ -259,7 +265,7 @@ def leaderboard_markdown(board: Board) -> str:
         "# Ratio leaderboard",
         "",
         f"{markdown_text(board.summary)}. Metrics in %; ranked by "
-        "MRR@10 averaged over the relations, only against entries of the same release build and split.",
+        "MRR@10 averaged over the relations (entries scored on all relations first), only against entries of the same release build and split.",
     ]
     for release in board.releases:
         lines += ["", f"## {markdown_text(release.title)}", ""]
@@ -415,7 +421,7 @@ def leaderboard_html(board: Board) -> str:
         "<body>",
         "<h1>Ratio leaderboard</h1>",
         f"<p>{html_text(board.summary)}. Metrics in %; ranked by "
-        "MRR@10 averaged over the relations, only against entries of the same release build and split. "
+        "MRR@10 averaged over the relations (entries scored on all relations first), only against entries of the same release build and split. "
         "Click a column header to sort.</p>",
         _filters(board),
     ]
