@@ -10,6 +10,8 @@ Faults, set on ``FakeOpenAI.state``: ``script`` (one fault per chat request, con
 ``500``, ``timeout``, ``malformed``, ``drop``), ``malformed_if`` (a substring: any request whose user message
 holds it is always answered with non-JSON text), ``batch_fail_every`` (every n-th batch item fails with a 500),
 ``delay_s`` (added to every chat request), ``require_key`` (answer 401 unless that bearer token is sent).
+``answer_with`` replaces the model: a function of the messages returning the reply object (a judging policy a
+test can predict, such as "always A").
 
 Run ``python tests/openai_server.py --port 8089 --script 429,500,malformed`` to try the CLI against it by hand.
 """
@@ -24,6 +26,7 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -61,6 +64,7 @@ class State:
         self.delay_s = 0.0
         self.timeout_sleep_s = 3.0
         self.require_key: str | None = None
+        self.answer_with: Callable[[list[dict[str, str]]], dict[str, Any]] | None = None
         self.no_batch_api = False  # answer 404 on files/batches, like llama.cpp's server
         self.chat_keys: Counter[str] = Counter()  # body hash -> times received
         self.faults_served: Counter[str] = Counter()
@@ -75,7 +79,11 @@ class State:
         bad = fault == "malformed" and REASK_CUE not in last_user
         if self.malformed_if and self.malformed_if in first_user:
             bad = True
-        content = "Sure! Here is my verdict: looks fine." if bad else json.dumps(answer(messages))
+        content = (
+            "Sure! Here is my verdict: looks fine."
+            if bad
+            else json.dumps((self.answer_with or answer)(messages))
+        )
         prompt_tokens = sum(len(m["content"]) for m in messages) // 4
         return 200, {
             "id": "chatcmpl-" + hashlib.sha1(content.encode()).hexdigest()[:12],

@@ -119,8 +119,8 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         prepare_output_dir(args.out, KIND)
     judge, batch = make_judge(args)
     requests = plan.requests(get_prompt(PROMPT_ID))
-    todo = {judge.key(r): r for r in requests}
-    todo = {key: r for key, r in todo.items() if judge.cache.get(key) is None}
+    distinct = {judge.key(r): r for r in requests}  # identical lists: both orders are one request
+    todo = {key: r for key, r in distinct.items() if judge.cache.get(key) is None}
     out_tokens = judge.settings.max_tokens or 512
     est = estimate_requests("all", len(requests) // 2, list(todo.values()), judge.settings.model,
                             judge.meter.prices, out_tokens, bool(args.batch))  # fmt: skip
@@ -129,13 +129,17 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
     console.print(
         f"pairwise: {plan.names[0]} vs {plan.names[1]}, {plan.split} split, top-{plan.k}: "
         + ", ".join(f"{r.relation} {len(r.query_ids):,}" for r in plan.relations)
-        + f" queries x 2 orders = {len(requests):,} requests, {len(requests) - len(todo):,} already answered"
+        + f" queries x 2 orders = {len(requests):,} requests ({len(distinct):,} distinct), "
+        f"{len(distinct) - len(todo):,} already answered"
     )
     console.print(
         f"estimate for the {len(todo):,} to send: {est.input_tokens:,} input tokens, at most {est.output_tokens:,} "
         f"output tokens ({out_tokens}/request) = at most {cost} ({judge.settings.model}, "
         f"{'Batch API' if args.batch else 'synchronous'})"
     )
+    cap = judge.settings.max_cost_usd
+    if cap is not None and est.usd > cap:
+        console.print(f"the estimate exceeds --max-cost {cap}: the run will stop there, and a re-run resumes")
     if args.dry_run:
         console.print("dry run: nothing sent")
         return 0

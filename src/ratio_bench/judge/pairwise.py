@@ -277,7 +277,7 @@ def markdown_table(result: dict[str, Any]) -> str:
         return "n/a" if x is None else f"{100 * x:.1f}"
 
     def p(x: float | None) -> str:
-        return "n/a" if x is None else f"{x:.2g}"
+        return "n/a" if x is None else f"{x:.3g}"
 
     lines = [
         f"Pairwise inspiration judge: **{first}** (first) vs **{second}** (second), top-{result['k']}, "
