@@ -11,6 +11,8 @@ Faults, set on ``FakeOpenAI.state``: ``script`` (one fault per chat request, con
 holds it is always answered with non-JSON text), ``batch_fail_every`` (every n-th batch item fails with a 500),
 ``delay_s`` (added to every chat request), ``require_key`` (answer 401 unless that bearer token is sent),
 ``decide`` (a function of the messages that gives the verdicts instead of the hash).
+``answer_with`` replaces the model: a function of the messages returning the reply object (a judging policy a
+test can predict, such as "always A").
 
 Run ``python tests/openai_server.py --port 8089 --script 429,500,malformed`` to try the CLI against it by hand.
 """
@@ -67,6 +69,7 @@ class State:
         self.timeout_sleep_s = 3.0
         self.require_key: str | None = None
         self.decide: Callable[[list[dict[str, str]]], bool] | None = None  # verdicts a test chose
+        self.answer_with: Callable[[list[dict[str, str]]], dict[str, Any]] | None = None
         self.no_batch_api = False  # answer 404 on files/batches, like llama.cpp's server
         self.chat_keys: Counter[str] = Counter()  # body hash -> times received
         self.faults_served: Counter[str] = Counter()
@@ -82,7 +85,9 @@ class State:
         if self.malformed_if and self.malformed_if in first_user:
             bad = True
         content = (
-            "Sure! Here is my verdict: looks fine." if bad else json.dumps(answer(messages, self.decide))
+            "Sure! Here is my verdict: looks fine."
+            if bad
+            else json.dumps(self.answer_with(messages) if self.answer_with else answer(messages, self.decide))
         )
         prompt_tokens = sum(len(m["content"]) for m in messages) // 4
         return 200, {

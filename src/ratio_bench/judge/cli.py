@@ -1,4 +1,4 @@
-"""``ratio judge``: list prompts, estimate costs, label pairs by hand, calibrate prompts against labels."""
+"""``ratio judge``: list prompts, estimate costs, label pairs by hand, calibrate prompts, judge runs pairwise."""
 
 from __future__ import annotations
 
@@ -23,33 +23,139 @@ def cmd_prompts(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_estimate(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.config import DEFAULT_PROMPTS
-    from ratio_bench.judge.estimate import estimate_silver
-    from ratio_bench.judge.pricing import PriceTable
+_ESTIMATE_FLAGS = {  # flag -> the estimate modes it belongs to
+    "pairs": ("silver",),
+    "queries": ("candidates", "pairwise"),
+    "k": ("candidates", "pairwise"),
+    "systems": ("candidates",),
+    "prompts": ("candidates",),
+}
+_ESTIMATE_DEFAULTS = {
+    "pairs": [14_020, 1_410, 10_000],
+    "queries": [400, 400, 400],
+    "k": 10,
+    "systems": 2,
+    "prompts": 2,
+}
 
-    if any(n < 0 for n in args.pairs):
-        raise UsageError(f"--pairs {' '.join(map(str, args.pairs))}: pair counts must be 0 or more")
+
+def _estimate_counts(args: argparse.Namespace) -> None:
+    """Refuse a flag of another mode, fill the mode's defaults and check every count."""
+    for name, modes in _ESTIMATE_FLAGS.items():
+        flag = "--" + name
+        if getattr(args, name) is not None and args.mode not in modes:
+            raise UsageError(f"{flag} is for `ratio judge estimate {' / '.join(modes)}`, not {args.mode}")
+        if getattr(args, name) is None and args.mode in modes:
+            setattr(args, name, _ESTIMATE_DEFAULTS[name])
+    for name in ("pairs", "queries"):
+        counts = getattr(args, name)
+        if counts is not None and any(n < 0 for n in counts):
+            raise UsageError(f"--{name} {' '.join(map(str, counts))}: counts must be 0 or more")
+    for name, low, high in (("k", 1, None), ("systems", 1, None), ("prompts", 1, 2)):
+        value = getattr(args, name)
+        if value is not None and (value < low or (high is not None and value > high)):
+            bound = f"between {low} and {high}" if high else f"at least {low}"
+            raise UsageError(f"--{name} {value}: must be {bound}")
     if args.output_tokens < 0:
         raise UsageError(f"--output-tokens {args.output_tokens}: must be 0 or more")
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    from ratio_bench.dataset.config import DEFAULT_PROMPTS
+    from ratio_bench.judge.estimate import estimate_candidates, estimate_pairwise, estimate_silver
+    from ratio_bench.judge.pricing import PriceTable
+
+    _estimate_counts(args)
     prices = PriceTable.load(args.prices)
     if not prices.is_priced(args.model):
         raise UsageError(f"--model {args.model!r} has no price in the price table; pass --prices FILE")
-    pairs = {r: n for r, n in zip(RELATIONS, args.pairs, strict=True) if n}
-    rows = estimate_silver(
-        args.dataset, pairs, DEFAULT_PROMPTS, args.model, prices, args.output_tokens, not args.sync
-    )
+    batch = not args.sync
+    counts = args.pairs if args.mode == "silver" else args.queries
+    wanted = {r: n for r, n in zip(RELATIONS, counts, strict=True) if n}
+    if args.mode == "silver":
+        rows = estimate_silver(
+            args.dataset, wanted, DEFAULT_PROMPTS, args.model, prices, args.output_tokens, batch
+        )
+        shape = "{n:7,} pairs x 2 prompts"
+    elif args.mode == "candidates":
+        prompts = {r: DEFAULT_PROMPTS[r][: args.prompts] for r in RELATIONS}
+        rows = estimate_candidates(
+            args.dataset, wanted, args.k, args.systems, prompts, args.model, prices, args.output_tokens, batch
+        )
+        shape = f"{{n:6,}} queries x {args.k} candidates x {args.systems} systems x {args.prompts} prompts"
+    else:
+        rows = estimate_pairwise(args.dataset, wanted, args.k, args.model, prices, args.output_tokens, batch)
+        shape = f"{{n:6,}} queries x 2 list orders (top-{args.k} lists)"
     p_in, p_out = prices.models[args.model]
-    mode = "synchronous" if args.sync else f"Batch API ({prices.batch_discount:.0%} of list)"
+    how = "synchronous" if args.sync else f"Batch API ({prices.batch_discount:.0%} of list)"
     print(
-        f"{args.model}: ${p_in}/M input, ${p_out}/M output, {mode}; {args.output_tokens} output tokens/request assumed"
+        f"{args.mode}: {args.model}: ${p_in}/M input, ${p_out}/M output, {how}; input tokens measured on "
+        f"rendered prompts of {args.dataset}'s test split; {args.output_tokens} output tokens/request assumed"
     )
     for e in rows:
         print(
-            f"  {e.relation:8s} {e.pairs:7,} pairs x 2 prompts = {e.requests:7,} requests | "
+            f"  {e.relation:8s} {shape.format(n=e.items)} = {e.requests:7,} requests | "
             f"in {e.input_tokens:12,} tok | out {e.output_tokens:11,} tok | ${e.usd:,.2f}"
         )
     print(f"  total   ${sum(e.usd for e in rows):,.2f} for {sum(e.requests for e in rows):,} requests")
+    return 0
+
+
+def cmd_pairwise(args: argparse.Namespace) -> int:
+    from ratio_bench.io import prepare_output_dir, report_console
+    from ratio_bench.judge.estimate import estimate_requests
+    from ratio_bench.judge.options import make_judge, print_run_summary
+    from ratio_bench.judge.pairwise import (
+        KIND,
+        PROMPT_ID,
+        markdown_table,
+        plan_pairwise,
+        run_pairwise,
+        write_outputs,
+    )
+    from ratio_bench.judge.prompts import get_prompt
+
+    plan = plan_pairwise(args.dataset, args.runs, args.queries, args.k, args.seed, args.split, args.relation)
+    if args.out:
+        prepare_output_dir(args.out, KIND)
+    judge, batch = make_judge(args)
+    requests = plan.requests(get_prompt(PROMPT_ID))
+    distinct = {judge.key(r): r for r in requests}  # identical lists: both orders are one request
+    todo = {key: r for key, r in distinct.items() if judge.cache.get(key) is None}
+    out_tokens = judge.settings.max_tokens or 512
+    est = estimate_requests("all", len(requests) // 2, list(todo.values()), judge.settings.model,
+                            judge.meter.prices, out_tokens, bool(args.batch))  # fmt: skip
+    cost = f"${est.usd:,.2f}" if judge.meter.prices.is_priced(judge.settings.model) else "unpriced model ($0)"
+    console = report_console()
+    console.print(
+        f"pairwise: {plan.names[0]} vs {plan.names[1]}, {plan.split} split, top-{plan.k}: "
+        + ", ".join(f"{r.relation} {len(r.query_ids):,}" for r in plan.relations)
+        + f" queries x 2 orders = {len(requests):,} requests ({len(distinct):,} distinct), "
+        f"{len(distinct) - len(todo):,} already answered"
+    )
+    console.print(
+        f"estimate for the {len(todo):,} to send: {est.input_tokens:,} input tokens, at most {est.output_tokens:,} "
+        f"output tokens ({out_tokens}/request) = at most {cost} ({judge.settings.model}, "
+        f"{'Batch API' if args.batch else 'synchronous'})"
+    )
+    cap = judge.settings.max_cost_usd
+    if cap is not None and est.usd > cap:
+        console.print(f"the estimate exceeds --max-cost {cap}: the run will stop there, and a re-run resumes")
+    if args.dry_run:
+        console.print("dry run: nothing sent")
+        return 0
+    report = run_pairwise(plan, judge, batch)
+    print_run_summary(report["judge_run"])
+    if not report["complete"]:
+        console.print(
+            f"[red]pairwise tables NOT written: requests by status {report['requests_by_status']}. Re-run the "
+            "same command: cached replies are not sent again.[/red]"
+        )
+        return 1
+    print(markdown_table(report["result"]), end="")
+    if args.out:
+        write_outputs(args.out, report["result"], report["judgments"])
+        console.print(f"written to {args.out}: pairwise.md, pairwise.json, judgments.parquet")
     return 0
 
 
@@ -197,16 +303,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=cmd_prompts)
 
-    p = judge.add_parser("estimate", help="cost of a silver build, sized on a release's rendered prompts")
-    p.add_argument("--dataset", type=Path, required=True, help="release whose test pairs size the prompts")
+    p = judge.add_parser(
+        "estimate", help="cost of a silver build, candidate or pairwise judging, sized on a release's prompts"
+    )
+    p.add_argument(
+        "mode",
+        nargs="?",
+        choices=("silver", "candidates", "pairwise"),
+        default="silver",
+        help="what to price: the silver build (default), top-k candidate judging, or pairwise list judging",
+    )
+    p.add_argument("--dataset", type=Path, required=True, help="release whose test split sizes the prompts")
     p.add_argument(
         "--pairs",
         type=int,
         nargs=3,
         metavar=("ADDRESS", "BROADEN", "SPECIFY"),
-        default=[14_020, 1_410, 10_000],
-        help="pairs judged per relation (default: the spec's sample)",
+        help="silver: pairs judged per relation (default: the spec's sample, 14020 1410 10000)",
     )
+    p.add_argument(
+        "--queries",
+        type=int,
+        nargs=3,
+        metavar=("ADDRESS", "BROADEN", "SPECIFY"),
+        help="candidates, pairwise: queries judged per relation (default: the spec's 400 400 400)",
+    )
+    p.add_argument("--k", type=int, help="candidates, pairwise: candidates per list (default 10)")
+    p.add_argument("--systems", type=int, help="candidates: systems whose lists are judged (default 2)")
+    p.add_argument("--prompts", type=int, help="candidates: prompts per relation, 1 or 2 (default 2)")
     p.add_argument("--model", default="gpt-5.4")
     p.add_argument("--prices", type=Path)
     p.add_argument(
@@ -214,6 +338,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--sync", action="store_true", help="price synchronous calls instead of the Batch API")
     p.set_defaults(func=cmd_estimate)
+
+    p = judge.add_parser(
+        "pairwise", help="judge which of two saved runs' top-k lists inspires more (spec 5.5, Table 16)"
+    )
+    p.add_argument("--dataset", type=Path, required=True, help="the release both runs were scored on")
+    p.add_argument(
+        "--runs", type=Path, nargs=2, required=True, metavar=("FIRST", "SECOND"),
+        help="two run folders from `ratio score --save-run`; the win rate is the first's",
+    )  # fmt: skip
+    p.add_argument(
+        "--queries", type=int, default=400, help="queries per relation, equal allocation across markers"
+    )
+    p.add_argument("--k", type=int, default=10, help="candidates per list (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument(
+        "--split",
+        help="query split (default: the runs' split; silver when they were scored on test and it exists)",
+    )
+    p.add_argument("--relation", action="append", choices=RELATIONS, help="only this relation (repeatable)")
+    p.add_argument("--out", type=Path, help="folder for pairwise.md, pairwise.json and judgments.parquet")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and cost estimate, send nothing")
+    add_judge_options(p)
+    p.set_defaults(func=cmd_pairwise)
 
     p = judge.add_parser("label", help="label (query, gold) pairs by hand in the terminal")
     src = p.add_mutually_exclusive_group(required=True)
