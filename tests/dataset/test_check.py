@@ -67,6 +67,15 @@ def test_a_changed_checksum_fails_that_check(release):
     assert list(failed) == ["checksums"] and "changed: README.md" in failed["checksums"]
 
 
+def test_the_judged_pool_in_judgments_is_not_release_content_but_other_extra_files_are(release):
+    (release / "judgments").mkdir(exist_ok=True)
+    (release / "judgments" / "pool.json").write_text("{}", encoding="utf-8")
+    (release / "judgments" / "candidates-address.parquet").write_bytes(b"verdicts")
+    assert not _failed(release)  # the pool grows with every judged run; the release stays the same build
+    (release / "judgments" / "notes.txt").write_text("mine", encoding="utf-8")
+    assert "not in the manifest: judgments/notes.txt" in _failed(release)["checksums"]
+
+
 def test_a_paper_in_two_splits_fails_that_check(release):
     train_paper = pq.read_table(_shard(release, "address", "train")).column("paper_id")[0].as_py()
 

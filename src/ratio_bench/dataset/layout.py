@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pyarrow as pa
@@ -159,10 +160,17 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+# The judged pool (evaluation/pool.py) lives in the release's judgments/ folder by default but is not part of
+# the release: it grows with every judged run, so it must change neither the checksums nor the identity that
+# results, runs and the pool itself record.
+POOL_FILES = ("judgments/pool.json", "judgments/candidates-*.parquet")
+
+
 def file_checksums(root: Path) -> dict[str, str]:
-    """SHA-256 of every file of a release except the manifest that records them."""
-    return {
-        p.relative_to(root).as_posix(): sha256_file(p)
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != "manifest.json"
-    }
+    """SHA-256 of every file of a release except the manifest that records them and the judged pool."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and p.name != "manifest.json" and not any(fnmatch(rel, g) for g in POOL_FILES):
+            out[rel] = sha256_file(p)
+    return out

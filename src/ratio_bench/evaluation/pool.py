@@ -2,7 +2,8 @@
 
 A pool folder holds ``candidates-<relation>.parquet`` (one row per query, candidate, prompt and judge) and
 ``pool.json`` naming the release (name, version, manifest SHA-256). By default it is the release's own
-``judgments/`` folder, next to the silver verdicts; ``--pool DIR`` puts it elsewhere when the release is
+``judgments/`` folder, next to the silver verdicts (outside the release's checksums and identity:
+``dataset.layout.POOL_FILES``); ``--pool DIR`` puts it elsewhere when the release is
 read-only or shared. A pool of another release is refused, never mixed: candidate ids are content-derived, but
 the queries and golds a verdict was read against are the release's. Rows are kept sorted by their key, so the
 same verdicts always give the same bytes, and a verdict once stored is never replaced: a later run judges only
