@@ -8,17 +8,13 @@ actually used is recorded with each trial: a summary never claims bf16 for a run
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class Precision:
     bf16: bool
     tf32: bool
-    device: str  # "cuda" or "cpu"
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def effective_precision(bf16: bool, tf32: bool) -> Precision:
@@ -26,6 +22,6 @@ def effective_precision(bf16: bool, tf32: bool) -> Precision:
     import torch
 
     if not torch.cuda.is_available():
-        return Precision(bf16=False, tf32=False, device="cpu")
+        return Precision(bf16=False, tf32=False)
     ampere = torch.cuda.get_device_capability()[0] >= 8
-    return Precision(bf16=bf16 and torch.cuda.is_bf16_supported(), tf32=tf32 and ampere, device="cuda")
+    return Precision(bf16=bf16 and torch.cuda.is_bf16_supported(), tf32=tf32 and ampere)

@@ -281,7 +281,11 @@ def run_trial(
         "trial": index,
         "settings": trial.settings(),
         "frozen_parameters": frozen,
-        "precision": effective_precision(prep.config.bf16, prep.config.tf32).as_dict(),
+        "precision": {  # what the trainer ran with, not what the config asked for
+            "bf16": bool(trainer.args.bf16),
+            "tf32": bool(trainer.args.tf32),
+            "device": trainer.args.device.type,
+        },
         "epochs": epochs,
         "best_epoch": best["epoch"],
         "best_step": best["step"],
