@@ -20,6 +20,18 @@ def test_a_training_folder_and_its_best_resolve_to_the_tuned_name(tuned_folder):
     assert other.name == "all-mpnet-base-v2 generic-Tuned:none" and other.query_prompt == ""
 
 
+def test_an_ablation_is_named_apart_from_its_setups_default(tuned_folder, tmp_path):
+    """Two models of one backbone and setup, one trained with hard negatives, must not share a row name."""
+    ablation = tmp_path / "ablation"
+    ablation.mkdir()
+    (ablation / "best").symlink_to(tuned_folder / "best")
+    summary = json.loads((tuned_folder / "summary.json").read_text())
+    summary["config"]["content"]["hard_negatives"] = "bm25"
+    (ablation / "summary.json").write_text(json.dumps(summary))
+    assert resolve(str(ablation)).name == "all-mpnet-base-v2 generic-Tuned (bm25 hard negatives)"
+    assert resolve(str(tuned_folder)).name == "all-mpnet-base-v2 generic-Tuned"
+
+
 def test_score_tuned_and_baseline_rows_on_one_leaderboard(tuned_folder, tiny_models, tmp_path):
     release = tuned_folder.parent / "release"
     summary = json.loads((tuned_folder / "summary.json").read_text())

@@ -246,7 +246,7 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
     display = f"{folder.name}:{setup}"
     if tuned:  # named like the spec's rows: "<backbone> <setup>-Tuned"
         summary = tuned[1]
-        display = f"{Path(summary['backbone']['name']).name} {summary['setup']}-Tuned"
+        display = f"{Path(summary['backbone']['name']).name} {summary['setup']}-Tuned{_variant(summary)}"
         display += "" if setup == "saved" else f":{setup}"
     return ModelSetup(
         display,
@@ -258,6 +258,18 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
         query_prompts=tuple(relation_prompts.items()) if setup == "saved" else (),
         tuned_for=tuned[1]["relation"] if tuned else None,
     )
+
+
+def _variant(summary: dict) -> str:
+    """What sets a tuned model apart from its setup's default training, so two ablations never share a row
+    name: hard negatives, or a unified model's in-batch negatives drawn across moves."""
+    content = summary.get("config", {}).get("content", {})
+    marks = []
+    if content.get("hard_negatives", "none") != "none":
+        marks.append(f"{content['hard_negatives']} hard negatives")
+    if content.get("negatives") == "across":
+        marks.append("across-move negatives")
+    return f" ({', '.join(marks)})" if marks else ""
 
 
 def _check_setup(flag: str, setup: str, model: str, setups: dict[str, tuple[str, str]]) -> None:
