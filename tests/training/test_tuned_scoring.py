@@ -30,6 +30,9 @@ def test_an_ablation_is_named_apart_from_its_setups_default(tuned_folder, tmp_pa
     (ablation / "summary.json").write_text(json.dumps(summary))
     assert resolve(str(ablation)).name == "all-mpnet-base-v2 generic-Tuned (bm25 hard negatives)"
     assert resolve(str(tuned_folder)).name == "all-mpnet-base-v2 generic-Tuned"
+    summary["config"]["content"] |= {"hard_negatives": "none", "relation": "all", "negatives": "across"}
+    (ablation / "summary.json").write_text(json.dumps(summary))
+    assert resolve(str(ablation)).name == "all-mpnet-base-v2 generic-Tuned (across-move negatives)"
 
 
 def test_score_tuned_and_baseline_rows_on_one_leaderboard(tuned_folder, tiny_models, tmp_path):

@@ -261,14 +261,14 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
 
 
 def _variant(summary: dict) -> str:
-    """What sets a tuned model apart from its setup's default training, so two ablations never share a row
-    name: hard negatives, or a unified model's in-batch negatives drawn across moves."""
+    """What sets a tuned model apart from another of its backbone and setup, so two ablations never share a row
+    name: hard negatives, and for a unified model whether its in-batch negatives come from one move or all."""
     content = summary.get("config", {}).get("content", {})
     marks = []
     if content.get("hard_negatives", "none") != "none":
         marks.append(f"{content['hard_negatives']} hard negatives")
-    if content.get("negatives") == "across":
-        marks.append("across-move negatives")
+    if content.get("relation") == "all":
+        marks.append(f"{content.get('negatives', 'within')}-move negatives")
     return f" ({', '.join(marks)})" if marks else ""
 
 
