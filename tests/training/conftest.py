@@ -172,7 +172,7 @@ def write_release(
         pq.write_table(
             pa.Table.from_pylist(corpus), root / "data" / "corpus" / f"{split}-00000-of-00001.parquet"
         )
-    manifest = {"config": {"release": {"name": "tiny", "version": "0.0.1"}}}
+    manifest = {"kind": "release", "config": {"release": {"name": "tiny", "version": "0.0.1"}}}
     (root / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return root
 

@@ -53,8 +53,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    import pyarrow.parquet as pq
-
+    from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import stratified_sample
     from ratio_bench.judge.labelling import label_pairs
     from ratio_bench.judge.prompts import get_prompt
@@ -64,10 +63,11 @@ def cmd_label(args: argparse.Namespace) -> int:
     if args.pairs:
         pairs = [json.loads(x) for x in args.pairs.read_text(encoding="utf-8").splitlines() if x.strip()]
     else:
-        files = sorted((args.dataset / "data" / args.relation).glob(f"{args.split}-*.parquet"))
-        if not files:
+        table = Release.open(args.dataset).queries(
+            args.relation, args.split, ["query_id", "query", "marker", "gold"]
+        )
+        if not table.num_rows:
             raise RatioError(f"--dataset {args.dataset}: no {args.relation} {args.split} split")
-        table = pq.read_table(files[0], columns=["query_id", "query", "marker", "gold"])
         ids = stratified_sample(
             table.column("query_id").to_pylist(), table.column("marker").to_pylist(), args.sample, args.seed
         )

@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
+from ratio_bench.dataset.release import Release
 from ratio_bench.dataset.silver import silver_input
 from ratio_bench.errors import RatioError
 from ratio_bench.judge.pricing import PriceTable
@@ -46,18 +45,14 @@ def estimate_silver(
     sample: int = 500,
 ) -> list[Estimate]:
     """Per relation: ``pairs[rel]`` pairs judged by each of its prompts, sized on the release's test pairs."""
+    found = Release.open(release)
     out = []
     for rel, n in pairs.items():
-        files = sorted((release / "data" / rel).glob("test-*.parquet"))
-        if not files:
-            raise RatioError(
-                f"--dataset {release}: no {rel} test split (data/{rel}/test-*.parquet); is it a release?"
-            )
-        rows = pq.read_table(files[0], columns=["query", "marker", "gold"]).slice(0, sample).to_pylist()
+        rows = found.queries(rel, "test", ["query", "marker", "gold"]).slice(0, sample).to_pylist()
         if not rows:
             raise RatioError(
-                f"--dataset {release}: the {rel} test split is empty, so there is no prompt to size; "
-                f"pass --pairs with 0 for {rel}"
+                f"--dataset {release}: the {rel} test split is empty or missing (data/{rel}/test-*.parquet), "
+                f"so there is no prompt to size; pass --pairs with 0 for {rel}"
             )
         tokens_in = 0
         for pid in prompts[rel]:

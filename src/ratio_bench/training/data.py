@@ -7,17 +7,15 @@ full shared candidate corpus it would be scored on. The test split is never open
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
-from ratio_bench.evaluation.evaluate import DatasetError, SplitData, load_split
+from ratio_bench.dataset.release import DatasetError, Release
+from ratio_bench.evaluation.evaluate import SplitData, load_split
 
 TRAIN_COLUMNS = ["query_id", "query", "gold_id", "gold", "paper_id"]
 
@@ -53,25 +51,19 @@ class DatasetInfo:
 
 def dataset_info(root: str | Path) -> DatasetInfo:
     """Name, version and manifest hash of a release: the identity a summary records."""
-    root = Path(root)
-    manifest = root / "manifest.json"
-    if not manifest.is_file():
-        raise DatasetError(f"{root}: not a Ratio release folder (no manifest.json); pass --dataset DIR")
-    raw = manifest.read_bytes()
-    release = json.loads(raw).get("config", {}).get("release", {})
-    return DatasetInfo(
-        str(root), release.get("name", root.name), release.get("version", ""), hashlib.sha256(raw).hexdigest()
-    )
+    release = Release.open(root)
+    return DatasetInfo(str(release.root), release.name, release.version, release.manifest_sha256)
 
 
 def load_train_pairs(root: str | Path, relation: str, cap: int | None = None, seed: int = 13) -> TrainPairs:
     """The relation's train pairs; with ``cap``, a seeded uniform sample of that many (in file order)."""
-    root = Path(root)
-    files = sorted((root / "data" / relation).glob("train-*.parquet"))
-    if not files:
-        raise DatasetError(f"{root}: no train split for {relation} (data/{relation}/train-*.parquet)")
-    tables = [pq.read_table(f, columns=TRAIN_COLUMNS) for f in files]
-    cols = {c: [v for t in tables for v in t.column(c).to_pylist()] for c in TRAIN_COLUMNS}
+    release = Release.open(root)
+    table = release.queries(relation, "train", TRAIN_COLUMNS)
+    if not table.num_rows:
+        raise DatasetError(
+            f"{release.shown}: no train split for {relation} (data/{relation}/train-*.parquet)"
+        )
+    cols = {c: table.column(c).to_pylist() for c in TRAIN_COLUMNS}
     n = len(cols["query"])
     if cap is not None and cap < n:
         keep = np.sort(np.random.default_rng(seed).choice(n, size=cap, replace=False))
