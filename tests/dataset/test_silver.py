@@ -14,9 +14,8 @@ from dataset.conftest import SYNTHETIC
 from openai_server import expected_decision
 from ratio_bench.cli import main
 from ratio_bench.dataset.build import file_checksums
+from ratio_bench.dataset.config import SilverError, SilverSettings
 from ratio_bench.dataset.silver import (
-    SilverError,
-    SilverSettings,
     equal_allocation,
     plan_silver,
     run_silver,
