@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ratio_bench.errors import RatioError
+
 TEMPLATES = Path(__file__).resolve().parents[3] / "lexicon" / "templates"
 
 
@@ -109,7 +111,7 @@ def cmd_lexicon_discover(args: argparse.Namespace) -> int:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise SystemExit(
+            raise RatioError(
                 "--embed-model needs sentence-transformers: pip install sentence-transformers"
             ) from None
         seeds = [s.strip().lower() for s in args.seeds.read_text(encoding="utf-8").splitlines() if s.strip()]
