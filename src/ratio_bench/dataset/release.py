@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench.dataset.layout import SPLITS, config_schema, corpus_split
 from ratio_bench.errors import RatioError
-from ratio_bench.io import MANIFEST
+from ratio_bench.io import MANIFEST, manifest_kind
 from ratio_bench.lexicon import RELATIONS
 
 
@@ -61,13 +61,7 @@ class Release:
             raise NotAReleaseError(
                 f"{shown}: not a Ratio release folder (no readable {MANIFEST}{where}); {_fix(flag)}"
             ) from None
-        kind = manifest.get("kind") if isinstance(manifest, dict) else None
-        if (
-            kind is None
-            and isinstance(manifest, dict)
-            and {"rows", "files", "lexicon_sha256"} <= manifest.keys()
-        ):
-            kind = "release"  # built before manifests carried a kind
+        kind = manifest_kind(manifest) if isinstance(manifest, dict) else None
         if kind != "release":
             what = (
                 f"a Ratio {kind}"
