@@ -1,9 +1,13 @@
 """One table of bad inputs across the commands: each is one error line naming the culprit, no traceback,
-nothing of the user's deleted (a sentinel file and folder are snapshotted before and after)."""
+nothing of the user's deleted (a sentinel file and folder are snapshotted before and after). A run that
+succeeds on dirty input must account for every record: read = kept + rejected, and each rejection is in the
+rejects file."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,8 +18,14 @@ from cli_helpers import assert_user_error, run_ratio
 def fixture_files(tmp: Path) -> dict[str, Path]:
     corpus = tmp / "corpus"
     corpus.mkdir()
-    (corpus / "a.jsonl").write_text(
-        json.dumps({"id": "p1", "text": "A short paper."}) + "\n", encoding="utf-8"
+    (
+        corpus / "a.jsonl"
+    ).write_text(  # one good paper, then a line that is no JSON and a text that is a number
+        json.dumps({"id": "p1", "text": "A short paper."})
+        + "\nnot json\n"
+        + json.dumps({"id": "p2", "text": 5})
+        + "\n",
+        encoding="utf-8",
     )
     bad_yaml = tmp / "bad.yaml"
     bad_yaml.write_text("release: [unclosed\n", encoding="utf-8")
@@ -32,6 +42,17 @@ def fixture_files(tmp: Path) -> dict[str, Path]:
     (tmp / "empty.parquet").write_bytes(b"")
     badjson = tmp / "sub.json"
     badjson.write_bytes(b"\xff\xfe not json")
+    old_cache = notrelease / "replies.sqlite"  # a judge cache of schema 1 (keys without the judge's identity)
+    with sqlite3.connect(old_cache) as con:
+        con.execute("CREATE TABLE replies (key TEXT PRIMARY KEY, model TEXT, content TEXT)")
+        con.execute("PRAGMA user_version = 1")
+    con.close()
+    labels = tmp / "labels.jsonl"
+    labels.write_text(
+        json.dumps({"relation": "address", "query": "q.", "gold": "g.", "annotator": "a", "label": True})
+        + "\n",
+        encoding="utf-8",
+    )
     return {
         "corpus": corpus,
         "bad_yaml": bad_yaml,
@@ -39,6 +60,7 @@ def fixture_files(tmp: Path) -> dict[str, Path]:
         "mine": notrelease,
         "badjson": badjson,
         "fakerel": fakerel,
+        "labels": labels,
     }
 
 
@@ -144,6 +166,12 @@ CASES = [
     ),
     (
         "judge-estimate-missing-release",
+        ["judge", "estimate", "--dataset", "{tmp}/none"],
+        ["--dataset", "none", "ratio build"],
+        1,
+    ),
+    (
+        "judge-estimate-pairs-missing-release",
         ["judge", "estimate", "--dataset", "{tmp}/none", "--pairs", "1", "1", "1"],
         ["--dataset", "none"],
         1,
@@ -171,26 +199,122 @@ CASES = [
         ["--dataset", "mine"],
         1,
     ),
-    ("score-not-release", ["score", "--model", "bm25", "--dataset", "{mine}"], ["mine"], 1),
     (
         "score-release-no-split",
         ["score", "--model", "bm25", "--dataset", "{fakerel}"],
         ["fakerel", "test"],
         1,
     ),
-    ("score-relation-typo", ["score", "--model", "bm25", "--relations", "adress"], ["adress"], 2),
     ("score-qrels-typo", ["score", "--model", "bm25", "--qrels", "judged-medium"], ["--qrels"], 2),
     (
-        "silver-workers-0",
-        ["silver", "--dataset", "{fakerel}", "--model", "m", "--workers", "0"],
-        ["--workers"],
-        2,
+        "judge-estimate-not-release",
+        ["judge", "estimate", "--dataset", "{mine}"],
+        ["--dataset", "mine", "manifest.json"],
+        1,
     ),
     (
         "silver-base-url-no-scheme",
         ["silver", "--dataset", "{fakerel}", "--model", "m", "--base-url", "localhost:8080/v1"],
-        ["--base-url", "localhost:8080/v1"],
+        ["--base-url", "localhost:8080/v1", "http://"],
         2,
+    ),
+    (
+        "calibrate-base-url-no-scheme",
+        ["judge", "calibrate", "--labels", "{labels}", "--model", "m", "--base-url", "127.0.0.1:8080"],
+        ["--base-url", "127.0.0.1:8080"],
+        2,
+    ),
+    (
+        "silver-old-cache",
+        [
+            "silver",
+            "--dataset",
+            "{fakerel}",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--cache",
+            "{mine}/replies.sqlite",
+        ],
+        ["--cache", "replies.sqlite", "new --cache"],
+        1,
+    ),
+    (
+        "silver-workers-0",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--workers", "0"],
+        ["--workers", "0"],
+        2,
+    ),
+    (
+        "calibrate-workers-0",
+        ["judge", "calibrate", "--labels", "{labels}", "--model", "m", "--workers", "0"],
+        ["--workers"],
+        2,
+    ),
+    (
+        "calibrate-missing-labels",
+        ["judge", "calibrate", "--labels", "{tmp}/none.jsonl", "--model", "m"],
+        ["none.jsonl"],
+        1,
+    ),
+    (
+        "silver-missing-config",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--config", "{tmp}/none.yaml"],
+        ["none.yaml"],
+        1,
+    ),
+    (
+        "score-not-release",
+        ["score", "--model", "bm25", "--dataset", "{mine}"],
+        ["--dataset", "mine", "ratio build"],
+        1,
+    ),
+    (
+        "score-missing-model",
+        ["score", "--model", "{tmp}/nomodel", "--dataset", "{release}", "--cache-dir", "{tmp}/cache"],
+        ["--model", "nomodel"],
+        1,
+    ),
+    (
+        "score-unknown-relation",
+        ["score", "--model", "bm25", "--dataset", "{release}", "--relations", "adress"],
+        ["--relations", "adress"],
+        2,
+    ),
+    (
+        "index-not-release",
+        ["index", "--dataset", "{mine}", "--model", "bm25", "--out", "{tmp}/i"],
+        ["--dataset", "mine"],
+        1,
+    ),
+    ("check-tampered", ["check", "{tampered}"], ["checksums", "changed: README.md"], 1),
+    (
+        "stats-strict-dirty",
+        ["corpus", "stats", "{corpus}", "--strict", "--quiet"],
+        ["a.jsonl", "line:2", "--strict"],
+        1,
+    ),
+    (
+        "mine-strict-dirty",
+        ["mine", "--corpus", "{corpus}", "--out", "{tmp}/m", "--strict", "--quiet"],
+        ["a.jsonl", "line:2"],
+        1,
+    ),
+    (
+        "stats-dirty-report",
+        [
+            "corpus",
+            "stats",
+            "{corpus}",
+            "--quiet",
+            "--json",
+            "{tmp}/stats.json",
+            "--rejects",
+            "{tmp}/rejects.jsonl",
+        ],
+        [],
+        0,
     ),
 ]
 
@@ -199,19 +323,53 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def assert_every_record_counted(args: list[str], tmp: Path) -> None:
+    """The corpus report of a run on dirty input: read = kept + rejected, and every rejection has a row."""
+    if args[0] == "mine":
+        out = Path(args[args.index("--out") + 1])
+        report = json.loads((out / "stats.json").read_text())["corpus"]
+        rows = [
+            json.loads(x)
+            for f in sorted((out / "rejects").glob("*.jsonl"))
+            for x in f.read_text().splitlines()
+        ]
+    else:
+        report = json.loads((tmp / "stats.json").read_text())
+        rows = [json.loads(x) for x in (tmp / "rejects.jsonl").read_text().splitlines()]
+    for counts in [*report["sources"].values(), report["total"]]:
+        assert counts["papers_read"] == counts["papers_kept"] + sum(counts["rejected"].values()), counts
+    assert report["total"]["rejected"] == {"malformed_json": 1, "wrong_type:text": 1}
+    assert sorted(r["reason"] for r in rows if r["action"] == "dropped") == [
+        "malformed_json",
+        "wrong_type:text",
+    ]
+
+
 @pytest.mark.parametrize(("argv", "culprits", "code"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_bad_input(tmp_path: Path, argv: list[str], culprits: list[str], code: int) -> None:
+def test_bad_input(
+    tmp_path: Path, request: pytest.FixtureRequest, argv: list[str], culprits: list[str], code: int
+) -> None:
     files = fixture_files(tmp_path)
-    before = snapshot(files["mine"])
+    if any("{release}" in a or "{tampered}" in a for a in argv):  # the small built release, only where needed
+        files["release"] = request.getfixturevalue("small_release")
+        files["tampered"] = tmp_path / "tampered"
+        shutil.copytree(files["release"], files["tampered"])
+        with (files["tampered"] / "README.md").open("a", encoding="utf-8") as fh:
+            fh.write("\nA line added after the build.\n")
+    sentinels = [files["mine"], *([files["tampered"]] if "tampered" in files else [])]
+    before = [snapshot(s) for s in sentinels]
     args = [a.format(tmp=tmp_path, **files) for a in argv]
     run = run_ratio(*args, cwd=tmp_path, timeout=120)
-    if code == 0:  # mine writes its outputs beside the user's files and touches none of them
+    if code == 0:  # writes its outputs beside the user's files, touches none of them, and loses no record
         assert run.code == 0 and "Traceback" not in run.err, run.err
+        if args[0] in ("corpus", "mine"):
+            assert_every_record_counted(args, tmp_path)
     elif args[0] == "check":  # a pass/fail table, not an error line
         assert (
             run.code == code and "Traceback" not in run.err and all(c in run.out + run.err for c in culprits)
-        )
+        ), (run.out, run.err)
     else:
         assert_user_error(run, *culprits, code=code)
-    after = snapshot(files["mine"])
-    assert {k: after.get(k) for k in before} == before  # every file of the user's, byte for byte
+    for sentinel, was in zip(sentinels, before, strict=True):
+        now = snapshot(sentinel)
+        assert {k: now.get(k) for k in was} == was  # every file of the user's, byte for byte

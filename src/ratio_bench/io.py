@@ -172,13 +172,13 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
 
 
 def artefact_kind(folder: str | os.PathLike) -> str | None:
-    """What Ratio wrote ``folder`` as (its manifest's ``kind``); None when it is not a Ratio artefact.
-
-    Releases built before manifests carried a ``kind`` are recognised by their fields (rows and checksums).
-    """
+    """What Ratio wrote ``folder`` as (its manifest's ``kind``); None when it is not a Ratio artefact."""
     manifest = read_manifest(folder)
-    if manifest is None:
-        return None
+    return None if manifest is None else manifest_kind(manifest)
+
+
+def manifest_kind(manifest: dict[str, Any]) -> str | None:
+    """The ``kind`` a manifest declares; releases from before manifests carried one, by their fields."""
     kind = manifest.get("kind")
     if kind is None and {"rows", "files", "lexicon_sha256"} <= manifest.keys():
         return "release"

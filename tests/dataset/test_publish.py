@@ -14,7 +14,7 @@ from hub_server import HubServer
 from ratio_bench.dataset.build import build_release
 from ratio_bench.dataset.config import load_config
 from ratio_bench.dataset.publish import publish
-from ratio_bench.dataset.release import ReleaseError
+from ratio_bench.dataset.release import NotAReleaseError
 
 from .conftest import write_config
 
@@ -84,7 +84,7 @@ def test_publish_then_load_dataset_from_the_hub(dataset_corpus, tmp_path):
 
 
 def test_publish_refuses_a_folder_that_is_not_a_release(tmp_path):
-    with pytest.raises(ReleaseError, match="not a Ratio release folder"):
+    with pytest.raises(NotAReleaseError, match="not a Ratio release folder .*ratio build"):
         publish(tmp_path, "org/name")
 
 

@@ -1,30 +1,84 @@
-"""One way to open a release: the same refusal everywhere, and one identity for results, runs and models."""
+"""One way to open a release: the same refusal everywhere, schema-checked shards, and one identity for results,
+runs and models."""
 
 from __future__ import annotations
 
 import json
+import shutil
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from ratio_bench.dataset.release import ReleaseError, manifest_sha256, open_release
+from ratio_bench.dataset.layout import CORPUS_SCHEMA
+from ratio_bench.dataset.release import DatasetError, NotAReleaseError, Release, manifest_sha256
 from ratio_bench.evaluation.evaluate import load_split
 from ratio_bench.evaluation.results import leaderboard_entry
 from ratio_bench.training.data import dataset_info
 
 
-def test_a_folder_without_manifest_or_of_another_kind_is_refused_naming_flag_and_folder(tmp_path):
+def test_a_built_release_opens_with_its_identity_and_splits(small_release):
+    release = Release.open(small_release)
+    raw = (small_release / "manifest.json").read_bytes()
+    assert (release.name, release.version) == (json.loads(raw)["name"], json.loads(raw)["version"])
+    assert "address" in release.relations and release.splits("corpus") == ("train", "validation", "test")
+    corpus = release.corpus("test")
+    assert [(f.name, f.type) for f in corpus.schema] == [(f.name, f.type) for f in CORPUS_SCHEMA]
+    assert corpus.num_rows == json.loads(raw)["rows"]["corpus"]["test"]
+    assert release.corpus("silver", ["id"]).num_rows == corpus.num_rows  # silver retrieves from test's corpus
+    empty = release.queries("address", "silver", ["query_id", "gold_id"])  # no silver split yet: no rows
+    assert empty.num_rows == 0 and empty.schema.names == ["query_id", "gold_id"]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "said"),
+    [
+        (None, "no readable manifest.json"),
+        (b"{not json", "no readable manifest.json"),
+        (json.dumps({"kind": "index"}).encode(), "is a Ratio index, not a Ratio release folder"),
+        (json.dumps({"config": {}}).encode(), "manifest.json has no kind"),
+    ],
+)
+def test_a_folder_that_is_no_release_is_named_with_the_flag_and_the_fix(tmp_path, manifest, said):
+    if manifest is not None:
+        (tmp_path / "manifest.json").write_bytes(manifest)
     with pytest.raises(
-        ReleaseError, match=rf"^--dataset {tmp_path}: not a Ratio release folder .*ratio build"
+        NotAReleaseError, match=f"--dataset {tmp_path}: .*{said}.*`ratio build`, or pass --dataset"
     ):
-        open_release(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({"kind": "run"}), encoding="utf-8")
-    with pytest.raises(ReleaseError, match=r"kind 'run'"):
-        open_release(tmp_path, flag="")
+        Release.open(tmp_path)
+    with pytest.raises(NotAReleaseError) as positional:
+        Release.open(tmp_path, flag=None)
+    assert str(positional.value).startswith(f"{tmp_path}: ") and "pass" not in str(positional.value)
 
 
-def test_identity_ignores_formatting_and_is_the_one_results_and_training_record(small_release, tmp_path):
-    release = open_release(small_release)
-    assert release.name and release.version
+def test_a_missing_folder_or_a_file_is_refused(tmp_path):
+    with pytest.raises(NotAReleaseError, match="the folder does not exist"):
+        Release.open(tmp_path / "none")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(NotAReleaseError, match="is a file, not a release folder"):
+        Release.open(tmp_path / "f")
+
+
+def test_shards_are_held_to_the_release_schema(small_release, tmp_path):
+    root = tmp_path / "r"
+    shutil.copytree(small_release, root)
+    shard = next((root / "data" / "corpus").glob("test-*.parquet"))
+    table = pq.read_table(shard)
+    pq.write_table(table.drop_columns(["role"]), shard)
+    release = Release.open(root)
+    assert release.corpus("test", ["id", "text"]).num_rows == table.num_rows  # what is read is there
+    with pytest.raises(DatasetError, match=f"{shard}: has no column 'role'.*rebuild"):
+        release.corpus("test", ["id", "role"])
+    pq.write_table(table.set_column(0, "id", pa.array(range(table.num_rows))), shard)
+    with pytest.raises(DatasetError, match="column 'id' is int64, the release schema says string"):
+        release.corpus("test", ["id"])
+    shard.write_bytes(b"PAR1 damaged")
+    with pytest.raises(DatasetError, match=f"{shard}: not a readable Parquet shard.*damaged"):
+        release.corpus("test", ["id"])
+
+
+def test_identity_ignores_formatting_and_is_the_one_results_and_training_record(small_release):
+    release = Release.open(small_release)
     raw = json.loads((small_release / "manifest.json").read_text(encoding="utf-8"))
     assert manifest_sha256(dict(reversed(list(raw.items())))) == release.manifest_sha256
     assert dataset_info(small_release).manifest_sha256 == release.manifest_sha256

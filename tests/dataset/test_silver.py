@@ -1,3 +1,4 @@
+import contextlib
 import json
 import os
 import signal
@@ -14,9 +15,8 @@ from dataset.conftest import SYNTHETIC
 from openai_server import expected_decision
 from ratio_bench.cli import main
 from ratio_bench.dataset.build import file_checksums
-from ratio_bench.dataset.config import SilverError
+from ratio_bench.dataset.config import SilverError, SilverSettings
 from ratio_bench.dataset.silver import (
-    SilverSettings,
     equal_allocation,
     plan_silver,
     run_silver,
@@ -130,7 +130,10 @@ def test_killed_cli_run_resumes_without_resending(silver_release, fake_server, t
     deadline = time.time() + 60
     while time.time() < deadline:
         if cache.exists():
-            with sqlite3.connect(cache) as con:
+            with (
+                sqlite3.connect(cache) as con,
+                contextlib.suppress(sqlite3.OperationalError),
+            ):  # table not yet made
                 if con.execute("SELECT count(*) FROM replies").fetchone()[0] >= 20:
                     break
         time.sleep(0.05)

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from ratio_bench.cli import main
-from ratio_bench.dataset.release import ReleaseError
+from ratio_bench.dataset.release import NotAReleaseError
 from ratio_bench.evaluation.evaluate import load_split, score
 from ratio_bench.evaluation.results import SubmissionError, validate_submission
 from ratio_bench.retrieval.cache import EmbeddingCache
@@ -57,7 +57,7 @@ def test_mteb_path_agrees(small_release, reuse, monkeypatch, tmp_path):
 
 
 def test_a_folder_that_is_no_release_is_refused(tmp_path):
-    with pytest.raises(ReleaseError, match="not a Ratio release"):
+    with pytest.raises(NotAReleaseError, match="not a Ratio release"):
         load_split(tmp_path, "test")
 
 

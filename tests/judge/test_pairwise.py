@@ -59,7 +59,12 @@ def release_and_runs(tmp_path_factory):
         release / "data" / "corpus" / "test-00000-of-00001.parquet",
         {"id": list(corpus), "text": list(corpus.values()), "role": ["distractor"] * len(corpus)},
     )
-    manifest = {"name": "tiny", "version": "0.0.1", "rows": rows | {"corpus": {"test": len(corpus)}}}
+    manifest = {
+        "kind": "release",
+        "name": "tiny",
+        "version": "0.0.1",
+        "rows": rows | {"corpus": {"test": len(corpus)}},
+    }
     write_json(release / "manifest.json", manifest)
     folders = []
     for system, ranked in runs.items():

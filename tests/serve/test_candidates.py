@@ -1,7 +1,7 @@
 import pytest
 
 from conftest import shared_record, write_jsonl
-from ratio_bench.dataset.release import ReleaseError
+from ratio_bench.dataset.release import NotAReleaseError
 from ratio_bench.io import RejectLog
 from ratio_bench.serve import candidates
 
@@ -51,7 +51,7 @@ def test_release_candidates_get_venue_and_section_from_the_relation_configs(smal
 
 
 def test_a_folder_that_is_no_release_is_refused(tmp_path):
-    with pytest.raises(ReleaseError, match="^--dataset .*not a Ratio release"):
+    with pytest.raises(NotAReleaseError, match="--dataset .*not a Ratio release folder .*ratio build"):
         candidates.from_release(tmp_path, "test")
 
 

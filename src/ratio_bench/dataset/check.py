@@ -29,7 +29,7 @@ from ratio_bench.dataset.layout import (
     corpus_split,
     file_checksums,
 )
-from ratio_bench.dataset.release import ReleaseError, open_release
+from ratio_bench.dataset.release import Release
 from ratio_bench.errors import RatioError
 from ratio_bench.io import MANIFEST
 from ratio_bench.lexicon import RELATIONS
@@ -52,28 +52,24 @@ class CheckResult:
     detail: str
 
 
-class _Release:
-    """The release's files, opened once: manifest, config, card header and one DuckDB view per config."""
+class _ReleaseViews:
+    """The release (:class:`~ratio_bench.dataset.release.Release`) as the checks see it: its config and one DuckDB
+    view per config, over the shards as they are (the checks judge the schemas themselves)."""
 
     def __init__(self, root: Path):
+        release = Release.open(root, flag=None)
         self.root = root
-        try:
-            manifest = open_release(root, flag="").manifest
-        except ReleaseError as exc:
-            raise ReleaseCheckError(str(exc)) from None
-        self.manifest = manifest
+        self.manifest = release.manifest
         self.cfg: BuildConfig = parse_config(
-            manifest.get("config"), f"{root / MANIFEST}: config", root / MANIFEST, root
+            release.manifest.get("config"), f"{root / MANIFEST}: config", root / MANIFEST, root
         )
         self.con = duckdb.connect()
         self.con.execute("SET threads=2")
-        self.files: dict[str, dict[str, list[Path]]] = {}
+        self.files: dict[str, dict[str, list[Path]]] = {
+            name: {split: release.shards(name, split) for split in release.splits(name)}
+            for name in config_names()
+        }
         for name in config_names():
-            self.files[name] = {}
-            for split in SPLITS:
-                found = sorted((root / "data" / name).glob(f"{split}-*.parquet"))
-                if found:
-                    self.files[name][split] = found
             parts = [
                 f"SELECT *, {sql_str(split)} AS split FROM read_parquet([{', '.join(sql_str(f) for f in fs)}])"
                 for split, fs in self.files[name].items()
@@ -105,7 +101,7 @@ def _examples(values: list[Any]) -> str:
     return shown + (f" and {len(values) - EXAMPLES:,} more" if len(values) > EXAMPLES else "")
 
 
-def _checksums(r: _Release) -> CheckResult:
+def _checksums(r: _ReleaseViews) -> CheckResult:
     recorded = r.manifest.get("files") or {}
     actual = file_checksums(r.root)
     changed = sorted(f for f in recorded.keys() & actual.keys() if recorded[f] != actual[f])
@@ -128,7 +124,7 @@ def _card_header(root: Path) -> dict[str, Any]:
     return yaml.safe_load(text[4 : text.index("\n---", 4)]) or {}
 
 
-def _configs_and_splits(r: _Release) -> CheckResult:
+def _configs_and_splits(r: _ReleaseViews) -> CheckResult:
     header = _card_header(r.root)
     declared = {c["config_name"]: {d["split"]: d["path"] for d in c["data_files"]} for c in header["configs"]}
     problems = []
@@ -155,7 +151,7 @@ def _configs_and_splits(r: _Release) -> CheckResult:
     )
 
 
-def _schemas(r: _Release) -> CheckResult:
+def _schemas(r: _ReleaseViews) -> CheckResult:
     problems = []
     for name, splits in r.files.items():
         want = config_schema(name)
@@ -168,7 +164,7 @@ def _schemas(r: _Release) -> CheckResult:
     return CheckResult("schemas", not problems, _examples(problems) or "every shard has its config's columns")
 
 
-def _golds_in_corpus(r: _Release) -> CheckResult:
+def _golds_in_corpus(r: _ReleaseViews) -> CheckResult:
     bad = []
     for rel in RELATIONS:
         bad += r.rows(f"""
@@ -185,7 +181,7 @@ def _golds_in_corpus(r: _Release) -> CheckResult:
     return CheckResult("golds in their corpus", not bad_ids, detail)
 
 
-def _qrels(r: _Release) -> CheckResult:
+def _qrels(r: _ReleaseViews) -> CheckResult:
     bad = []
     for rel in RELATIONS:
         n = r.rows(f"""SELECT count(*) FROM (
@@ -199,7 +195,7 @@ def _qrels(r: _Release) -> CheckResult:
     return CheckResult("qrels match queries", not bad, "; ".join(bad) or "one score-1 judgment per query")
 
 
-def _placed_rows(r: _Release) -> str:
+def _placed_rows(r: _ReleaseViews) -> str:
     """SQL: (kind, id, split) for every query row and corpus row at its home partition (silver is part of test).
 
     In cumulative mode a partition's pool repeats the earlier partitions' candidates; a candidate's home is the
@@ -217,7 +213,7 @@ def _placed_rows(r: _Release) -> str:
     return f"({queries} UNION ALL {corpus})"
 
 
-def _one_partition(r: _Release) -> CheckResult:
+def _one_partition(r: _ReleaseViews) -> CheckResult:
     problems = []
     rows = _placed_rows(r)
     for column in ("paper_id", "work_id"):
@@ -243,7 +239,7 @@ def _partition_of(cfg: BuildConfig, start: dt.date | None, end: dt.date | None) 
     return next((i for i, s in enumerate(cfg.splits) if by is not None and s.contains(by)), None)
 
 
-def _time_order(r: _Release) -> CheckResult:
+def _time_order(r: _ReleaseViews) -> CheckResult:
     if not r.has_work_columns():
         return CheckResult(
             "partitions in time order",
@@ -276,7 +272,7 @@ def _time_order(r: _Release) -> CheckResult:
     return CheckResult("partitions in time order", not bad, detail)
 
 
-def _unique_pairs(r: _Release) -> CheckResult:
+def _unique_pairs(r: _ReleaseViews) -> CheckResult:
     queries = " UNION ALL ".join(
         f"SELECT query, gold FROM \"{rel}\" WHERE split <> '{SILVER}'" for rel in RELATIONS
     )
@@ -292,7 +288,7 @@ def _unique_pairs(r: _Release) -> CheckResult:
     return CheckResult("no duplicate (query, gold) pairs", not dup, detail)
 
 
-CHECKS: list[tuple[str, Callable[[_Release], CheckResult]]] = [
+CHECKS: list[tuple[str, Callable[[_ReleaseViews], CheckResult]]] = [
     ("checksums", _checksums),
     ("configs and splits", _configs_and_splits),
     ("schemas", _schemas),
@@ -310,7 +306,7 @@ def check_release(root: str | Path) -> list[CheckResult]:
     if not root.is_dir():
         raise ReleaseCheckError(f"{root}: no such release folder")
     try:
-        release = _Release(root)
+        release = _ReleaseViews(root)
     except RatioError as exc:
         return [CheckResult("manifest and config", False, str(exc))]
     results = [CheckResult("manifest and config", True, f"{release.cfg.name} {release.cfg.version}")]

@@ -62,12 +62,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_silver(args: argparse.Namespace) -> int:
-    import json
-
     import yaml
 
     from ratio_bench.cli_options import parse_assignments, sample_size
-    from ratio_bench.dataset.config import SilverError, SilverSettings
+    from ratio_bench.dataset.config import SilverSettings
+    from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import run_silver
     from ratio_bench.io import report_console
     from ratio_bench.judge.options import make_judge, print_run_summary
@@ -76,12 +75,7 @@ def cmd_silver(args: argparse.Namespace) -> int:
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
     )
-    manifest_path = args.dataset / "manifest.json"
-    if not manifest_path.exists():
-        raise SilverError(
-            f"--dataset {args.dataset}: not a Ratio release folder (no manifest.json); build one with ratio build"
-        )
-    raw = json.loads(manifest_path.read_text(encoding="utf-8"))["config"]
+    raw = Release.open(args.dataset).config
     if args.config:
         raw = yaml.safe_load(args.config.read_text(encoding="utf-8")) or {}
     settings = SilverSettings.from_config(raw)

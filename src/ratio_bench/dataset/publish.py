@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ratio_bench.dataset.release import open_release
+from ratio_bench.dataset.release import Release
 from ratio_bench.errors import RatioError
 
 
@@ -28,15 +28,15 @@ def publish(
     """
     from huggingface_hub import HfApi
 
-    manifest = open_release(folder, flag="").manifest
-    release = (manifest.get("config") or {}).get("release") or {}
+    found = Release.open(folder, flag=None)
+    manifest, release = found.manifest, found.terms
     if release.get("publish") is False and not force:
         raise PublishError(
             f"{folder}: its build config ({manifest.get('config_file', 'config')}) says release.publish: false "
             f"(licence: {release.get('license') or 'unspecified'}); nothing was uploaded. Pass --force to "
             "publish it anyway"
         )
-    tag = revision or manifest["version"]
+    tag = revision or found.version
     api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
     with hub_errors(api, repo_id, "--repo-id"):
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
@@ -44,7 +44,7 @@ def publish(
             folder_path=str(folder),
             repo_id=repo_id,
             repo_type="dataset",
-            commit_message=f"Ratio release {manifest['name']} {manifest['version']}",
+            commit_message=f"Ratio release {found.name} {found.version}",
         )
         api.create_tag(repo_id, tag=tag, repo_type="dataset", revision=commit.oid, exist_ok=True)
     return f"{api.endpoint}/datasets/{repo_id} (tag {tag})"

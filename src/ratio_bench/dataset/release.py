@@ -1,25 +1,38 @@
-"""Opening a release folder: the one check that a folder is a Ratio release, shared by every command reading one.
+"""A release folder, opened once: the one reader of every command that takes a release.
 
-Scoring, training, silver, the search service's candidates, judging, ``check`` and ``publish`` all open a
-release here, so a folder that is not one gets the same one-line message everywhere, and the identity that
-results, runs, judged pools, model cards and training summaries record (the manifest's SHA-256) is computed one
-way: a model card's hash can be looked up on the leaderboard.
+:meth:`Release.open` is the only place that decides whether a folder is a release (its ``manifest.json`` says
+``kind: release``), so scoring, training, silver, check, publish, the judge and the search index all refuse a
+wrong folder with the same message and fix. Tables are read per config and split through
+:meth:`Release.read`, which holds every shard to the column contract of :mod:`ratio_bench.dataset.layout`, so a
+damaged or foreign shard is named instead of failing somewhere downstream. The identity that results, runs,
+judged pools, model cards and training summaries record is :func:`manifest_sha256`, computed one way, so a model
+card's hash can be looked up on the leaderboard.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ratio_bench.dataset.layout import SPLITS, config_schema, corpus_split
 from ratio_bench.errors import RatioError
-from ratio_bench.io import MANIFEST, artefact_kind, read_manifest
+from ratio_bench.io import MANIFEST, manifest_kind
+from ratio_bench.lexicon import RELATIONS
 
 
-class ReleaseError(RatioError, ValueError):
-    """A folder given as a release that is not one."""
+class DatasetError(RatioError, ValueError):
+    """A release that lacks what a command needs (a split, a column), or a shard that cannot be read."""
+
+
+class NotAReleaseError(DatasetError):
+    """A folder given as a release that is none (missing, no readable manifest, another Ratio artefact)."""
 
 
 def manifest_sha256(manifest: dict[str, Any]) -> str:
@@ -27,41 +40,126 @@ def manifest_sha256(manifest: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
 
 
+def _fix(flag: str | None) -> str:
+    return "build one with `ratio build`" + (f", or pass {flag} DIR of one" if flag else "")
+
+
 @dataclass(frozen=True)
 class Release:
+    """A release folder's manifest and shards; ``shown`` is how messages name it (``--dataset DIR`` or ``DIR``)."""
+
     root: Path
     manifest: dict[str, Any]
+    manifest_sha256: str
+    shown: str
+
+    @classmethod
+    def open(cls, path: str | Path, flag: str | None = "--dataset") -> Release:
+        """The release at ``path``; ``flag`` is the option it came from (None for a positional argument)."""
+        root = Path(path)
+        shown = f"{flag} {path}" if flag else str(path)
+        if root.is_file():
+            raise NotAReleaseError(f"{shown}: is a file, not a release folder; {_fix(flag)}")
+        where = "" if root.is_dir() else ": the folder does not exist"
+        try:
+            manifest = json.loads((root / MANIFEST).read_bytes())
+        except (OSError, ValueError):
+            raise NotAReleaseError(
+                f"{shown}: not a Ratio release folder (no readable {MANIFEST}{where}); {_fix(flag)}"
+            ) from None
+        kind = manifest_kind(manifest) if isinstance(manifest, dict) else None
+        if kind != "release":
+            what = (
+                f"a Ratio {kind}"
+                if isinstance(kind, str)
+                else f"not a Ratio artefact ({MANIFEST} has no kind)"
+            )
+            raise NotAReleaseError(f"{shown}: is {what}, not a Ratio release folder; {_fix(flag)}")
+        return cls(root, manifest, manifest_sha256(manifest), shown)
 
     @property
-    def release_config(self) -> dict[str, Any]:
-        return (self.manifest.get("config") or {}).get("release") or {}
+    def config(self) -> dict[str, Any]:
+        """The build config recorded in the manifest."""
+        config = self.manifest.get("config")
+        return config if isinstance(config, dict) else {}
+
+    @property
+    def terms(self) -> dict[str, Any]:
+        """The config's ``release:`` block (name, version, licence, may it be published)."""
+        terms = self.config.get("release")
+        return terms if isinstance(terms, dict) else {}
 
     @property
     def name(self) -> str:
-        return self.manifest.get("name") or self.release_config.get("name", self.root.name)
+        return str(self.manifest.get("name") or self.terms.get("name") or self.root.name)
 
     @property
     def version(self) -> str:
-        return self.manifest.get("version") or self.release_config.get("version", "")
+        return str(self.manifest.get("version") or self.terms.get("version") or "")
 
     @property
-    def manifest_sha256(self) -> str:
-        return manifest_sha256(self.manifest)
+    def relations(self) -> tuple[str, ...]:
+        """The relations that have queries in some split."""
+        return tuple(r for r in RELATIONS if self.splits(r))
+
+    def splits(self, config: str) -> tuple[str, ...]:
+        """The splits of ``config`` that have shards, in the release's order (train, validation, test, silver)."""
+        return tuple(s for s in SPLITS if self.shards(config, s))
+
+    def shards(self, config: str, split: str | None = None) -> list[Path]:
+        """The Parquet files of ``config`` (of one ``split``, or of all), sorted."""
+        pattern = f"{split}-*.parquet" if split else "*.parquet"
+        return sorted((self.root / "data" / config).glob(pattern))
+
+    def read(self, config: str, split: str, columns: Sequence[str] | None = None) -> pa.Table:
+        """``config``'s ``split`` as one table (no rows when it has no shards), every shard schema-checked.
+
+        ``columns`` (default: the config's whole contract) must be in each shard with the contract's types.
+        """
+        contract = config_schema(config)
+        wanted = list(columns) if columns is not None else contract.names
+        expected = pa.schema(
+            [contract.field(c) if c in contract.names else pa.field(c, pa.string()) for c in wanted]
+        )
+        tables = []
+        for f in self.shards(config, split):
+            try:
+                schema = pq.read_schema(f)
+                self._check_schema(f, schema, wanted, contract)
+                tables.append(pq.read_table(f, columns=wanted))
+            except (OSError, pa.ArrowException) as e:
+                raise DatasetError(
+                    f"{f}: not a readable Parquet shard ({' '.join(str(e).split())}); the release is damaged: "
+                    "rebuild it with `ratio build` (or see what `ratio check` says)"
+                ) from None
+        if not tables:
+            return expected.empty_table()
+        return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+    def queries(self, relation: str, split: str, columns: Sequence[str] | None = None) -> pa.Table:
+        """One relation's queries (with their gold) of one split."""
+        return self.read(relation, split, columns)
+
+    def corpus(self, split: str, columns: Sequence[str] | None = None) -> pa.Table:
+        """The candidate corpus that ``split``'s queries retrieve from (silver retrieves from test's)."""
+        return self.read("corpus", corpus_split(split), columns)
+
+    @staticmethod
+    def _check_schema(path: Path, schema: pa.Schema, wanted: list[str], contract: pa.Schema) -> None:
+        for column in wanted:
+            if column not in schema.names:
+                raise DatasetError(
+                    f"{path}: has no column {column!r} (it has {', '.join(schema.names)}); the release is damaged "
+                    "or from another build: rebuild it with `ratio build`"
+                )
+            if column in contract.names:
+                want, got = contract.field(column).type, schema.field(column).type
+                if got != want and not (_stringy(got) and _stringy(want)):
+                    raise DatasetError(
+                        f"{path}: column {column!r} is {got}, the release schema says {want}; rebuild the release "
+                        "with `ratio build`"
+                    )
 
 
-def open_release(root: str | Path, flag: str = "--dataset") -> Release:
-    """The release at ``root``, or a :class:`ReleaseError` naming ``flag`` (empty for a positional argument),
-    the folder and the fix."""
-    root = Path(root)
-    where = f"{flag} {root}" if flag else str(root)
-    manifest = read_manifest(root)
-    if manifest is None:
-        raise ReleaseError(
-            f"{where}: not a Ratio release folder (no readable {MANIFEST}); build one with `ratio build`"
-        )
-    if artefact_kind(root) != "release":
-        raise ReleaseError(
-            f"{where}: not a Ratio release folder ({MANIFEST} says kind {manifest.get('kind')!r}); "
-            "give a folder written by `ratio build`"
-        )
-    return Release(root, manifest)
+def _stringy(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)

@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 
 from ratio_bench.dataset.config import SilverSettings
 from ratio_bench.dataset.layout import SILVER, configs_yaml, dataset_info_yaml, file_checksums
-from ratio_bench.dataset.release import open_release
-from ratio_bench.io import atomic_path, write_json
+from ratio_bench.dataset.release import Release
+from ratio_bench.io import MANIFEST, atomic_path, write_json
 from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
 from ratio_bench.judge.prompts import Prompt, get_prompt
 from ratio_bench.lexicon import RELATIONS
@@ -87,11 +87,6 @@ def silver_input(query: str, marker: str, gold: str) -> dict[str, str]:
     return {"query": query.rstrip().rstrip("."), "marker": marker, "gold": gold}
 
 
-def _read_split(root: Path, config: str, split: str) -> pa.Table | None:
-    files = sorted((root / "data" / config).glob(f"{split}-*.parquet"))
-    return pa.concat_tables([pq.read_table(f) for f in files]) if files else None
-
-
 def _write_parquet(table: pa.Table, path: Path) -> None:
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
@@ -113,11 +108,12 @@ class SilverPlan:
         ]
 
 
-def plan_silver(root: Path, settings: SilverSettings) -> list[SilverPlan]:
+def plan_silver(root: Path | Release, settings: SilverSettings) -> list[SilverPlan]:
+    release = root if isinstance(root, Release) else Release.open(root)
     plans = []
     for rel in RELATIONS:
-        test = _read_split(root, rel, "test")
-        if test is None or test.num_rows == 0:
+        test = release.queries(rel, "test")
+        if test.num_rows == 0:
             continue
         ids = test.column("query_id").to_pylist()
         chosen = stratified_sample(
@@ -156,10 +152,9 @@ def run_silver(
     root: Path, settings: SilverSettings, judge: Judge, batch_judge: Any | None = None
 ) -> dict[str, Any]:
     """Judge the sample, then write the silver split, verdicts, card section and manifest (in that order)."""
-    root = Path(root)
-    open_release(root)
-    manifest_path = root / "manifest.json"
-    plans = plan_silver(root, settings)
+    release = Release.open(root)
+    root, manifest_path = release.root, release.root / MANIFEST
+    plans = plan_silver(release, settings)
     requests = [r for p in plans for r in p.requests()]
     outcomes = (batch_judge or judge).run(requests, desc="silver judging")
     status = Counter(o.status for o in outcomes)
@@ -168,7 +163,7 @@ def run_silver(
         report["complete"] = False
         return report
 
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = json.loads(json.dumps(release.manifest))  # a copy: the release object stays as it was read
     sizes: dict[str, dict[str, int]] = {}
     offset = 0
     for plan in plans:

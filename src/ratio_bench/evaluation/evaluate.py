@@ -15,11 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
-from ratio_bench.dataset.layout import corpus_split
-from ratio_bench.dataset.release import open_release
-from ratio_bench.errors import RatioError
+from ratio_bench.dataset.release import DatasetError, Release
 from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.bm25 import BM25Retriever
@@ -31,10 +28,6 @@ from ratio_bench.retrieval.search import exact_search
 TOP_K = 100
 
 
-class DatasetError(RatioError, ValueError):
-    pass
-
-
 @dataclass
 class SplitData:
     corpus_ids: list[str]
@@ -44,33 +37,22 @@ class SplitData:
     manifest: dict[str, Any]
 
 
-def _read_config(root: Path, config: str, split: str, columns: list[str]) -> dict[str, list]:
-    files = sorted((root / "data" / config).glob(f"{split}-*.parquet"))
-    if not files:
-        return {c: [] for c in columns}
-    tables = [pq.read_table(f, columns=columns) for f in files]
-    return {c: [v for t in tables for v in t.column(c).to_pylist()] for c in columns}
-
-
-def load_split(root: str | Path, split: str, relations: Sequence[str] = RELATIONS) -> SplitData:
+def load_split(root: str | Path | Release, split: str, relations: Sequence[str] = RELATIONS) -> SplitData:
     """Corpus and queries of one split of a release folder (as written by ``ratio build``)."""
-    root = Path(root)
-    release = open_release(root)
-    corpus = _read_config(root, "corpus", corpus_split(split), ["id", "text", "role"])
-    if not corpus["id"]:
-        raise DatasetError(f"{root}: split {split!r} has no corpus")
+    release = root if isinstance(root, Release) else Release.open(root)
+    corpus = release.corpus(split, ["id", "text", "role"])
+    if not corpus.num_rows:
+        raise DatasetError(f"{release.shown}: split {split!r} has no corpus; choose another --split")
     queries = {}
     for rel in relations:
-        q = _read_config(root, rel, split, ["query_id", "query", "gold_id"])
-        queries[rel] = (q["query_id"], q["query"], q["gold_id"])
+        q = release.queries(rel, split, ["query_id", "query", "gold_id"])
+        queries[rel] = tuple(q.column(c).to_pylist() for c in ("query_id", "query", "gold_id"))
     if split == "silver" and not any(q[0] for q in queries.values()):
-        raise DatasetError(f"{root}: no silver split yet; build it with `ratio silver --dataset {root} ...`")
+        raise DatasetError(
+            f"{release.shown}: no silver split yet; build it with `ratio silver --dataset {release.root} ...`"
+        )
     return SplitData(
-        corpus["id"],
-        corpus["text"],
-        corpus["role"],
-        queries,
-        release.manifest,
+        *(corpus.column(c).to_pylist() for c in ("id", "text", "role")), queries, release.manifest
     )
 
 

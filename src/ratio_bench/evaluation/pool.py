@@ -21,8 +21,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ratio_bench.dataset.release import manifest_sha256
 from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.results import manifest_sha256
 from ratio_bench.io import atomic_path, write_json
 
 POOL_KIND = "judged-pool"

@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ratio_bench.dataset.config import DEFAULT_PROMPTS
 from ratio_bench.dataset.layout import SILVER, corpus_split
+from ratio_bench.dataset.release import Release
 from ratio_bench.dataset.silver import stratified_sample
 from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.evaluate import _read_config
 from ratio_bench.evaluation.judged import JudgedSample, judged_report
 from ratio_bench.evaluation.pool import JudgedPool, Judgement
 from ratio_bench.evaluation.runs import RunError, SavedRun
@@ -68,8 +67,7 @@ def sample_split(manifest: dict[str, Any], relation: str) -> str:
 
 
 def plan_candidates(
-    root: Path,
-    manifest: dict[str, Any],
+    release: Release,
     runs: list[SavedRun],
     relations: list[str],
     n: int,
@@ -80,8 +78,8 @@ def plan_candidates(
     plans, names = [], run_names(runs)
     corpora: dict[str, dict[str, list]] = {}
     for rel in relations:
-        split = sample_split(manifest, rel)
-        q = _read_config(root, rel, split, ["query_id", "query", "gold_id", "marker", "paper_id"])
+        split = sample_split(release.manifest, rel)
+        q = release.queries(rel, split, ["query_id", "query", "gold_id", "marker", "paper_id"]).to_pydict()
         if not q["query_id"]:
             continue
         chosen = stratified_sample(q["query_id"], q["marker"], n, seed)
@@ -103,7 +101,7 @@ def plan_candidates(
             tops[name] = {qid: ranked[qid][:k] for qid in chosen}
         split_corpus = corpus_split(split)
         if split_corpus not in corpora:
-            corpora[split_corpus] = _read_config(root, "corpus", split_corpus, ["id", "text", "paper_id"])
+            corpora[split_corpus] = release.corpus(split, ["id", "text", "paper_id"]).to_pydict()
         corpus = corpora[split_corpus]
         golds = {qid: q["gold_id"][row[qid]] for qid in chosen}
         pairs = sorted(
@@ -115,7 +113,7 @@ def plan_candidates(
         unknown = sorted(needed - texts.keys())
         if unknown:
             raise RunError(
-                f"--run: candidate {unknown[0]} is not in the {split_corpus} corpus of --dataset {root}"
+                f"--run: candidate {unknown[0]} is not in the {split_corpus} corpus of {release.shown}"
             )
         sample = JudgedSample(
             rel,
@@ -128,7 +126,7 @@ def plan_candidates(
             papers,
         )
         per_run = sum(len(t[qid]) for t in tops.values() for qid in chosen) + len(chosen)
-        plans.append(CandidatePlan(sample, relation_prompts(manifest, rel), tops, pairs, per_run))
+        plans.append(CandidatePlan(sample, relation_prompts(release.manifest, rel), tops, pairs, per_run))
     return plans
 
 

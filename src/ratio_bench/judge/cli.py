@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ratio_bench.dataset.release import open_release
+from ratio_bench.dataset.release import Release
 from ratio_bench.errors import RatioError, UsageError
 from ratio_bench.lexicon import RELATIONS
 
@@ -160,8 +160,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    import pyarrow.parquet as pq
-
+    from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import stratified_sample
     from ratio_bench.judge.labelling import label_pairs
     from ratio_bench.judge.prompts import get_prompt
@@ -171,10 +170,11 @@ def cmd_label(args: argparse.Namespace) -> int:
     if args.pairs:
         pairs = [json.loads(x) for x in args.pairs.read_text(encoding="utf-8").splitlines() if x.strip()]
     else:
-        files = sorted((args.dataset / "data" / args.relation).glob(f"{args.split}-*.parquet"))
-        if not files:
+        table = Release.open(args.dataset).queries(
+            args.relation, args.split, ["query_id", "query", "marker", "gold"]
+        )
+        if not table.num_rows:
             raise RatioError(f"--dataset {args.dataset}: no {args.relation} {args.split} split")
-        table = pq.read_table(files[0], columns=["query_id", "query", "marker", "gold"])
         ids = stratified_sample(
             table.column("query_id").to_pylist(), table.column("marker").to_pylist(), args.sample, args.seed
         )
@@ -232,11 +232,12 @@ def cmd_candidates(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} {value}: must be at least 1")
     if args.output_tokens < 0:
         raise UsageError(f"--output-tokens {args.output_tokens}: must be 0 or more")
-    manifest = open_release(args.dataset).manifest
+    release = Release.open(args.dataset)
+    manifest = release.manifest
     runs = [load_run(r, manifest) for r in args.run]
     pool = JudgedPool(args.pool or default_pool_dir(args.dataset), manifest)
     judge, batch = make_judge(args)
-    plans = cj.plan_candidates(args.dataset, manifest, runs, args.relations, args.sample, args.seed, args.k)
+    plans = cj.plan_candidates(release, runs, args.relations, args.sample, args.seed, args.k)
     if not plans:
         raise RatioError(f"--dataset {args.dataset}: no queries to sample for {', '.join(args.relations)}")
     work = cj.missing_requests(plans, pool, judge.settings)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from ratio_bench.dataset.release import Release
 from ratio_bench.dataset.silver import silver_input
 from ratio_bench.errors import RatioError
 from ratio_bench.judge.client import JudgeRequest
@@ -55,18 +56,14 @@ def estimate_silver(
     sample: int = 500,
 ) -> list[Estimate]:
     """Per relation: ``pairs[rel]`` pairs judged by each of its prompts, sized on the release's test pairs."""
+    found = Release.open(release)
     out = []
     for rel, n in pairs.items():
-        files = sorted((release / "data" / rel).glob("test-*.parquet"))
-        if not files:
-            raise RatioError(
-                f"--dataset {release}: no {rel} test split (data/{rel}/test-*.parquet); is it a release?"
-            )
-        rows = pq.read_table(files[0], columns=["query", "marker", "gold"]).slice(0, sample).to_pylist()
+        rows = found.queries(rel, "test", ["query", "marker", "gold"]).slice(0, sample).to_pylist()
         if not rows:
             raise RatioError(
-                f"--dataset {release}: the {rel} test split is empty, so there is no prompt to size; "
-                f"pass --pairs with 0 for {rel}"
+                f"--dataset {release}: the {rel} test split is empty or missing (data/{rel}/test-*.parquet), "
+                f"so there is no prompt to size; pass --pairs with 0 for {rel}"
             )
         tokens_in = 0
         for pid in prompts[rel]:
@@ -102,10 +99,11 @@ def estimate_requests(
 
 def _first_rows(release: Path, config: str, columns: list[str], n: int) -> list[dict]:
     """Up to ``n`` rows of a release's test split, read batch by batch (a spec-scale corpus is large)."""
-    files = sorted((release / "data" / config).glob("test-*.parquet"))
+    found = Release.open(release)
+    files = found.shards(config, "test")
     if not files:
         raise RatioError(
-            f"--dataset {release}: no {config} test split (data/{config}/test-*.parquet); is it a release?"
+            f"{found.shown}: no {config} test split (data/{config}/test-*.parquet); rebuild it with `ratio build`"
         )
     rows: list[dict] = []
     for f in files:

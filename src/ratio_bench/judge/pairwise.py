@@ -21,12 +21,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ratio_bench.dataset.layout import SILVER, corpus_split
+from ratio_bench.dataset.release import Release, manifest_sha256
 from ratio_bench.dataset.silver import stratified_sample
 from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.pairwise_stats import FIRST, SECOND, TIE, preferred_system, relation_stats
-from ratio_bench.evaluation.results import manifest_sha256
 from ratio_bench.evaluation.runs import SavedRun, load_run
-from ratio_bench.io import atomic_open, atomic_path, read_manifest, staged_dir, write_json
+from ratio_bench.io import atomic_open, atomic_path, staged_dir, write_json
 from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
 from ratio_bench.judge.prompts import Prompt, get_prompt
 
@@ -94,16 +94,9 @@ def numbered(texts: list[str]) -> str:
     return "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1))
 
 
-def _split_table(root: Path, config: str, split: str, columns: list[str]) -> pa.Table | None:
-    files = sorted((root / "data" / config).glob(f"{split}-*.parquet"))
-    return pa.concat_tables([pq.read_table(f, columns=columns) for f in files]) if files else None
-
-
-def load_runs(release: Path, paths: list[Path]) -> tuple[dict[str, Any], tuple[SavedRun, SavedRun]]:
+def load_runs(release: Release, paths: list[Path]) -> tuple[dict[str, Any], tuple[SavedRun, SavedRun]]:
     """The release manifest and the two runs, refused unless both were scored on it and on one split."""
-    manifest = read_manifest(release)
-    if manifest is None or "rows" not in manifest:
-        raise PairwiseError(f"--dataset {release}: not a Ratio release folder (no release manifest.json)")
+    manifest = release.manifest
     if len(paths) != 2 or Path(paths[0]).resolve() == Path(paths[1]).resolve():
         raise PairwiseError("--runs: give exactly two different run folders (from `ratio score --save-run`)")
     first, second = (load_run(p, manifest, flag="--runs") for p in paths)
@@ -117,7 +110,7 @@ def load_runs(release: Path, paths: list[Path]) -> tuple[dict[str, Any], tuple[S
     return manifest, (first, second)
 
 
-def query_split(release: Path, run_split: str, requested: str | None) -> str:
+def query_split(release: Release, run_split: str, requested: str | None) -> str:
     """``--split`` if given, else the runs' split, except test -> silver when the release has a silver split."""
     if requested is not None:
         if requested not in (run_split, SILVER) or (requested == SILVER and run_split != "test"):
@@ -126,13 +119,13 @@ def query_split(release: Path, run_split: str, requested: str | None) -> str:
                 f"use --split {run_split}"
             )
         return requested
-    if run_split == "test" and any((release / "data").glob(f"*/{SILVER}-*.parquet")):
+    if run_split == "test" and any(release.shards(r, SILVER) for r in release.relations):
         return SILVER
     return run_split
 
 
 def plan_pairwise(
-    release: Path,
+    release: str | Path,
     run_paths: list[Path],
     per_relation: int,
     k: int,
@@ -141,9 +134,9 @@ def plan_pairwise(
     relations: list[str] | None = None,
 ) -> PairwisePlan:
     """Sample the queries and look up both runs' top-k candidate texts; nothing is sent."""
-    release = Path(release)
     if per_relation < 1:
         raise PairwiseError(f"--queries {per_relation}: must be at least 1")
+    release = Release.open(release)
     manifest, runs = load_runs(release, run_paths)
     depth = min(int(r.manifest.get("k") or 0) for r in runs)
     if not 1 <= k <= depth:
@@ -152,13 +145,13 @@ def plan_pairwise(
     common = [r for r in runs[0].ranked if r in runs[1].ranked and (relations is None or r in relations)]
     if not common:
         raise PairwiseError("--runs: the two runs share no relation to compare (or none given by --relation)")
-    corpus = _split_table(release, "corpus", corpus_split(split), ["id", "text"])
-    if corpus is None:
-        raise PairwiseError(f"--dataset {release}: no corpus for split {split!r} (data/corpus/)")
+    corpus = release.corpus(split, ["id", "text"])
+    if corpus.num_rows == 0:
+        raise PairwiseError(f"{release.shown}: no corpus for split {split!r} (data/corpus/)")
     plans, wanted = [], set()
     for rel in common:
-        table = _split_table(release, rel, split, ["query_id", "query", "marker"])
-        if table is None or table.num_rows == 0:
+        table = release.queries(rel, split, ["query_id", "query", "marker"])
+        if table.num_rows == 0:
             continue
         ids = stratified_sample(
             table.column("query_id").to_pylist(), table.column("marker").to_pylist(), per_relation, seed
@@ -177,7 +170,7 @@ def plan_pairwise(
         wanted.update(c for top in tops for lst in top for c in lst)
         plans.append((rel, ids, [query[q] for q in ids], tops))
     if not plans:
-        raise PairwiseError(f"--dataset {release}: no queries in split {split!r} for the runs' relations")
+        raise PairwiseError(f"{release.shown}: no queries in split {split!r} for the runs' relations")
     found = corpus.filter(pc.is_in(corpus.column("id"), pa.array(sorted(wanted), pa.string())))
     text = dict(zip(found.column("id").to_pylist(), found.column("text").to_pylist(), strict=True))
     if len(text) < len(wanted):

@@ -21,7 +21,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from ratio_bench.dataset.release import open_release
 from ratio_bench.errors import RatioError
 from ratio_bench.io import RejectLog
 
@@ -82,33 +81,32 @@ def from_release(
 
     ``corpus_meta``: the corpus files the release was built from, for titles (a release carries none).
     """
-
     import duckdb
 
-    from ratio_bench.dataset.layout import corpus_split
+    from ratio_bench.dataset.release import Release
     from ratio_bench.lexicon import RELATIONS
 
-    root = Path(dataset)
-    manifest = open_release(root).manifest
-    corpus_files = sorted((root / "data" / "corpus").glob(f"{corpus_split(split)}-*.parquet"))
-    if not corpus_files:
+    release = Release.open(dataset)
+    root = release.root
+    corpus = release.corpus(split, ["id", "text", "paper_id", "date"])
+    if not corpus.num_rows:
         raise SourceError(f"--dataset {root}: split {split!r} has no corpus; choose another --split")
-    query_files = sorted(str(p) for rel in RELATIONS for p in (root / "data" / rel).glob("*.parquet"))
+    columns = ["gold_id", "paper_id", "venue", "section"]
+    queries = pa.concat_tables(
+        [release.queries(rel, s, columns) for rel in release.relations for s in release.splits(rel)]
+        or [release.queries(RELATIONS[0], split, columns)]
+    )
     con = duckdb.connect()
     con.execute("SET threads=1")  # one thread: the same row order, so the same bytes, on every build
-    queries = (
-        f"SELECT gold_id, paper_id, venue, section FROM read_parquet({query_files!r})"
-        if query_files
-        else "SELECT NULL::VARCHAR gold_id, NULL::VARCHAR paper_id, NULL::VARCHAR venue, NULL::VARCHAR section"
-    )
+    con.register("c_rows", corpus)
+    con.register("q", queries)
     table = con.sql(
-        f"""
-        WITH q AS ({queries}),
-        gold AS (SELECT gold_id, min(venue) AS venue, min(section) AS section FROM q GROUP BY gold_id),
+        """
+        WITH gold AS (SELECT gold_id, min(venue) AS venue, min(section) AS section FROM q GROUP BY gold_id),
         paper AS (SELECT paper_id, min(venue) AS venue FROM q GROUP BY paper_id)
         SELECT c.id, c.text, c.paper_id, NULL::VARCHAR AS title, c.date,
                coalesce(gold.venue, paper.venue) AS venue, gold.section
-        FROM read_parquet({[str(p) for p in corpus_files]!r}) c
+        FROM c_rows c
         LEFT JOIN gold ON gold.gold_id = c.id
         LEFT JOIN paper ON paper.paper_id = c.paper_id
         ORDER BY c.id
@@ -128,8 +126,8 @@ def from_release(
         counts["papers_without_title"] = len(set(paper_ids) - titles.keys())
     source = {
         "release": {
-            "name": manifest.get("name"),
-            "version": manifest.get("version"),
+            "name": release.manifest.get("name"),
+            "version": release.manifest.get("version"),
             "split": split,
             "path": str(root),
         },

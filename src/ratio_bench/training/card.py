@@ -19,13 +19,13 @@ from typing import Any
 import yaml
 
 from ratio_bench import __version__
+from ratio_bench.dataset.release import Release
 from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.leaderboard import markdown_text, parse_entry, read_entry
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.io import atomic_open, write_json
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SUMMARY_SCHEMA
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
-from ratio_bench.training.data import dataset_info
 
 TEMPLATE = Path(__file__).resolve().parents[3] / "model_cards" / "model_card.md"
 MARKER = "<!-- ratio-model-card:"
@@ -90,13 +90,12 @@ def release_terms(summary: dict[str, Any], dataset: str | Path | None = None) ->
     release = f"{recorded.get('name')} {recorded.get('version')}"
     where = str(dataset or recorded.get("path") or "")
     try:
-        info = dataset_info(where)
+        found = Release.open(where)
     except RatioError:
         return f"unknown: the training release ({release}) was not found; pass --dataset DIR", None
-    if info.manifest_sha256 != recorded.get("manifest_sha256"):
+    if found.manifest_sha256 != recorded.get("manifest_sha256"):
         return f"unknown: {where} is not the release build this model was trained on ({release})", None
-    manifest = json.loads((Path(where) / "manifest.json").read_text(encoding="utf-8"))
-    terms = (manifest.get("config") or {}).get("release") or {}
+    terms = found.terms
     publish = terms.get("publish")
     return str(terms.get("license") or "unspecified"), (None if publish is None else bool(publish))
 

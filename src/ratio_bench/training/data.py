@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
-from ratio_bench.dataset.release import open_release
-from ratio_bench.evaluation.evaluate import DatasetError, SplitData, load_split
+from ratio_bench.dataset.release import DatasetError, Release
+from ratio_bench.evaluation.evaluate import SplitData, load_split
 
 TRAIN_COLUMNS = ["query_id", "query", "gold_id", "gold", "paper_id"]
 
@@ -52,18 +51,19 @@ class DatasetInfo:
 
 def dataset_info(root: str | Path) -> DatasetInfo:
     """Name, version and manifest hash of a release: the identity a summary records."""
-    release = open_release(root)
-    return DatasetInfo(str(root), release.name, release.version, release.manifest_sha256)
+    release = Release.open(root)
+    return DatasetInfo(str(release.root), release.name, release.version, release.manifest_sha256)
 
 
 def load_train_pairs(root: str | Path, relation: str, cap: int | None = None, seed: int = 13) -> TrainPairs:
     """The relation's train pairs; with ``cap``, a seeded uniform sample of that many (in file order)."""
-    root = Path(root)
-    files = sorted((root / "data" / relation).glob("train-*.parquet"))
-    if not files:
-        raise DatasetError(f"{root}: no train split for {relation} (data/{relation}/train-*.parquet)")
-    tables = [pq.read_table(f, columns=TRAIN_COLUMNS) for f in files]
-    cols = {c: [v for t in tables for v in t.column(c).to_pylist()] for c in TRAIN_COLUMNS}
+    release = Release.open(root)
+    table = release.queries(relation, "train", TRAIN_COLUMNS)
+    if not table.num_rows:
+        raise DatasetError(
+            f"{release.shown}: no train split for {relation} (data/{relation}/train-*.parquet)"
+        )
+    cols = {c: table.column(c).to_pylist() for c in TRAIN_COLUMNS}
     n = len(cols["query"])
     if cap is not None and cap < n:
         keep = np.sort(np.random.default_rng(seed).choice(n, size=cap, replace=False))

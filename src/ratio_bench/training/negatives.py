@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 
-from ratio_bench.evaluation.evaluate import DatasetError
+from ratio_bench.dataset.release import DatasetError, Release
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.training.data import TrainPairs
@@ -30,15 +29,14 @@ class HardNegatives:
 
 
 def _train_corpus(root: Path) -> dict[str, list]:
-    files = sorted((root / "data" / "corpus").glob("train-*.parquet"))
-    if not files:
+    release = Release.open(root)
+    columns = ["id", "text", "paper_id", "role"]
+    table = release.corpus("train", columns)
+    if not table.num_rows:
         raise DatasetError(
-            f"{root}: no train corpus (data/corpus/train-*.parquet) to mine hard negatives from"
+            f"{release.shown}: no train corpus (data/corpus/train-*.parquet) to mine hard negatives from"
         )
-    tables = [pq.read_table(f, columns=["id", "text", "paper_id", "role"]) for f in files]
-    return {
-        c: [v for t in tables for v in t.column(c).to_pylist()] for c in ("id", "text", "paper_id", "role")
-    }
+    return {c: table.column(c).to_pylist() for c in columns}
 
 
 def mine(root: str | Path, pairs: TrainPairs, source: str, seed: int = 13) -> HardNegatives:
