@@ -15,8 +15,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
+from conftest import save_judged_run
 from ratio_bench.cli import main
 from ratio_bench.judge.cache import ReplyCache
 from ratio_bench.judge.client import Judge, JudgeRequest, JudgeSettings
@@ -93,3 +95,27 @@ def test_silver_build_through_llama_cpp_and_resume(llama_server, small_release, 
     assert "requests sent" in first and "cache hits 0" in first
     assert main(args) == 0  # a second run answers everything from the cache
     assert "requests sent 0 " in capsys.readouterr().out
+
+
+def test_judged_candidates_through_llama_cpp_fill_the_pool_and_a_rerun_sends_nothing(
+    llama_server, judged_release, tmp_path, capsys
+):
+    runs = [save_judged_run(judged_release, n, tmp_path / f"run-{n}") for n in "AB"]
+    args = ["judge", "candidates", "--dataset", str(judged_release), "--k", "3", "--out", str(tmp_path / "report"),
+            "--run", str(runs[0]), "--run", str(runs[1]), "--base-url", llama_server, "--model", "smollm2",
+            "--workers", "1", "--max-tokens", "200", "--cache", str(tmp_path / "c.sqlite"), "--quiet"]  # fmt: skip
+    assert main(args) == 0
+    # 14 (query, candidate) pairs x 2 prompts, as with the fake judge
+    assert "28 unique" in capsys.readouterr().out
+    pool = pq.read_table(judged_release / "judgments" / "candidates-address.parquet").to_pylist()
+    assert len(pool) == 28 and {r["judge_model"] for r in pool} == {"smollm2"}
+    assert {r["status"] for r in pool} <= {"ok", "invalid"}
+    assert all(isinstance(r["decision"], bool) for r in pool if r["status"] == "ok")
+    report = json.loads((tmp_path / "report" / "candidates.json").read_text())
+    assert set(report["relations"]["address"]["runs"]) == {"model-A", "model-B"}
+    before = (judged_release / "judgments" / "candidates-address.parquet").read_bytes()
+    fresh = [*args[:-2], str(tmp_path / "fresh.sqlite"), "--quiet"]
+    assert main(fresh) == 0  # a fresh cache: the pool answers every request
+    out = capsys.readouterr().out
+    assert "28 already in the pool" in out and "0 to send" in out
+    assert (judged_release / "judgments" / "candidates-address.parquet").read_bytes() == before

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cli_helpers import assert_user_error, run_ratio
-from ratio_bench.cli import main
+from ratio_bench.cli import build_parser, main
 from ratio_bench.evaluation.evaluate import ScoreResult
 from ratio_bench.evaluation.runs import save_run
 from ratio_bench.io import write_json
@@ -77,7 +77,7 @@ def release_and_runs(tmp_path_factory):
 def _command(server, tmp_path, release, runs, *extra):
     return [
         "judge", "pairwise", "--dataset", str(release), "--runs", *map(str, runs), "--k", str(K),
-        "--queries", "20", "--base-url", server.base_url, "--model", "fake-judge",
+        "--sample", "20", "--base-url", server.base_url, "--model", "fake-judge",
         "--cache", str(tmp_path / "cache.sqlite"), "--quiet", "--workers", "2", *extra,
     ]  # fmt: skip
 
@@ -145,7 +145,7 @@ def test_the_judge_sees_neither_system_names_nor_gold_nor_marker(release_and_run
     release, runs = release_and_runs
     seen = []
     fake_server.state.answer_with = lambda messages: seen.append(messages) or always_a(messages)
-    assert main(_command(fake_server, tmp_path, release, runs, "--relation", "broaden")) == 0
+    assert main(_command(fake_server, tmp_path, release, runs, "--relations", "broaden")) == 0
     assert len(seen) == 2 * SIZES["broaden"] - 1  # the tie query's two lists are equal: one request
     for messages in seen:
         text = " ".join(m["content"] for m in messages)
@@ -210,3 +210,13 @@ def test_runs_of_another_release_or_split_are_refused(release_and_runs, tmp_path
     )
     bad = run_ratio("judge", "pairwise", "--dataset", foreign, "--runs", *runs, *common)
     assert_user_error(bad, "--runs", "re-score")
+
+
+def test_pairwise_takes_the_flags_of_judge_candidates_and_its_old_spellings():
+    common = ["judge", "pairwise", "--dataset", "r", "--runs", "a", "b", "--model", "m"]
+    args = build_parser().parse_args([*common, "--sample", "5", "--relations", "broaden", "specify"])
+    old = build_parser().parse_args(
+        [*common, "--queries", "5", "--relation", "broaden", "--relation", "specify"]
+    )
+    assert (args.sample, args.relations) == (old.sample, old.relations) == (5, ["broaden", "specify"])
+    assert build_parser().parse_args(common).relations is None  # all three

@@ -115,7 +115,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
     )
     from ratio_bench.judge.prompts import get_prompt
 
-    plan = plan_pairwise(args.dataset, args.runs, args.queries, args.k, args.seed, args.split, args.relation)
+    plan = plan_pairwise(args.dataset, args.runs, args.sample, args.k, args.seed, args.split, args.relations)
     if args.out:
         prepare_output_dir(args.out, KIND)
     judge, batch = make_judge(args)
@@ -349,15 +349,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="two run folders from `ratio score --save-run`; the win rate is the first's",
     )  # fmt: skip
     p.add_argument(
-        "--queries", type=int, default=400, help="queries per relation, equal allocation across markers"
-    )
+        "--sample", "--queries", dest="sample", type=int, default=400,
+        help="queries per relation, equal allocation across markers (as in `judge candidates`)",
+    )  # fmt: skip
     p.add_argument("--k", type=int, default=10, help="candidates per list (default 10)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument(
         "--split",
         help="query split (default: the runs' split; silver when they were scored on test and it exists)",
     )
-    p.add_argument("--relation", action="append", choices=RELATIONS, help="only this relation (repeatable)")
+    p.add_argument(
+        "--relations", "--relation", dest="relations", nargs="+", action="extend", choices=RELATIONS,
+        help="only these relations (default: all three)",
+    )  # fmt: skip
     p.add_argument("--out", type=Path, help="folder for pairwise.md, pairwise.json and judgments.parquet")
     p.add_argument("--dry-run", action="store_true", help="print the plan and cost estimate, send nothing")
     add_judge_options(p)

@@ -135,7 +135,7 @@ def plan_pairwise(
 ) -> PairwisePlan:
     """Sample the queries and look up both runs' top-k candidate texts; nothing is sent."""
     if per_relation < 1:
-        raise PairwiseError(f"--queries {per_relation}: must be at least 1")
+        raise PairwiseError(f"--sample {per_relation}: must be at least 1")
     release = Release.open(release)
     manifest, runs = load_runs(release, run_paths)
     depth = min(int(r.manifest.get("k") or 0) for r in runs)
