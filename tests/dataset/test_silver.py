@@ -1,4 +1,5 @@
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -44,6 +45,16 @@ def test_stratified_sample_is_seeded_and_sorted():
     assert one == stratified_sample(ids, strata, 60, seed=3) == sorted(one)
     assert one != stratified_sample(ids, strata, 60, seed=4)
     assert sum(1 for i in one if int(i[1:]) in range(150, 160)) == 10  # every pair of the small marker
+
+
+def test_a_larger_sample_contains_the_smaller_one():
+    """What lets a judged pool grow: re-judging with a larger --sample keeps every verdict already stored."""
+    ids = [f"q{i:03d}" for i in range(300)]
+    strata = ["big"] * 170 + ["small"] * 3 + ["mid"] * 40 + ["tiny"] * 1 + ["rest"] * 86
+    for seed in (0, 13):
+        samples = [set(stratified_sample(ids, strata, n, seed)) for n in range(0, 302)]
+        for n, (smaller, larger) in enumerate(itertools.pairwise(samples)):
+            assert smaller <= larger and len(larger) == min(n + 1, 300)
 
 
 def test_settings_validate_prompts_and_relations():

@@ -243,3 +243,40 @@ def test_unreadable_files_are_rejected_entries_not_a_crash(broken_results, tmp_p
 
 def test_missing_results_folder_is_a_user_error(tmp_path):
     assert_user_error(run_ratio("leaderboard", tmp_path / "nope"), "nope", "no such file or folder")
+
+
+def judged(judge: str = "gpt-x", mrr: float = 0.5) -> dict:
+    metrics = {
+        "hit_rate_at_10": 0.9,
+        "precision_at_10": 0.3,
+        "ndcg_at_10": 0.6,
+        "mrr_at_10": mrr,
+        "map_at_10": 0.4,
+    }
+    return {
+        "judge_model": judge,
+        "queries": 100,
+        "coverage_at_10": 0.25,
+        "hard": metrics,
+        "soft": dict(metrics),
+    }
+
+
+def test_judged_figures_are_a_table_of_their_own_escaped_and_filterable_by_relation(tmp_path):
+    write(tmp_path, "a.json", entry("a:none", 0.3) | {"judged": {"specify": judged(MALICIOUS_NAME)}})
+    write(tmp_path, "b.json", entry("b:none", 0.2))  # not judged: no judged row
+    write(
+        tmp_path, "c.json", entry("c:none", 0.1) | {"judged": {"address": judged() | {"coverage_at_10": 1.5}}}
+    )
+    board = load_board(tmp_path)
+    assert [r.reason for r in board.rejected] == [
+        "invalid submission at judged/address/coverage_at_10: 1.5 is greater than the maximum of 1"
+    ]
+    assert [e["model"] for e in board.releases[0].entries] == ["a:none", "b:none"]  # ranked on the mined gold
+    rendered = Tags(MarkdownIt("commonmark").enable("table").render(leaderboard_markdown(board)))
+    assert not rendered.named("script") and MALICIOUS_NAME in "".join(rendered.text)
+    assert rendered.row_widths[-4:] == [10, 10, 2, 2]  # judged header and row, then the rejected file
+    page = Tags(leaderboard_html(board))
+    assert [a["data-relation"] for a in page.named("tbody") if "data-relation" in a] == ["specify"]
+    assert len(page.named("script")) == 1 and MALICIOUS_NAME in "".join(page.text)
+    assert "judged@10" in "".join(page.text) and "25.0" in "".join(page.text)

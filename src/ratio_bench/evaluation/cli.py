@@ -62,16 +62,14 @@ def cmd_score(args: argparse.Namespace) -> int:
     console = report_console()
     if args.save_run and args.via == "mteb":
         raise UsageError("--save-run: runs are saved by the ratio path; drop --via mteb")
-    if args.qrels != "mined" and (args.via == "mteb" or args.out):
-        raise UsageError(
-            f"--qrels {args.qrels}: judged scores are printed, not written as leaderboard entries or run "
-            "through mteb; drop --out / --via mteb"
-        )
+    if args.qrels != "mined" and args.via == "mteb":
+        raise UsageError(f"--qrels {args.qrels}: judged scores come from the ratio path; drop --via mteb")
     data = load_split(args.dataset, args.split, args.relations)
     pool = _judged_pool(args, data.manifest) if args.via == "ratio" else None
     cache = EmbeddingCache(args.cache_dir)
     entries = []
     for ref in args.model:
+        judged = None
         setup = resolve(ref, args.setup, trust_remote_code=args.trust_remote_code)
         if args.via == "mteb":
             from ratio_bench.evaluation.mteb_tasks import score_with_mteb
@@ -93,14 +91,14 @@ def cmd_score(args: argparse.Namespace) -> int:
                 keep_runs=bool(args.save_run) or pool is not None,
             )
             if pool is not None:
-                _judged_scores(result, data, pool, args.qrels, console)
+                judged = _judged_scores(result, data, pool, args.qrels, console)
         if args.save_run:
             from ratio_bench.evaluation.runs import save_run
 
             run_dir = _per_model_path(args.save_run, setup.name, len(args.model))
             save_run(result, data.manifest, args.split, run_dir)
             console.print(f"{setup.name}: run saved to {run_dir}")
-        entry = leaderboard_entry(result, data.manifest, args.split, setup.tuned_for)
+        entry = leaderboard_entry(result, data.manifest, args.split, setup.tuned_for, judged)
         entries.append(entry)
         console.print(
             f"{setup.name}: {result.seconds:.1f} s, corpus {len(data.corpus_ids):,} candidates, "
@@ -111,11 +109,10 @@ def cmd_score(args: argparse.Namespace) -> int:
             write_json(out, entry)
             for task, doc in mteb_results(result, data.manifest, args.split).items():
                 write_json(out.with_suffix("") / "mteb" / f"{task}.json", doc)
-    qrels = "" if args.qrels == "mined" else f", qrels {args.qrels} (unjudged: not relevant)"
     console.print(
         results_table(
             entries,
-            f"Ratio {data.manifest['name']} {data.manifest['version']}, split {args.split}{qrels} (%)",
+            f"Ratio {data.manifest['name']} {data.manifest['version']}, split {args.split}, mined gold (%)",
         )
     )
     return 0
@@ -137,29 +134,32 @@ def _judged_pool(args: argparse.Namespace, manifest: dict):
     return JudgedPool(path, manifest)
 
 
-def _judged_scores(result, data, pool, qrels: str, console) -> None:
-    """Print judged@10 coverage of the run; with judged qrels, re-score it on mined plus accepted positives."""
+def _judged_scores(result, data, pool, qrels: str, console) -> dict | None:
+    """The run's judged figures per relation (for its leaderboard entry), printed: judged@10 coverage, and with
+    judged qrels that agreement's metrics on the judged queries."""
     from ratio_bench.evaluation.judged import METRICS
-    from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
-    from ratio_bench.evaluation.pool import judged_coverage, judged_qrels
+    from ratio_bench.evaluation.pool import judged_scores
 
-    cover = []
+    judged, cover = {}, []
     for rel, (qids, _, golds) in data.queries.items():
-        if not qids:
+        block = (
+            judged_scores(pool, rel, result.runs[rel], dict(zip(qids, golds, strict=True))) if qids else None
+        )
+        if block is None:
             continue
-        run = result.runs[rel]
-        coverage = f"judged@10 {100 * judged_coverage(pool, rel, run):.1f}%"
+        judged[rel] = block
+        coverage = f"judged@10 {100 * block['coverage_at_10']:.1f}% of {block['queries']} judged queries"
         cover.append(f"{rel} {coverage}")
         if qrels != "mined":
-            m = result.metrics[rel] = evaluate_run(
-                run, judged_qrels(pool, rel, qids, golds, qrels), DEFAULT_KS
-            )
+            m = block[qrels.removeprefix("judged-")]
             console.print(
                 f"{result.model} {rel} ({qrels}): "
                 + " ".join(f"{short}@10 {100 * m[f'{name}_at_10']:.1f}" for name, short in METRICS)
                 + f" | {coverage}"
             )
-    console.print(f"{result.model}: coverage of the judged pool {pool.path}: {', '.join(cover)}")
+    if cover:
+        console.print(f"{result.model}: coverage of the judged pool {pool.path}: {', '.join(cover)}")
+    return judged or None
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -306,7 +306,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--qrels",
         choices=["mined", "judged-hard", "judged-soft"],
         default="mined",
-        help="relevance: the mined gold, or the gold plus judge-accepted candidates of the pool (unjudged: not relevant)",
+        help="also print metrics on the pool's judged queries with the gold plus judge-accepted candidates as "
+        "relevant (unjudged: not relevant); --out records both agreements whenever a pool exists",
     )
     p.add_argument("--pool", type=Path, metavar="DIR", help="judged pool (default: DATASET/judgments)")
     p.add_argument(

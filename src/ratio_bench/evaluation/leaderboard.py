@@ -208,6 +208,34 @@ def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None]]:
     ]
 
 
+JUDGED_HEAD = ["model setup", "split", "relation", "judge", "queries", "judged@10"] + [
+    f"{agreement} {short}@10" for agreement in ("hard", "soft") for short in ("MRR", "P")
+]
+JUDGED_NOTE = (
+    "Judged by an LLM (not used for ranking): on the judged pool's queries only, relevant = the mined gold plus "
+    "the candidates the judge accepted (hard: every prompt; soft: any), unjudged = not relevant; judged@10 is "
+    "the share of the entry's top 10 the judge had read when it was scored."
+)
+
+
+def judged_rows(release: Release) -> list[tuple[dict[str, Any], str, list[str], list[float]]]:
+    """(entry, relation, text cells, metric values) for every judged relation of the release's entries."""
+    rows = []
+    for _, entry in ranked(release):
+        for rel in RELATIONS:
+            block = entry.get("judged", {}).get(rel)
+            if block is None:
+                continue
+            text = [entry_label(entry), entry["split"], rel, block["judge_model"], str(block["queries"])]
+            values = [block["coverage_at_10"]] + [
+                block[agreement][f"{metric}_at_10"]
+                for agreement in ("hard", "soft")
+                for metric in ("mrr", "precision")
+            ]
+            rows.append((entry, rel, text, values))
+    return rows
+
+
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
@@ -273,6 +301,19 @@ def leaderboard_markdown(board: Board) -> str:
         for rank, entry in ranked(release):
             cells = [str(rank), markdown_text(entry_label(entry)), markdown_text(entry["split"])]
             lines.append(_md_row(cells + [percent(v) for _, v in metric_cells(entry)]))
+        judged = judged_rows(release)
+        if judged:
+            lines += [
+                "",
+                markdown_text(JUDGED_NOTE),
+                "",
+                _md_row(JUDGED_HEAD),
+                "|" + "---|" * len(JUDGED_HEAD),
+            ]
+            lines += [
+                _md_row([markdown_text(t) for t in text] + [percent(v) for v in values])
+                for *_, text, values in judged
+            ]
     if board.rejected:
         lines += ["", "## Rejected files", "", _md_row(["file", "reason"]), "|---|---|"]
         lines += [_md_row([markdown_text(r.source), markdown_text(r.reason)]) for r in board.rejected]
@@ -506,6 +547,28 @@ def _release_section(release: Release) -> str:
             *rows,
             "</tbody>",
             "</table>",
+            *_judged_table(release),
             "</section>",
         ]
     )
+
+
+def _judged_table(release: Release) -> list[str]:
+    """The judged figures of a release's entries: one tbody per relation, so the relation filter applies."""
+    rows = judged_rows(release)
+    if not rows:
+        return []
+    parts = [f"<p>{html_text(JUDGED_NOTE)}</p>", "<table>"]
+    parts.append("<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in JUDGED_HEAD) + "</tr></thead>")
+    for rel in RELATIONS:
+        body = [
+            f'<tr data-split="{html_text(entry["split"])}">'
+            + "".join(f"<td>{html_text(t)}</td>" for t in text)
+            + "".join(f'<td class="num">{percent(v)}</td>' for v in values)
+            + "</tr>"
+            for entry, r, text, values in rows
+            if r == rel
+        ]
+        if body:
+            parts += [f'<tbody data-relation="{rel}">', *body, "</tbody>"]
+    return parts + ["</table>"]

@@ -23,6 +23,8 @@ import pyarrow.parquet as pq
 
 from ratio_bench.dataset.release import manifest_sha256
 from ratio_bench.errors import RatioError
+from ratio_bench.evaluation.judged import METRICS
+from ratio_bench.evaluation.metrics import evaluate_run
 from ratio_bench.io import atomic_path, write_json
 
 POOL_KIND = "judged-pool"
@@ -178,16 +180,47 @@ class JudgedPool:
         return accepted, judged
 
 
-def judged_qrels(
-    pool: JudgedPool, relation: str, query_ids: list[str], golds: list[str], qrels: str
-) -> dict[str, set[str]]:
-    """Relevant candidates per query: the mined gold, plus the pool's accepted ones for judged qrels."""
-    accepted = pool.relevance(relation, qrels.removeprefix("judged-"))[0] if qrels != "mined" else {}
-    return {q: {g} | accepted.get(q, set()) for q, g in zip(query_ids, golds, strict=True)}
-
-
 def judged_coverage(pool: JudgedPool, relation: str, run: dict[str, list[str]], k: int = 10) -> float:
-    """Share of the run's top-k (query, candidate) pairs that every prompt of the pool has judged."""
-    judged = pool.relevance(relation, "hard")[1]
-    pairs = [(q, c) for q, ranked in run.items() for c in ranked[:k]]
+    """Share of the run's top-k (query, candidate) pairs that every prompt of the pool has judged, over the
+    run's judged queries (those with any verdict: the pool's sample). Over every query it would mostly measure
+    the sample's size, not how much of this run's lists the judge has read."""
+    return _coverage(pool.relevance(relation, "hard")[1], run, k)
+
+
+def _coverage(judged: set[tuple[str, str]], run: dict[str, list[str]], k: int) -> float:
+    sampled = {q for q, _ in judged}
+    pairs = [(q, c) for q, ranked in run.items() if q in sampled for c in ranked[:k]]
     return sum(p in judged for p in pairs) / len(pairs) if pairs else 0.0
+
+
+def judged_scores(
+    pool: JudgedPool, relation: str, run: dict[str, list[str]], golds: dict[str, str]
+) -> dict[str, Any] | None:
+    """A run's judged figures for one relation at k = 10, as a leaderboard entry records them (the submission
+    schema's ``judged`` block); None when the pool has no verdict of the relation.
+
+    Only the judged queries count (the pool's sample, as in the spec's judged tables): relevant = the mined
+    gold plus what the judge accepted under hard or soft agreement, an unjudged candidate counting as not
+    relevant. ``coverage_at_10`` says how much of the run's top 10 the judge has read, so a score made against
+    a pool that has since grown (or that never saw this run's candidates) is read for what it is.
+    """
+    judgements = pool.judgements(relation)
+    if not judgements:
+        return None
+    hard, judged = pool.relevance(relation, "hard")
+    soft = pool.relevance(relation, "soft")[0]
+    sampled = sorted({q for q, _ in judged} & run.keys() & golds.keys())
+    ranked = {q: run[q] for q in sampled}
+
+    def scores(accepted: dict[str, set[str]]) -> dict[str, float]:
+        qrels = {q: {golds[q]} | accepted.get(q, set()) for q in sampled}
+        m = evaluate_run(ranked, qrels, (10,)) if sampled else {}
+        return {f"{name}_at_10": round(m.get(f"{name}_at_10", 0.0), 6) for name, _ in METRICS}
+
+    return {
+        "judge_model": judgements[0].judge_model,
+        "queries": len(sampled),
+        "coverage_at_10": round(_coverage(judged, ranked, 10), 6),
+        "hard": scores(hard),
+        "soft": scores(soft),
+    }

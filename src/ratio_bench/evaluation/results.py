@@ -40,24 +40,34 @@ class SubmissionError(RatioError, ValueError):
 
 
 def leaderboard_entry(
-    result: ScoreResult, manifest: dict[str, Any], split: str, tuned_for: str | None = None
+    result: ScoreResult,
+    manifest: dict[str, Any],
+    split: str,
+    tuned_for: str | None = None,
+    judged: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name)."""
-    manifest_sha = manifest_sha256(manifest)
-    return {
+    """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name).
+    ``judged``: per relation, the run's figures against the release's judged pool at scoring time
+    (``evaluation.pool.judged_scores``); the ranking stays on the mined gold."""
+    entry = {
         "schema_version": 1,
         "model": result.model,
         "dataset": {
             "name": manifest["name"],
             "version": manifest["version"],
-            "manifest_sha256": manifest_sha,
+            "manifest_sha256": manifest_sha256(manifest),
         },
         "split": split,
         "code_version": __version__,
         "main_score": MAIN_SCORE,
         "results": {rel: {k: round(v, 6) for k, v in m.items()} for rel, m in result.metrics.items()},
         "n_queries": result.n_queries,
-    } | ({"tuned_for": tuned_for} if tuned_for else {})
+    }
+    if tuned_for:
+        entry["tuned_for"] = tuned_for
+    if judged:
+        entry["judged"] = judged
+    return entry
 
 
 def entry_label(entry: dict[str, Any]) -> str:
