@@ -8,7 +8,7 @@ data dependencies):
 
     python benchmarks/gpu_training.py plan --dataset ratio --out PLAN.json          # here: configs and lengths
     python benchmarks/gpu_training.py measure PLAN.json --out MEASURED.json         # on the GPU
-    python benchmarks/gpu_training.py project PLAN.json MEASURED.json [--markdown FILE]
+    python benchmarks/gpu_training.py project MEASURED.json [--markdown FILE]
 
 ``plan`` reads every spec config (``training/*.yaml``) and the token counts, prompt included, of the dev
 release's train pairs per relation and prompt setup (all-mpnet-base-v2's tokenizer for all three backbones: the
@@ -28,11 +28,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_TRAIN_PAIRS = {"specify": 2_605_515, "address": 195_605, "broaden": 13_687}  # Table 1
@@ -199,8 +204,8 @@ def _build(name: str, spec: dict, tokenizer: Path, tmp: Path, device: str, tiny:
     return SentenceTransformer(modules=modules, device=device), config
 
 
-def _features(lengths, rng, vocab: int, device: str):
-    import numpy as np
+def _features(lengths, rng: np.random.Generator, vocab: int, device: str) -> dict:
+    """Random token ids of the given lengths, padded to the longest, as a tokenizer's batch would be."""
     import torch
 
     lengths = np.array(lengths)  # a copy: sliced or reversed views have strides torch refuses
@@ -210,9 +215,8 @@ def _features(lengths, rng, vocab: int, device: str):
     return {"input_ids": ids, "attention_mask": mask.long().to(device)}
 
 
-def _batches(q, d, batch_size: int, grouped: bool, seed: int):
-    import numpy as np
-
+def _batches(q: np.ndarray, d: np.ndarray, batch_size: int, grouped: bool, seed: int) -> list[list[int]]:
+    """The batches ``ratio train`` would form from pairs of these lengths (grouped) or the plain random ones."""
     from ratio_bench.training.sampler import NoSharedTextBatchSampler
 
     n = len(q)
@@ -222,199 +226,322 @@ def _batches(q, d, batch_size: int, grouped: bool, seed: int):
     return list(sampler)
 
 
-def _train_rate(model, config, job_lengths, batch_size, freeze_ratio, grouped, steps, warmup, device, rng):
-    import numpy as np
-    import torch
+class Trainer:
+    """One job's training step as ``ratio train`` runs it (loss, freeze, clipping, bf16 autocast), on synthetic
+    token ids of the job's real lengths. The shapes of one backbone share its model and one AdamW (frozen
+    parameters get no gradient, so AdamW skips them): one optimizer state per shape would not fit for Stella."""
 
-    from ratio_bench.training.backbone import freeze
-    from ratio_bench.training.loss import build_loss
+    def __init__(
+        self, model, optimizer, config, lengths: dict, job: dict, grouped: bool, device: str
+    ) -> None:
+        from ratio_bench.training.loss import build_loss
 
-    for p in model.parameters():
-        p.requires_grad_(True)
-    freeze(model, freeze_ratio)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=1e-5, fused=device.startswith("cuda"))
-    loss_fn = build_loss(model, None, gather_across_devices=False)
-    cap = job_lengths["max_seq_length"]["value"]
-    q = np.minimum(np.array(job_lengths["query"]), cap)
-    d = np.minimum(np.array(job_lengths["document"]), cap)
-    batches = _batches(q, d, batch_size, grouped, seed=13)
-    model.train()
-    real = padded = 0
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    if device.startswith("cuda"):
-        torch.cuda.reset_peak_memory_stats()
-    for step in range(warmup + steps):
-        if step == warmup:
-            sync()
-            start = time.perf_counter()
-        batch = batches[step % len(batches)]
-        feats = [_features(col[batch], rng, config.vocab_size, device) for col in (q, d)]
-        if step >= warmup:
-            real += int(q[batch].sum() + d[batch].sum())
-            padded += sum(int(f["input_ids"].numel()) for f in feats)
-        with torch.autocast(device.split(":")[0], dtype=torch.bfloat16, enabled=device.startswith("cuda")):
-            loss = loss_fn(feats, None)
+        self.model, self.optimizer, self.vocab = model, optimizer, config.vocab_size
+        self.device, self.cuda = device, device.startswith("cuda")
+        self.freeze_ratio = job["freeze_ratio"]
+        self.params: list = []
+        self.loss = build_loss(model, job.get("mini_batch_size"), gather_across_devices=False)
+        cap = lengths["max_seq_length"]["value"]
+        self.q = np.minimum(np.array(lengths["query"]), cap)
+        self.d = np.minimum(np.array(lengths["document"]), cap)
+        self.batch_size = job["batch_size"]
+        self.batches = _batches(self.q, self.d, self.batch_size, grouped, seed=13)
+        self.next = 0
+
+    def activate(self) -> None:
+        """Give the shared model this job's frozen set (the shapes of a backbone differ in freeze ratio)."""
+        from ratio_bench.training.backbone import freeze
+
+        self.optimizer.zero_grad(set_to_none=True)
+        for p in self.model.parameters():
+            p.requires_grad_(True)
+        freeze(self.model, self.freeze_ratio)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+
+    def sync(self) -> None:
+        import torch
+
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def step(self, rng: np.random.Generator) -> tuple[int, int]:
+        """One optimizer step; returns (real, padded) tokens of its batch."""
+        import torch
+
+        batch = self.batches[self.next % len(self.batches)]
+        self.next += 1
+        feats = [_features(col[batch], rng, self.vocab, self.device) for col in (self.q, self.d)]
+        self.model.train()
+        with torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16, enabled=self.cuda):
+            loss = self.loss(feats, None)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-    sync()
-    seconds = time.perf_counter() - start
-    peak = torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else None
-    del optimizer, loss_fn
-    return {
-        "pairs_per_second": round(steps * batch_size / seconds, 1),
-        "step_ms": round(1000 * seconds / steps, 1),
-        "padding_overhead": round(padded / real, 3),
-        "peak_gib": None if peak is None else round(peak, 1),
-        "steps": steps,
-    }
+        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return int(self.q[batch].sum() + self.d[batch].sum()), sum(int(f["input_ids"].numel()) for f in feats)
+
+    def timed(self, steps: int, rng: np.random.Generator) -> dict[str, Any]:
+        """``steps`` timed steps: pairs/s, ms per step, padded/real tokens, peak GPU memory."""
+        import torch
+
+        if self.cuda:
+            torch.cuda.reset_peak_memory_stats()
+        self.sync()
+        start = time.perf_counter()
+        tokens = [self.step(rng) for _ in range(steps)]
+        self.sync()
+        seconds = time.perf_counter() - start
+        return {
+            "pairs_per_second": steps * self.batch_size / seconds,
+            "step_ms": 1000 * seconds / steps,
+            "padding_overhead": round(sum(p for _, p in tokens) / sum(r for r, _ in tokens), 3),
+            "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 1) if self.cuda else None,
+        }
+
+    def profiled(self, steps: int, rng: np.random.Generator) -> dict[str, Any]:
+        """Where a step's time goes: GPU kernel time and kernel launches per step against wall time."""
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.cuda else [])
+        with profile(activities=activities) as prof:
+            self.sync()
+            start = time.perf_counter()
+            for _ in range(steps):
+                self.step(rng)
+            self.sync()
+            wall = time.perf_counter() - start
+        events = prof.key_averages()
+        kernel_us = sum(getattr(e, "self_device_time_total", 0) for e in events)
+        launches = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernelEx"))
+        return {
+            "wall_ms_per_step": round(1000 * wall / steps, 1),
+            "kernel_ms_per_step": round(kernel_us / 1000 / steps, 1),
+            "launches_per_step": round(launches / steps),
+        }
 
 
-def _encode_rate(model, config, job_lengths, device, rng, texts: int = 8192, batch_size: int = 256):
+def _encode_rate(
+    model, config, job_lengths: dict, device: str, rng, texts: int = 8192, batch_size: int = 256
+):
     """Inference texts/s as a validation pass runs it: bf16, length-sorted batches of the documents."""
-    import numpy as np
     import torch
 
     cap = job_lengths["max_seq_length"]["value"]
     lengths = np.sort(np.minimum(np.resize(np.array(job_lengths["document"]), texts), cap))[::-1]
     model.eval()
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    with (
-        torch.inference_mode(),
-        torch.autocast(device.split(":")[0], dtype=torch.bfloat16, enabled=device != "cpu"),
-    ):
+    cuda = device.startswith("cuda")
+    with torch.inference_mode(), torch.autocast(device.split(":")[0], dtype=torch.bfloat16, enabled=cuda):
         model(_features(lengths[:batch_size], rng, config.vocab_size, device))  # warm-up
-        sync()
+        if cuda:
+            torch.cuda.synchronize()
         start = time.perf_counter()
         for i in range(0, texts, batch_size):
             model(_features(lengths[i : i + batch_size], rng, config.vocab_size, device))
-        sync()
+        if cuda:
+            torch.cuda.synchronize()
     return round(texts / (time.perf_counter() - start), 1)
 
 
+def _rows(jobs: list[dict]) -> list[tuple[dict, bool]]:
+    """Distinct (lengths, batch, freeze, loss) shapes of a backbone's trials, plus random batches for the
+    largest Specify one (the plain trainer's batches, side by side)."""
+    seen, rows = set(), []
+    biggest = max(jobs, key=lambda j: (j["relation"] == "specify", j["batch_size"]))
+    for job, grouped in [(j, True) for j in jobs] + [(biggest, False)]:
+        key = (job["lengths"], job["batch_size"], job["freeze_ratio"], job.get("mini_batch_size"), grouped)
+        if key not in seen:
+            seen.add(key)
+            rows.append((job, grouped))
+    return rows
+
+
 def measure(args: argparse.Namespace) -> None:
-    import numpy as np
+    """Time every shape of the plan on this machine's GPU (the CPU with --tiny) and write MEASURED.json.
+
+    Each shape is warmed up first (all shapes, so allocator and clocks settle before any timing), then timed
+    ``--repeats`` times in a freshly shuffled order: the median is reported with its spread, so a row measured
+    early or late in the run is not favoured. ``--profile`` adds kernel time and launches per step for the
+    largest shape of each backbone."""
     import torch
 
     from ratio_bench.training.precision import effective_precision
 
+    if args.steps < 1 or args.repeats < 1:
+        raise SystemExit("--steps and --repeats must be at least 1")
     document = json.loads(Path(args.plan).read_text())
     device = "cuda" if torch.cuda.is_available() else "cpu"
     precision = effective_precision(True, True)
     torch.backends.cuda.matmul.allow_tf32 = precision.tf32
     torch.backends.cudnn.allow_tf32 = precision.tf32
-    rng = np.random.default_rng(0)
+    rng, order_rng = np.random.default_rng(0), random.Random(13)
     tokenizer = Path(args.plan).parent / "tokenizer"
-    rows, encode = [], {}
-    done = set()
     out = Path(args.out)
-    backbones = args.backbones or list(document["architectures"])
+    result = _measured(document, args, device, precision)
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        for name in backbones:
+        for name in args.backbones or list(document["architectures"]):
             jobs = [j for j in document["jobs"] if j["backbone"] == name]
             if not jobs:
                 continue
             t0 = time.perf_counter()
-            model, config = _build(
-                name, document["architectures"][name], tokenizer, Path(tmp), device, args.tiny
-            )
-            build_s = round(time.perf_counter() - t0, 1)
+            spec = document["architectures"][name]
+            model, config = _build(name, spec, tokenizer, Path(tmp), device, args.tiny)
             params = sum(p.numel() for p in model.parameters())
-            print(f"{name}: {params / 1e6:.0f}M parameters, built in {build_s} s", flush=True)
-            biggest = max(jobs, key=lambda j: (j["relation"] == "specify", j["batch_size"]))
-            plan_rows = [(j, True) for j in jobs] + [(biggest, False)]
-            for job, grouped in plan_rows:
-                key = (name, job["lengths"], job["batch_size"], job["freeze_ratio"], grouped)
-                if key in done:
-                    continue
-                done.add(key)
-                lengths = document["lengths"][job["lengths"]]
-                row = {
-                    "backbone": name,
-                    "relation": job["relation"],
-                    "setup": job["setup"],
-                    "lengths": job["lengths"],
-                    "batch_size": job["batch_size"],
-                    "freeze_ratio": job["freeze_ratio"],
-                    "batches": "length-grouped" if grouped else "random",
-                    "max_seq_length": lengths["max_seq_length"]["value"],
-                    "parameters_m": round(params / 1e6, 1),
-                }
-                row.update(
-                    _train_rate(
-                        model,
-                        config,
-                        lengths,
-                        job["batch_size"],
-                        job["freeze_ratio"],
-                        grouped,
-                        args.steps,
-                        args.warmup,
-                        device,
-                        rng,
-                    )
-                )
-                rows.append(row)
+            print(
+                f"{name}: {params / 1e6:.0f}M parameters, built in {time.perf_counter() - t0:.1f} s",
+                flush=True,
+            )
+            shapes = _rows(jobs)
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=device == "cuda")
+            trainers = [
+                Trainer(model, optimizer, config, document["lengths"][j["lengths"]], j, grouped, device)
+                for j, grouped in shapes
+            ]
+            samples: list[list[dict]] = [[] for _ in shapes]
+            for i in range(len(shapes)):  # warm-up of every shape, then the timed rounds
+                trainers[i].activate()
+                for _ in range(args.warmup):
+                    trainers[i].step(rng)
+            for _ in range(args.repeats):
+                order = list(range(len(shapes)))
+                order_rng.shuffle(order)
+                for i in order:
+                    trainers[i].activate()
+                    trainers[i].step(rng)  # one untimed step after switching shape
+                    samples[i].append(trainers[i].timed(args.steps, rng))
+            for (job, grouped), runs in zip(shapes, samples, strict=True):
+                row = _row(name, job, grouped, document, params, runs)
+                result["train"].append(row)
                 print(json.dumps(row), flush=True)
-            spec_lengths = document["lengths"][biggest["lengths"]]
-            encode[name] = _encode_rate(model, config, spec_lengths, device, rng)
-            print(f"{name}: encode {encode[name]} texts/s", flush=True)
-            del model
+            if args.profile:
+                i = max(
+                    range(len(shapes)),
+                    key=lambda k: (
+                        shapes[k][1],
+                        shapes[k][0]["relation"] == "specify",
+                        shapes[k][0]["batch_size"],
+                    ),
+                )
+                trainers[i].activate()
+                result["profile"][name] = {"batch_size": shapes[i][0]["batch_size"], "relation": shapes[i][0][
+                    "relation"], **trainers[i].profiled(3, rng)}  # fmt: skip
+                print(f"{name}: profile {result['profile'][name]}", flush=True)
+            biggest = max(jobs, key=lambda j: (j["relation"] == "specify", j["batch_size"]))
+            result["encode_texts_per_second"][name] = _encode_rate(
+                model, config, document["lengths"][biggest["lengths"]], device, rng
+            )
+            print(f"{name}: encode {result['encode_texts_per_second'][name]} texts/s", flush=True)
+            del model, trainers, optimizer
             if device == "cuda":
                 torch.cuda.empty_cache()
             shutil.rmtree(Path(tmp) / name, ignore_errors=True)
-            out.write_text(json.dumps(_measured(rows, encode, device, precision), indent=1) + "\n")
-    out.write_text(json.dumps(_measured(rows, encode, device, precision), indent=1) + "\n")
+            out.write_text(json.dumps(result, indent=1) + "\n")  # what is done survives a killed run
+    out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"-> {out}")
 
 
-def _measured(rows, encode, device, precision) -> dict:
+def _row(
+    name: str, job: dict, grouped: bool, document: dict, params: int, runs: list[dict]
+) -> dict[str, Any]:
+    rates = sorted(r["pairs_per_second"] for r in runs)
+    steps = sorted(r["step_ms"] for r in runs)
+    return {
+        "backbone": name,
+        "relation": job["relation"],
+        "setup": job["setup"],
+        "lengths": job["lengths"],
+        "batch_size": job["batch_size"],
+        "freeze_ratio": job["freeze_ratio"],
+        "mini_batch_size": job.get("mini_batch_size"),
+        "batches": "length-grouped" if grouped else "random",
+        "max_seq_length": document["lengths"][job["lengths"]]["max_seq_length"]["value"],
+        "parameters_m": round(params / 1e6, 1),
+        "pairs_per_second": round(statistics.median(rates), 1),
+        "pairs_per_second_range": [round(rates[0], 1), round(rates[-1], 1)],
+        "step_ms": round(statistics.median(steps), 1),
+        "padding_overhead": runs[-1]["padding_overhead"],
+        "peak_gib": max((r["peak_gib"] for r in runs if r["peak_gib"] is not None), default=None),
+    }
+
+
+def _measured(document: dict, args: argparse.Namespace, device: str, precision) -> dict[str, Any]:
+    """The result's header: what ran where and how (the jobs travel with it, so ``project`` needs no plan)."""
+    import platform
+
     import sentence_transformers
     import torch
     import transformers
 
-    gpu = torch.cuda.get_device_name() if device == "cuda" else "cpu"
     return {
-        "device": gpu,
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "host_cpu": _cpu_model() or platform.processor(),
         "bf16": precision.bf16,
         "tf32": precision.tf32,
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "sentence_transformers": sentence_transformers.__version__,
         "attention": "sdpa (flash-attn not installed: padded batches)",
-        "train": rows,
-        "encode_texts_per_second": encode,
+        "protocol": f"every shape warmed up ({args.warmup} steps), then {args.repeats} rounds in shuffled order "
+        f"of 1 untimed + {args.steps} timed steps per shape; median and range over rounds",
+        "release": document["release"],
+        "tokenizer": document["tokenizer"],
+        "jobs": document["jobs"],
+        "train": [],
+        "profile": {},
+        "encode_texts_per_second": {},
     }
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None
 
 
 # ---------------------------------------------------------------- project (here)
 
 
 def project(args: argparse.Namespace) -> None:
-    document = json.loads(Path(args.plan).read_text())
+    """GPU hours of every setup's trials from MEASURED.json (which carries the plan's jobs)."""
     measured = json.loads(Path(args.measured).read_text())
+    jobs = measured.get("jobs") or json.loads(Path(args.plan).read_text())["jobs"]
     rate = {
-        (r["backbone"], r["lengths"], r["batch_size"], r["freeze_ratio"]): r["pairs_per_second"]
+        (r["backbone"], r["lengths"], r["batch_size"], r["freeze_ratio"], r.get("mini_batch_size")): r[
+            "pairs_per_second"
+        ]
         for r in measured["train"]
         if r["batches"] == "length-grouped"
     }
+    missing = [
+        f"{j['config']} trial {j['trial']}"
+        for j in jobs
+        if (j["backbone"], j["lengths"], j["batch_size"], j["freeze_ratio"], j.get("mini_batch_size"))
+        not in rate
+        or j["backbone"] not in measured["encode_texts_per_second"]
+    ]
+    if missing:
+        raise SystemExit(
+            f"{args.measured}: no measurement for {len(missing)} trials ({', '.join(missing[:5])} ...)"
+        )
     setups: dict[str, dict] = {}
-    for job in document["jobs"]:
-        pps = rate.get((job["backbone"], job["lengths"], job["batch_size"], job["freeze_ratio"]))
-        if pps is None:
-            continue
+    for job in jobs:
+        pps = rate[
+            (
+                job["backbone"],
+                job["lengths"],
+                job["batch_size"],
+                job["freeze_ratio"],
+                job.get("mini_batch_size"),
+            )
+        ]
         rel = job["relation"]
         train_h = job["epochs"] * SPEC_TRAIN_PAIRS[rel] / pps / 3600
         texts = SPEC_VALIDATION_CANDIDATES + SPEC_VALIDATION_QUERIES[rel]
-        val_h = (
-            job["epochs"]
-            * texts
-            / measured["encode_texts_per_second"][job["backbone"]]
-            / 3600
-            * SPEC_GPUS[rel]
-        )
+        encode = measured["encode_texts_per_second"][job["backbone"]]
+        val_h = job["epochs"] * texts / encode / 3600 * SPEC_GPUS[rel]
         s = setups.setdefault(
             job["config"],
             {"backbone": job["backbone"], "relation": rel, "trials": 0, "train_h": 0.0, "val_h": 0.0},
@@ -427,7 +554,10 @@ def project(args: argparse.Namespace) -> None:
     factor = PEAK_BF16_TFLOPS["H200"] / PEAK_BF16_TFLOPS["L40S"]
     lines = [
         f"Measured on {measured['device']} (bf16 {measured['bf16']}, TF32 {measured['tf32']}, "
-        f"torch {measured['torch']}, {measured['attention']}).",
+        f"torch {measured['torch']}, {measured['attention']}; host CPU {measured.get('host_cpu', 'not recorded')}).",
+        f"Protocol: {measured.get('protocol', 'not recorded')}.",
+        "Not in the projection: DDP all-reduce and cross-device gathering (4-GPU Address and Specify), the "
+        "trainer's own overhead, checkpointing, and Stella's own modelling code (stock Qwen2 here).",
         "",
         "| setup | trials | train GPU-h | validation GPU-h | total GPU-h |",
         "|---|---|---|---|---|",
@@ -454,6 +584,11 @@ def project(args: argparse.Namespace) -> None:
             f"{r['batches']} | {r['max_seq_length']} | {r['pairs_per_second']} | {r['step_ms']} | "
             f"{r['padding_overhead']} | {r['peak_gib']} |"
         )
+    for name, p in measured.get("profile", {}).items():
+        lines.append(
+            f"Profile, {name} {p['relation']} batch {p['batch_size']}: {p['kernel_ms_per_step']} ms of GPU kernels "
+            f"and {p['launches_per_step']:,} launches per step, {p['wall_ms_per_step']} ms wall."
+        )
     lines += [
         "",
         "Encoding (bf16, batch 256, length-sorted): "
@@ -466,6 +601,7 @@ def project(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Three steps: plan (here), measure (on the GPU), project (here)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
     p = sub.add_parser("plan", help="configs and token lengths (needs the package and a release)")
@@ -476,13 +612,19 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("plan")
     m.add_argument("--out", required=True)
     m.add_argument("--backbones", nargs="*")
-    m.add_argument("--steps", type=int, default=10)
-    m.add_argument("--warmup", type=int, default=3)
+    m.add_argument("--steps", type=int, default=20, help="timed steps per shape and round")
+    m.add_argument("--warmup", type=int, default=5, help="untimed steps per shape before any timing")
+    m.add_argument(
+        "--repeats", type=int, default=3, help="rounds, each in a new shuffled order; median reported"
+    )
+    m.add_argument(
+        "--profile", action="store_true", help="kernel time and launches of each backbone's largest shape"
+    )
     m.add_argument("--tmp", default=None, help="where the random-weight models are saved and loaded")
     m.add_argument("--tiny", action="store_true", help="toy sizes: rehearse the GPU run on a CPU")
     j = sub.add_parser("project", help="GPU hours of the spec's study from the measurements")
-    j.add_argument("plan")
     j.add_argument("measured")
+    j.add_argument("--plan", help="the plan, for a MEASURED.json written before the jobs travelled with it")
     j.add_argument("--markdown")
     args = parser.parse_args(argv)
     {"plan": plan, "measure": measure, "project": project}[args.step](args)

@@ -256,6 +256,7 @@ def judged(judge: str = "gpt-x", mrr: float = 0.5) -> dict:
     return {
         "judge_model": judge,
         "queries": 100,
+        "judged_pairs": 2000,
         "coverage_at_10": 0.25,
         "hard": metrics,
         "soft": dict(metrics),
@@ -264,19 +265,35 @@ def judged(judge: str = "gpt-x", mrr: float = 0.5) -> dict:
 
 def test_judged_figures_are_a_table_of_their_own_escaped_and_filterable_by_relation(tmp_path):
     write(tmp_path, "a.json", entry("a:none", 0.3) | {"judged": {"specify": judged(MALICIOUS_NAME)}})
-    write(tmp_path, "b.json", entry("b:none", 0.2))  # not judged: no judged row
+    # b judged far better than a: the board still ranks on the mined gold
+    write(tmp_path, "b.json", entry("b:none", 0.2) | {"judged": {"address": judged("gpt-x", 0.99)}})
+    write(tmp_path, "e.json", entry("e:none", 0.05))  # not judged: no judged row
     write(
         tmp_path, "c.json", entry("c:none", 0.1) | {"judged": {"address": judged() | {"coverage_at_10": 1.5}}}
     )
+    only_address = entry("d:none", 0.1)
+    only_address["results"] = {"address": only_address["results"]["address"]}
+    write(tmp_path, "d.json", only_address | {"judged": {"broaden": judged()}})
+    write(
+        tmp_path,
+        "f.json",
+        entry("f:none", 0.1) | {"n_queries": {"address": 50}, "judged": {"address": judged()}},
+    )
+    write(tmp_path, "g.json", entry("g:none", 0.1) | {"judged": {"address": judged() | {"queries": 0}}})
     board = load_board(tmp_path)
-    assert [r.reason for r in board.rejected] == [
-        "invalid submission at judged/address/coverage_at_10: 1.5 is greater than the maximum of 1"
+    assert sorted(r.reason for r in board.rejected) == [
+        "invalid submission at judged/address/coverage_at_10: 1.5 is greater than the maximum of 1",
+        "invalid submission at judged/address/queries: 0 is less than the minimum of 1",
+        "invalid submission at judged/address/queries: 100 judged of 50 scored queries",
+        "invalid submission at judged/broaden: no results for broaden to go with it",
     ]
-    assert [e["model"] for e in board.releases[0].entries] == ["a:none", "b:none"]  # ranked on the mined gold
-    rendered = Tags(MarkdownIt("commonmark").enable("table").render(leaderboard_markdown(board)))
+    assert [e["model"] for e in board.releases[0].entries] == ["a:none", "b:none", "e:none"]
+    markdown = leaderboard_markdown(board)
+    assert "| b\\:none | test | address | gpt-x | 100 | 25.0 | 99.0 | 30.0 | 99.0 | 30.0 |" in markdown
+    rendered = Tags(MarkdownIt("commonmark").enable("table").render(markdown))
     assert not rendered.named("script") and MALICIOUS_NAME in "".join(rendered.text)
-    assert rendered.row_widths[-4:] == [10, 10, 2, 2]  # judged header and row, then the rejected file
     page = Tags(leaderboard_html(board))
-    assert [a["data-relation"] for a in page.named("tbody") if "data-relation" in a] == ["specify"]
+    relations = [a["data-relation"] for a in page.named("tbody") if "data-relation" in a]
+    assert relations == ["address", "specify"]
     assert len(page.named("script")) == 1 and MALICIOUS_NAME in "".join(page.text)
-    assert "judged@10" in "".join(page.text) and "25.0" in "".join(page.text)
+    assert "judged@10" in "".join(page.text) and "99.0" in "".join(page.text)

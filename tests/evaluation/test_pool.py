@@ -13,7 +13,7 @@ import pytest
 from cli_helpers import assert_user_error, run_ratio
 from conftest import JUDGED_CORPUS, JUDGED_QUERIES, JUDGED_RUNS, write_judged_release
 from ratio_bench.evaluation.leaderboard import leaderboard_markdown, load_board
-from ratio_bench.evaluation.pool import JudgedPool, PoolError, judged_coverage, judged_scores
+from ratio_bench.evaluation.pool import JudgedPool, PoolError, judged_scores
 
 WORDS = {"p1@v1/candidate": {"good", "nice"}, "p2@v1/candidate": {"good", "fine"}}
 
@@ -44,8 +44,10 @@ def test_pool_keeps_stored_verdicts_and_gives_relevance_by_agreement(pool, judge
     assert len(judged) == 14
     assert hard == {"q1": {"d1", "g1"}, "q2": {"d5"}, "q3": {"d1"}}
     assert soft == {"q1": {"d1", "g1"}, "q2": {"d2", "d5"}, "q3": {"d1", "d2", "d3", "g3"}}
-    assert judged_coverage(pool, "address", {"q1": ["d1", "d2", "g1", "d4"]}) == 0.75  # (q1, d2): unjudged
-    assert judged_coverage(pool, "address", {"q1": ["d1"], "q9": ["d2", "d3"]}) == 1.0  # q9: not sampled
+    golds = {q: g for q, (_, g, _) in JUDGED_QUERIES.items()} | {"q9": "g1"}
+    coverage = lambda run: judged_scores(pool, "address", run, golds)["coverage_at_10"]  # noqa: E731
+    assert coverage({"q1": ["d1", "d2", "g1", "d4"]}) == 0.75  # (q1, d2): unjudged
+    assert coverage({"q1": ["d1"], "q9": ["d2", "d3"]}) == 1.0  # q9: not sampled, not counted
     manifest = json.loads((judged_release / "manifest.json").read_text())
     reopened = JudgedPool(judged_release / "judgments", manifest)
     assert reopened.relevance("address", "hard") == (hard, judged)
@@ -55,7 +57,7 @@ def test_judged_scores_count_the_gold_and_accepted_candidates_on_the_judged_quer
     golds = {q: g for q, (_, g, _) in JUDGED_QUERIES.items()} | {"q4": "g1"}
     run = JUDGED_RUNS["A"] | {"q4": ["d6"]}  # q4 has no verdict: not one of the judged queries
     block = judged_scores(pool, "address", run, golds)
-    assert block["judge_model"] == "fake-judge" and block["queries"] == 3
+    assert block["judge_model"] == "fake-judge" and block["queries"] == 3 and block["judged_pairs"] == 14
     assert block["coverage_at_10"] == 1.0  # every pair of run A was judged
     # hard: q1 {g1, d1} first at rank 1, q2 {g2, d5} at rank 3, q3 {g3, d1} at rank 1
     assert block["hard"]["mrr_at_10"] == round((1 + 1 / 3 + 1) / 3, 6)
@@ -64,6 +66,8 @@ def test_judged_scores_count_the_gold_and_accepted_candidates_on_the_judged_quer
     assert block["soft"]["mrr_at_10"] == round((1 + 1 / 2 + 1) / 3, 6)
     assert block["soft"]["precision_at_10"] == 0.2
     assert judged_scores(pool, "broaden", run, golds) is None  # no verdicts of that relation
+    # a run on queries the pool never sampled (another split): no block, rather than one of zeros
+    assert judged_scores(pool, "address", {"v1": ["d1", "d2"]}, {"v1": "g1"}) is None
 
 
 def test_a_pool_of_two_judges_is_not_scored(pool):

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ratio_bench.errors import UsageError
 from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
 from ratio_bench.lexicon import RELATIONS
+
+if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside the commands
+    from rich.console import Console
+
+    from ratio_bench.evaluation.evaluate import ScoreResult, SplitData
+    from ratio_bench.evaluation.pool import JudgedPool
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -134,7 +141,9 @@ def _judged_pool(args: argparse.Namespace, manifest: dict):
     return JudgedPool(path, manifest)
 
 
-def _judged_scores(result, data, pool, qrels: str, console) -> dict | None:
+def _judged_scores(
+    result: ScoreResult, data: SplitData, pool: JudgedPool, qrels: str, console: Console
+) -> dict | None:
     """The run's judged figures per relation (for its leaderboard entry), printed: judged@10 coverage, and with
     judged qrels that agreement's metrics on the judged queries."""
     from ratio_bench.evaluation.judged import METRICS
@@ -159,6 +168,11 @@ def _judged_scores(result, data, pool, qrels: str, console) -> dict | None:
             )
     if cover:
         console.print(f"{result.model}: coverage of the judged pool {pool.path}: {', '.join(cover)}")
+    elif qrels != "mined":
+        console.print(
+            f"{result.model} ({qrels}): the pool {pool.path} has judged none of these queries (it was sampled "
+            "from another split or other relations); only mined-gold results"
+        )
     return judged or None
 
 
@@ -307,7 +321,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["mined", "judged-hard", "judged-soft"],
         default="mined",
         help="also print metrics on the pool's judged queries with the gold plus judge-accepted candidates as "
-        "relevant (unjudged: not relevant); --out records both agreements whenever a pool exists",
+        "relevant (unjudged: not relevant); --out records both agreements whenever a pool exists (not with --via mteb)",
     )
     p.add_argument("--pool", type=Path, metavar="DIR", help="judged pool (default: DATASET/judgments)")
     p.add_argument(

@@ -180,13 +180,6 @@ class JudgedPool:
         return accepted, judged
 
 
-def judged_coverage(pool: JudgedPool, relation: str, run: dict[str, list[str]], k: int = 10) -> float:
-    """Share of the run's top-k (query, candidate) pairs that every prompt of the pool has judged, over the
-    run's judged queries (those with any verdict: the pool's sample). Over every query it would mostly measure
-    the sample's size, not how much of this run's lists the judge has read."""
-    return _coverage(pool.relevance(relation, "hard")[1], run, k)
-
-
 def _coverage(judged: set[tuple[str, str]], run: dict[str, list[str]], k: int) -> float:
     sampled = {q for q, _ in judged}
     pairs = [(q, c) for q, ranked in run.items() if q in sampled for c in ranked[:k]]
@@ -197,9 +190,11 @@ def judged_scores(
     pool: JudgedPool, relation: str, run: dict[str, list[str]], golds: dict[str, str]
 ) -> dict[str, Any] | None:
     """A run's judged figures for one relation at k = 10, as a leaderboard entry records them (the submission
-    schema's ``judged`` block); None when the pool has no verdict of the relation.
+    schema's ``judged`` block); None when none of the run's queries has been judged (no verdict of the relation,
+    or a pool sampled from another split: a block of zeros would read as a result).
 
-    Only the judged queries count (the pool's sample, as in the spec's judged tables): relevant = the mined
+    Only the judged queries count (the pool's sample, as in the spec's judged tables: a query with at least one
+    candidate judged by every prompt): relevant = the mined
     gold plus what the judge accepted under hard or soft agreement, an unjudged candidate counting as not
     relevant. ``coverage_at_10`` says how much of the run's top 10 the judge has read, so a score made against
     a pool that has since grown (or that never saw this run's candidates) is read for what it is.
@@ -208,18 +203,21 @@ def judged_scores(
     if not judgements:
         return None
     hard, judged = pool.relevance(relation, "hard")
-    soft = pool.relevance(relation, "soft")[0]
     sampled = sorted({q for q, _ in judged} & run.keys() & golds.keys())
+    if not sampled:
+        return None
+    soft = pool.relevance(relation, "soft")[0]
     ranked = {q: run[q] for q in sampled}
 
     def scores(accepted: dict[str, set[str]]) -> dict[str, float]:
         qrels = {q: {golds[q]} | accepted.get(q, set()) for q in sampled}
-        m = evaluate_run(ranked, qrels, (10,)) if sampled else {}
-        return {f"{name}_at_10": round(m.get(f"{name}_at_10", 0.0), 6) for name, _ in METRICS}
+        m = evaluate_run(ranked, qrels, (10,))
+        return {f"{name}_at_10": round(m[f"{name}_at_10"], 6) for name, _ in METRICS}
 
     return {
         "judge_model": judgements[0].judge_model,
         "queries": len(sampled),
+        "judged_pairs": len(judged),
         "coverage_at_10": round(_coverage(judged, ranked, 10), 6),
         "hard": scores(hard),
         "soft": scores(soft),

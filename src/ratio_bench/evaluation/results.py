@@ -134,6 +134,19 @@ def validate_submission(entry: Any) -> None:
     unknown = set(entry["results"]) - set(RELATIONS)
     if unknown:
         raise SubmissionError(f"invalid submission: unknown relations {sorted(unknown)}")
+    _check_judged(entry)
+
+
+def _check_judged(entry: dict[str, Any]) -> None:
+    """What the schema cannot say: judged figures belong to a relation the entry scored, on at most its queries."""
+    for rel, block in entry.get("judged", {}).items():
+        if rel not in entry["results"]:
+            raise SubmissionError(f"invalid submission at judged/{rel}: no results for {rel} to go with it")
+        scored = entry.get("n_queries", {}).get(rel)
+        if scored is not None and block["queries"] > scored:
+            raise SubmissionError(
+                f"invalid submission at judged/{rel}/queries: {block['queries']} judged of {scored} scored queries"
+            )
 
 
 def _non_finite_numbers(value: Any, where: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
