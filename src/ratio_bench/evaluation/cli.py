@@ -146,7 +146,7 @@ def _judged_scores(
 ) -> dict | None:
     """The run's judged figures per relation (for its leaderboard entry), printed: judged@10 coverage, and with
     judged qrels that agreement's metrics on the judged queries."""
-    from ratio_bench.evaluation.judged import METRICS
+    from ratio_bench.evaluation.metrics import SET_METRICS
     from ratio_bench.evaluation.pool import judged_scores
 
     judged, cover = {}, []
@@ -163,7 +163,7 @@ def _judged_scores(
             m = block[qrels.removeprefix("judged-")]
             console.print(
                 f"{result.model} {rel} ({qrels}): "
-                + " ".join(f"{short}@10 {100 * m[f'{name}_at_10']:.1f}" for name, short in METRICS)
+                + " ".join(f"{short}@10 {100 * m[f'{name}_at_10']:.1f}" for name, short in SET_METRICS)
                 + f" | {coverage}"
             )
     if cover:

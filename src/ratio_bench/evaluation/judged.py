@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ratio_bench.evaluation.analyses import jaccard
+from ratio_bench.evaluation.metrics import SET_METRICS as METRICS
 from ratio_bench.evaluation.metrics import evaluate_run
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
 
-METRICS = (("hit_rate", "HR"), ("precision", "P"), ("ndcg", "nDCG"), ("mrr", "MRR"), ("map", "MAP"))
 AGREEMENTS = ("hard", "soft")
 
 Decisions = Mapping[str, Mapping[tuple[str, str], bool]]  # prompt ref -> (query id, candidate id) -> accepted

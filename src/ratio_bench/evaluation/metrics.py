@@ -13,6 +13,9 @@ from collections.abc import Mapping, Sequence
 
 DEFAULT_KS = (1, 3, 5, 10, 20, 100)
 
+# The metrics of a query that can have several relevant candidates (judged qrels), with their short labels.
+SET_METRICS = (("hit_rate", "HR"), ("precision", "P"), ("ndcg", "nDCG"), ("mrr", "MRR"), ("map", "MAP"))
+
 
 def query_metrics(
     ranked: Sequence[str], relevant: set[str] | frozenset[str], ks: Sequence[int]

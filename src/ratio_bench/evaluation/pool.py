@@ -23,8 +23,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench.dataset.release import manifest_sha256
 from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.judged import METRICS
-from ratio_bench.evaluation.metrics import evaluate_run
+from ratio_bench.evaluation.metrics import SET_METRICS, evaluate_run
 from ratio_bench.io import atomic_path, write_json
 
 POOL_KIND = "judged-pool"
@@ -87,6 +86,8 @@ class JudgedPool:
                 "pools of different releases are never mixed: give another --pool"
             )
         self._tables: dict[str, pa.Table] = {}
+        # relation -> judgement -> (query id, candidate id) -> accepted; read once per relation, dropped by add
+        self._decided: dict[str, dict[Judgement, dict[tuple[str, str], bool]]] = {}
 
     def _read_manifest(self) -> dict[str, Any] | None:
         file = self.path / POOL_MANIFEST
@@ -132,6 +133,7 @@ class JudgedPool:
         with atomic_path(self.file(relation)) as tmp:
             pq.write_table(merged, tmp, compression="zstd")
         self._tables[relation] = merged
+        self._decided.pop(relation, None)
         return len(new)
 
     def judgements(self, relation: str) -> list[Judgement]:
@@ -144,15 +146,17 @@ class JudgedPool:
 
     def decisions(self, relation: str, which: Judgement) -> dict[tuple[str, str], bool]:
         """(query id, candidate id) -> accepted, for one prompt and judge (invalid replies: False)."""
-        t = self.table(relation)
-        out = {}
-        for row in t.to_pylist():
-            if (
-                Judgement(row["prompt"], row["prompt_sha256"], row["judge_model"], row["judge_settings"])
-                == which
-            ):
-                out[(row["query_id"], row["candidate_id"])] = bool(row["status"] == "ok" and row["decision"])
-        return out
+        if relation not in self._decided:
+            by: dict[Judgement, dict[tuple[str, str], bool]] = {}
+            for row in self.table(relation).to_pylist():
+                judgement = Judgement(
+                    row["prompt"], row["prompt_sha256"], row["judge_model"], row["judge_settings"]
+                )
+                by.setdefault(judgement, {})[(row["query_id"], row["candidate_id"])] = bool(
+                    row["status"] == "ok" and row["decision"]
+                )
+            self._decided[relation] = by
+        return dict(self._decided[relation].get(which, {}))
 
     def relevance(self, relation: str, mode: str) -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
         """Accepted candidates per query under ``mode`` (hard: every prompt; soft: any) and the judged pairs.
@@ -212,7 +216,7 @@ def judged_scores(
     def scores(accepted: dict[str, set[str]]) -> dict[str, float]:
         qrels = {q: {golds[q]} | accepted.get(q, set()) for q in sampled}
         m = evaluate_run(ranked, qrels, (10,))
-        return {f"{name}_at_10": round(m[f"{name}_at_10"], 6) for name, _ in METRICS}
+        return {f"{name}_at_10": round(m[f"{name}_at_10"], 6) for name, _ in SET_METRICS}
 
     return {
         "judge_model": judgements[0].judge_model,
