@@ -88,12 +88,14 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
 # ---------------------------------------------------------------- plan (here, with the package installed)
 
 
-def _lengths_key(relation: str, query_prompt: str, document_prompt: str) -> str:
-    return json.dumps([relation, query_prompt, document_prompt])
+def _lengths_key(
+    relation: str, prompts: dict[str, str], setting: int | str, percentile: float, cap: int | None
+) -> str:
+    """Identity of one length distribution: what the texts are and how ``ratio train`` would cut them."""
+    return json.dumps([relation, prompts["query"], prompts["document"], setting, percentile, cap])
 
 
 def plan(args: argparse.Namespace) -> None:
-    import numpy as np
     from sentence_transformers import SentenceTransformer
 
     from ratio_bench.retrieval.registry import REGISTRY, locate
@@ -121,7 +123,10 @@ def plan(args: argparse.Namespace) -> None:
         if config.unified:
             continue
         prompts = prompts_for(config)
-        key = _lengths_key(config.relation, prompts["query"], prompts["document"])
+        # the model's own limit caps the length, as in ratio train: all-mpnet-base-v2's is in its package; the
+        # other two allow more than the data's 99.9th percentile (ModernBERT-embed-large 8192, Stella 512)
+        cap = tokenizer_model.max_seq_length if config.backbone == "all-mpnet-base-v2" else None
+        key = _lengths_key(config.relation, prompts, config.max_seq_length, config.length_percentile, cap)
         if key not in lengths:
             if config.relation not in pairs_cache:
                 pairs_cache[config.relation] = load_train_pairs(
@@ -130,7 +135,9 @@ def plan(args: argparse.Namespace) -> None:
             pairs = pairs_cache[config.relation]
             q = token_counts(tokenizer_model, pairs.queries, prompts["query"])
             d = token_counts(tokenizer_model, pairs.golds, prompts["document"])
-            choice = choose_max_length(np.concatenate([q, d]), "auto", config.length_percentile, 512)
+            choice = choose_max_length(
+                np.concatenate([q, d]), config.max_seq_length, config.length_percentile, cap
+            )
             lengths[key] = {
                 "relation": config.relation,
                 "prompts": prompts,
@@ -157,7 +164,6 @@ def plan(args: argparse.Namespace) -> None:
         "release": dataset_info(args.dataset).as_dict(),
         "tokenizer": "all-mpnet-base-v2 (WordPiece), for all three backbones",
         "architectures": architectures,
-        "dense_out": DENSE_OUT,
         "lengths": lengths,
         "jobs": jobs,
     }
