@@ -348,13 +348,28 @@ def _encode_rate(
     return round(texts / (time.perf_counter() - start), 1)
 
 
+def _shape(job: dict) -> tuple:
+    """What sets a trial's step time: backbone, lengths, batch size, freeze ratio, chunked loss (jobs and rows)."""
+    return (
+        job["backbone"],
+        job["lengths"],
+        job["batch_size"],
+        job["freeze_ratio"],
+        job.get("mini_batch_size"),
+    )
+
+
+def _biggest(jobs: list[dict]) -> dict:
+    """The largest-batch Specify trial: the one timed with random batches too, and whose lengths encoding uses."""
+    return max(jobs, key=lambda j: (j["relation"] == "specify", j["batch_size"]))
+
+
 def _rows(jobs: list[dict]) -> list[tuple[dict, bool]]:
-    """Distinct (lengths, batch, freeze, loss) shapes of a backbone's trials, plus random batches for the
-    largest Specify one (the plain trainer's batches, side by side)."""
+    """Distinct shapes of a backbone's trials, plus random batches for the largest Specify one (the plain
+    trainer's batches, side by side)."""
     seen, rows = set(), []
-    biggest = max(jobs, key=lambda j: (j["relation"] == "specify", j["batch_size"]))
-    for job, grouped in [(j, True) for j in jobs] + [(biggest, False)]:
-        key = (job["lengths"], job["batch_size"], job["freeze_ratio"], job.get("mini_batch_size"), grouped)
+    for job, grouped in [(j, True) for j in jobs] + [(_biggest(jobs), False)]:
+        key = (*_shape(job), grouped)
         if key not in seen:
             seen.add(key)
             rows.append((job, grouped))
@@ -431,7 +446,7 @@ def measure(args: argparse.Namespace) -> None:
                 result["profile"][name] = {"batch_size": shapes[i][0]["batch_size"], "relation": shapes[i][0][
                     "relation"], **trainers[i].profiled(3, rng)}  # fmt: skip
                 print(f"{name}: profile {result['profile'][name]}", flush=True)
-            biggest = max(jobs, key=lambda j: (j["relation"] == "specify", j["batch_size"]))
+            biggest = _biggest(jobs)
             result["encode_texts_per_second"][name] = _encode_rate(
                 model, config, document["lengths"][biggest["lengths"]], device, rng
             )
@@ -514,19 +529,11 @@ def project(args: argparse.Namespace) -> None:
     """GPU hours of every setup's trials from MEASURED.json (which carries the plan's jobs)."""
     measured = json.loads(Path(args.measured).read_text())
     jobs = measured.get("jobs") or json.loads(Path(args.plan).read_text())["jobs"]
-    rate = {
-        (r["backbone"], r["lengths"], r["batch_size"], r["freeze_ratio"], r.get("mini_batch_size")): r[
-            "pairs_per_second"
-        ]
-        for r in measured["train"]
-        if r["batches"] == "length-grouped"
-    }
+    rate = {_shape(r): r["pairs_per_second"] for r in measured["train"] if r["batches"] == "length-grouped"}
     missing = [
         f"{j['config']} trial {j['trial']}"
         for j in jobs
-        if (j["backbone"], j["lengths"], j["batch_size"], j["freeze_ratio"], j.get("mini_batch_size"))
-        not in rate
-        or j["backbone"] not in measured["encode_texts_per_second"]
+        if _shape(j) not in rate or j["backbone"] not in measured["encode_texts_per_second"]
     ]
     if missing:
         raise SystemExit(
@@ -534,15 +541,7 @@ def project(args: argparse.Namespace) -> None:
         )
     setups: dict[str, dict] = {}
     for job in jobs:
-        pps = rate[
-            (
-                job["backbone"],
-                job["lengths"],
-                job["batch_size"],
-                job["freeze_ratio"],
-                job.get("mini_batch_size"),
-            )
-        ]
+        pps = rate[_shape(job)]
         rel = job["relation"]
         train_h = job["epochs"] * SPEC_TRAIN_PAIRS[rel] / pps / 3600
         texts = SPEC_VALIDATION_CANDIDATES + SPEC_VALIDATION_QUERIES[rel]

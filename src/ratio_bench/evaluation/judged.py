@@ -16,11 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ratio_bench.evaluation.analyses import jaccard
+from ratio_bench.evaluation.metrics import AGREEMENTS, evaluate_run
 from ratio_bench.evaluation.metrics import SET_METRICS as METRICS
-from ratio_bench.evaluation.metrics import evaluate_run
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
-
-AGREEMENTS = ("hard", "soft")
 
 Decisions = Mapping[str, Mapping[tuple[str, str], bool]]  # prompt ref -> (query id, candidate id) -> accepted
 

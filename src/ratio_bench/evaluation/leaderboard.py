@@ -25,6 +25,7 @@ from typing import Any
 
 from ratio_bench import __version__
 from ratio_bench.errors import RatioError
+from ratio_bench.evaluation.metrics import AGREEMENTS
 from ratio_bench.evaluation.results import (
     MAIN_SCORE,
     TABLE_METRICS,
@@ -208,8 +209,9 @@ def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None]]:
     ]
 
 
+JUDGED_SHOWN = (("mrr", "MRR"), ("precision", "P"))  # of each agreement's metrics, the ones the table shows
 JUDGED_HEAD = ["model setup", "split", "relation", "judge", "queries", "judged@10"] + [
-    f"{agreement} {short}@10" for agreement in ("hard", "soft") for short in ("MRR", "P")
+    f"{agreement} {short}@10" for agreement in AGREEMENTS for _, short in JUDGED_SHOWN
 ]
 JUDGED_NOTE = (
     "Judged by an LLM (not used for ranking): on the judged pool's queries only, relevant = the mined gold plus "
@@ -228,9 +230,7 @@ def judged_rows(release: Release) -> list[tuple[dict[str, Any], str, list[str], 
                 continue
             text = [entry_label(entry), entry["split"], rel, block["judge_model"], str(block["queries"])]
             values = [block["coverage_at_10"]] + [
-                block[agreement][f"{metric}_at_10"]
-                for agreement in ("hard", "soft")
-                for metric in ("mrr", "precision")
+                block[agreement][f"{metric}_at_10"] for agreement in AGREEMENTS for metric, _ in JUDGED_SHOWN
             ]
             rows.append((entry, rel, text, values))
     return rows

@@ -15,6 +15,8 @@ DEFAULT_KS = (1, 3, 5, 10, 20, 100)
 
 # The metrics of a query that can have several relevant candidates (judged qrels), with their short labels.
 SET_METRICS = (("hit_rate", "HR"), ("precision", "P"), ("ndcg", "nDCG"), ("mrr", "MRR"), ("map", "MAP"))
+# How a judge's prompts combine into relevance: hard = every prompt accepts, soft = any does.
+AGREEMENTS = ("hard", "soft")
 
 
 def query_metrics(

@@ -198,9 +198,8 @@ def judged_scores(
     or a pool sampled from another split: a block of zeros would read as a result).
 
     Only the judged queries count (the pool's sample, as in the spec's judged tables: a query with at least one
-    candidate judged by every prompt): relevant = the mined
-    gold plus what the judge accepted under hard or soft agreement, an unjudged candidate counting as not
-    relevant. ``coverage_at_10`` says how much of the run's top 10 the judge has read, so a score made against
+    candidate judged by every prompt): relevant = the mined gold plus what the judge accepted under hard or soft
+    agreement, an unjudged candidate counting as not relevant. ``coverage_at_10`` says how much of the run's top 10 the judge has read, so a score made against
     a pool that has since grown (or that never saw this run's candidates) is read for what it is.
     """
     judgements = pool.judgements(relation)
