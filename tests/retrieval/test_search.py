@@ -1,3 +1,5 @@
+import sys
+
 import numpy as np
 import pytest
 
@@ -55,3 +57,28 @@ def test_more_neighbours_than_candidates_and_no_queries():
     assert ids.shape == scores.shape == (2, 3) and sorted(ids[0]) == [0, 1, 2]
     scores, ids = exact_search(corpus, queries[:0], k=10, backend="torch", device="cpu")
     assert ids.shape == (0, 3)
+
+
+def test_auto_uses_torch_on_cuda_when_faiss_is_not_installed(monkeypatch):
+    """A CUDA machine without faiss (faiss-gpu not installed, say) searches with torch instead of failing."""
+    pytest.importorskip("torch")
+    from ratio_bench.retrieval import search
+
+    monkeypatch.setitem(sys.modules, "faiss", None)  # import faiss now raises ImportError
+    monkeypatch.setattr(search, "_torch_has_cuda", lambda: True)
+    calls = []
+    real = search._torch_search
+    monkeypatch.setattr(
+        search,
+        "_torch_search",
+        lambda c, q, k, chunk, device, mb: calls.append(k) or real(c, q, k, chunk, "cpu", mb),
+    )
+    corpus, queries = random_vectors(50, 3)
+    scores, ids = exact_search(corpus, queries, k=4)
+    assert calls == [4]
+    assert (ids == np.argsort(-(queries @ corpus.T), axis=1, kind="stable")[:, :4]).all()
+    monkeypatch.setattr(
+        search, "_torch_has_cuda", lambda: False
+    )  # no CUDA either: faiss is needed, and says so
+    with pytest.raises(ImportError):
+        exact_search(corpus, queries, k=4)

@@ -48,8 +48,11 @@ def exact_search(
 
 
 def _faiss_has_gpu() -> bool:
-    import faiss
-
+    """Whether faiss can search on a GPU; False without faiss, so a CUDA machine lacking it still uses torch."""
+    try:
+        import faiss
+    except ImportError:
+        return False
     return hasattr(faiss, "get_num_gpus") and faiss.get_num_gpus() > 0
 
 
