@@ -48,7 +48,7 @@ def exact_search(
 
 
 def _faiss_has_gpu() -> bool:
-    """Whether faiss can search on a GPU; False without faiss, so a CUDA machine lacking it still uses torch."""
+    """Whether faiss can search on a GPU (False without faiss: a CUDA machine then searches with torch)."""
     try:
         import faiss
     except ImportError:
