@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ratio_bench.evaluation.analyses import jaccard
-from ratio_bench.evaluation.metrics import AGREEMENTS, evaluate_run
-from ratio_bench.evaluation.metrics import SET_METRICS as METRICS
+from ratio_bench.evaluation.metrics import AGREEMENTS, SET_METRICS, evaluate_run
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
 
 Decisions = Mapping[str, Mapping[tuple[str, str], bool]]  # prompt ref -> (query id, candidate id) -> accepted
@@ -48,7 +47,7 @@ def accepted(decisions: Decisions, mode: str, query_id: str, candidate_id: str) 
 
 def _metrics(ranked: Mapping[str, list[str]], relevant: dict[str, set[str]], k: int) -> dict[str, float]:
     scores = evaluate_run(ranked, relevant, (k,))
-    return {f"{name}_at_{k}": round(scores[f"{name}_at_{k}"], 6) for name, _ in METRICS}
+    return {f"{name}_at_{k}": round(scores[f"{name}_at_{k}"], 6) for name, _ in SET_METRICS}
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -160,7 +159,7 @@ def markdown(report: dict[str, Any]) -> str:
     for rel, r in report["relations"].items():
         prompts = r["prompts"]
         lines += [f"## {rel} ({r['queries']} queries, split {r['split']})", ""]
-        head = " | ".join(short for _, short in METRICS)
+        head = " | ".join(short for _, short in SET_METRICS)
         for title, modes in (
             ("Hard agreement / soft agreement", AGREEMENTS),
             ("Per prompt: " + " / ".join(f"`{p}`" for p in prompts), prompts),
@@ -169,10 +168,10 @@ def markdown(report: dict[str, Any]) -> str:
                 f"{title} (@{k}, %):",
                 "",
                 "| run | " + " | ".join(head for _ in modes) + " |",
-                "| --- |" + " --- |" * (len(METRICS) * len(modes)),
+                "| --- |" + " --- |" * (len(SET_METRICS) * len(modes)),
             ]
             for name, run in r["runs"].items():
-                cells = [_pct(run["metrics"][m][f"{n}_at_{k}"]) for m in modes for n, _ in METRICS]
+                cells = [_pct(run["metrics"][m][f"{n}_at_{k}"]) for m in modes for n, _ in SET_METRICS]
                 lines.append(f"| {name} | " + " | ".join(cells) + " |")
             lines.append("")
         lines += [
@@ -228,10 +227,10 @@ def plot(relation_report: dict[str, Any], k: int, title: str) -> bytes | None:
     width = 0.8 / max(1, len(runs))
     for ax, mode in zip(axes, AGREEMENTS, strict=True):
         for i, (name, run) in enumerate(runs.items()):
-            values = [100 * run["metrics"][mode][f"{n}_at_{k}"] for n, _ in METRICS]
-            ax.bar([j + i * width for j in range(len(METRICS))], values, width, label=name)
-        ax.set_xticks([j + width * (len(runs) - 1) / 2 for j in range(len(METRICS))])
-        ax.set_xticklabels([f"{short}@{k}" for _, short in METRICS])
+            values = [100 * run["metrics"][mode][f"{n}_at_{k}"] for n, _ in SET_METRICS]
+            ax.bar([j + i * width for j in range(len(SET_METRICS))], values, width, label=name)
+        ax.set_xticks([j + width * (len(runs) - 1) / 2 for j in range(len(SET_METRICS))])
+        ax.set_xticklabels([f"{short}@{k}" for _, short in SET_METRICS])
         ax.set_title(f"{mode} agreement")
     axes[0].set_ylabel("%")
     axes[0].legend(fontsize=8)

@@ -86,7 +86,7 @@ class JudgedPool:
                 "pools of different releases are never mixed: give another --pool"
             )
         self._tables: dict[str, pa.Table] = {}
-        # relation -> judgement -> (query id, candidate id) -> accepted; read once per relation, dropped by add
+        # relation -> judgement -> (query id, candidate id) -> accepted: read once, dropped by add
         self._decided: dict[str, dict[Judgement, dict[tuple[str, str], bool]]] = {}
 
     def _read_manifest(self) -> dict[str, Any] | None:
@@ -199,8 +199,9 @@ def judged_scores(
 
     Only the judged queries count (the pool's sample, as in the spec's judged tables: a query with at least one
     candidate judged by every prompt): relevant = the mined gold plus what the judge accepted under hard or soft
-    agreement, an unjudged candidate counting as not relevant. ``coverage_at_10`` says how much of the run's top 10 the judge has read, so a score made against
-    a pool that has since grown (or that never saw this run's candidates) is read for what it is.
+    agreement, an unjudged candidate counting as not relevant. ``coverage_at_10`` says how much of the run's top
+    10 the judge has read, so a score made against a pool that has since grown (or that never saw this run's
+    candidates) is read for what it is.
     """
     judgements = pool.judgements(relation)
     if not judgements:
