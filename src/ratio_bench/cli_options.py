@@ -109,8 +109,10 @@ def yaml_scalar(text: str) -> Any:
     """``8``, ``true``, ``04:00:00`` as YAML reads them."""
     import yaml
 
+    from ratio_bench.yamlio import load_yaml
+
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as e:
         reason = " ".join(str(getattr(e, "problem", None) or e).split())
         raise ValueError(f"the value is not valid YAML ({reason})") from None

@@ -17,7 +17,6 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
-import yaml
 
 from ratio_bench.dataset.assemble import sql_str
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig, parse_config
@@ -33,6 +32,7 @@ from ratio_bench.dataset.release import Release
 from ratio_bench.errors import RatioError
 from ratio_bench.io import MANIFEST
 from ratio_bench.lexicon import RELATIONS
+from ratio_bench.yamlio import load_yaml
 
 EXAMPLES = 3  # offending ids shown per failed check
 
@@ -121,7 +121,7 @@ def _card_header(root: Path) -> dict[str, Any]:
     text = (root / "README.md").read_text(encoding="utf-8")
     if not text.startswith("---\n"):
         raise ReleaseCheckError("README.md has no YAML header")
-    return yaml.safe_load(text[4 : text.index("\n---", 4)]) or {}
+    return load_yaml(text[4 : text.index("\n---", 4)]) or {}
 
 
 def _configs_and_splits(r: _ReleaseViews) -> CheckResult:

@@ -62,8 +62,6 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_silver(args: argparse.Namespace) -> int:
-    import yaml
-
     from ratio_bench.cli_options import parse_assignments, sample_size
     from ratio_bench.dataset.config import SilverSettings
     from ratio_bench.dataset.release import Release
@@ -71,13 +69,14 @@ def cmd_silver(args: argparse.Namespace) -> int:
     from ratio_bench.io import report_console
     from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.lexicon import RELATIONS
+    from ratio_bench.yamlio import load_yaml
 
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
     )
     raw = Release.open(args.dataset).config
     if args.config:
-        raw = yaml.safe_load(args.config.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(args.config.read_text(encoding="utf-8")) or {}
     settings = SilverSettings.from_config(raw)
     settings.sample.update(sample)
     judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))

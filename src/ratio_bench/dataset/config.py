@@ -18,6 +18,7 @@ import yaml
 from ratio_bench.errors import RatioError
 from ratio_bench.judge.prompts import get_prompt
 from ratio_bench.lexicon import RELATIONS
+from ratio_bench.yamlio import SafeLoader, load_yaml
 
 PARTITIONS = ("train", "validation", "test")
 STRADDLE_POLICIES = ("drop", "start", "end")
@@ -150,7 +151,7 @@ class _Checker:
             raise self.fail(where, f"must be an ISO date (YYYY-MM-DD) or null, got {value!r}") from None
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(SafeLoader):
     """Safe YAML that leaves dates as text, so an impossible date is reported with its field, not by PyYAML."""
 
 
@@ -300,7 +301,7 @@ def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
     except (IsADirectoryError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not a readable YAML file (--config): {exc}") from None
     try:
-        raw = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
+        raw = load_yaml(text, _Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
+from ratio_bench.yamlio import load_yaml
 
 DEFAULT_PRICES = Path(__file__).resolve().parent / "prices.yaml"
 
@@ -28,7 +28,7 @@ class PriceTable:
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> PriceTable:
-        spec = yaml.safe_load(Path(path or DEFAULT_PRICES).read_text(encoding="utf-8")) or {}
+        spec = load_yaml(Path(path or DEFAULT_PRICES).read_text(encoding="utf-8")) or {}
         models = {
             str(m): (float(p["input"]), float(p["output"])) for m, p in (spec.get("models") or {}).items()
         }

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from ratio_bench.errors import RatioError
+from ratio_bench.yamlio import load_yaml
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 OUTPUT_KINDS = ("verdict", "pairwise", "markers")
@@ -62,7 +63,7 @@ class Prompt:
 def _load(path: Path) -> Prompt:
     raw = path.read_bytes()
     try:
-        spec = yaml.safe_load(raw)
+        spec = load_yaml(raw)
         prompt = Prompt(
             id=str(spec["id"]),
             version=int(spec["version"]),

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 from ratio_bench.lexicon.model import RELATIONS, Lexicon, LexiconError, normalise_marker
+from ratio_bench.yamlio import load_yaml
 
 _TOKEN = re.compile(r"\(|\)|\{[^}]*\}|[^\s(){}]+")
 _SINGULAR_DEM = ("this", "that")
@@ -136,7 +135,7 @@ def expand(templates_dir: Path, relations: list[str] | None = None) -> list[Cand
     terms = load_terms(templates_dir / "terms")
     out: dict[tuple[str, str], Candidate] = {}
     for path in sorted(templates_dir.glob("*.yaml")):
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        spec = load_yaml(path.read_text(encoding="utf-8"))
         relation = spec["relation"]
         if relation not in RELATIONS:
             raise LexiconError(f"{path}: unknown relation {relation!r}")
@@ -176,7 +175,7 @@ def accept_reviewed(review: Path, lexicon_dir: Path, stage: str = "pattern") -> 
     """
     if stage not in ("pattern", "llm"):
         raise LexiconError(f"review files add markers of stage pattern or llm, not {stage!r}")
-    manifest = yaml.safe_load((lexicon_dir / "lexicon.yaml").read_text(encoding="utf-8"))
+    manifest = load_yaml((lexicon_dir / "lexicon.yaml").read_text(encoding="utf-8"))
     lexicon = Lexicon.load(lexicon_dir)
     added: dict[str, list[tuple[str, str]]] = {}
     with review.open(encoding="utf-8", newline="") as fh:

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-import yaml
-
 from ratio_bench.corpus.cleaning import MAX_MARKER_WORDS
 from ratio_bench.errors import RatioError
+from ratio_bench.yamlio import load_yaml
 
 RELATIONS: tuple[str, ...] = ("address", "broaden", "specify")
 DISTRACTOR_CATEGORIES: tuple[str, ...] = (
@@ -114,7 +113,7 @@ class Lexicon:
         manifest_path = root / "lexicon.yaml"
         if not manifest_path.exists():
             raise LexiconError(f"{manifest_path}: missing lexicon manifest")
-        manifest = yaml.safe_load(manifest_path.read_text(encoding="utf-8"))
+        manifest = load_yaml(manifest_path.read_text(encoding="utf-8"))
         entries: list[MarkerEntry] = []
         for label, spec in manifest["labels"].items():
             if label not in RELATIONS + DISTRACTOR_CATEGORIES:

@@ -17,6 +17,7 @@ import yaml
 
 from ratio_bench.errors import RatioError
 from ratio_bench.lexicon import RELATIONS
+from ratio_bench.yamlio import load_yaml
 
 
 class TrainingConfigError(RatioError, ValueError):
@@ -143,7 +144,7 @@ def load_config(path: str | Path) -> TrainingConfig:
     """Read and validate one training config."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TrainingConfigError(f"{path}: config file not found (--config)") from None
     except yaml.YAMLError as exc:
