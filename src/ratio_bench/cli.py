@@ -88,13 +88,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
-    except OSError as exc:
-        if exc.filename is None:  # not about a path the user gave
-            return _internal_error(name, exc)
-        print(f"{name}: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
     except Exception as exc:
-        return _internal_error(name, exc)
+        from ratio_bench import faults
+
+        message = faults.describe(exc, args)
+        if message is None and isinstance(exc, OSError) and exc.filename is not None:
+            message = f"{exc.filename}: {exc.strerror or exc}"
+        if message is None:
+            return _internal_error(name, exc)
+        print(f"{name}: error: {message}", file=sys.stderr)
+        return 1
 
 
 def _internal_error(name: str, exc: BaseException) -> int:
