@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+import ratio_bench
 from cli_helpers import run_ratio
 from dataset.conftest import SYNTHETIC
 from openai_server import expected_decision
@@ -227,7 +228,7 @@ def test_a_run_killed_before_its_manifest_update_leaves_the_release_as_it_was(
     silver_release, fake_server, tmp_path
 ):
     cache = tmp_path / "replies.sqlite"
-    env = os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    env = os.environ | {"PYTHONPATH": str(Path(ratio_bench.__file__).parents[1])}  # the code under test
     before = file_checksums(silver_release)
     small = [f"--sample={rel}=2" for rel in ("address", "broaden", "specify")]
     argv = _cli(silver_release, fake_server, cache, *small)[3:]  # without "python -m ratio_bench.cli"
