@@ -204,8 +204,10 @@ def write_judged_release(root: Path, version: str = "0.0") -> Path:
         pq.write_table(
             pa.Table.from_pylist(rows, schema=schema), root / "data" / config / "test-00000-of-00001.parquet"
         )
-    manifest = {"kind": "release", "name": "tiny", "version": version, "lexicon_sha256": "-", "files": {},
-                "rows": {"address": {"test": 3}, "corpus": {"test": 9}}}  # fmt: skip
+    from ratio_bench.dataset.layout import file_checksums
+
+    manifest = {"kind": "release", "name": "tiny", "version": version, "lexicon_sha256": "-",
+                "files": file_checksums(root), "rows": {"address": {"test": 3}, "corpus": {"test": 9}}}  # fmt: skip
     (root / "manifest.json").write_text(json.dumps(manifest))
     return root
 

@@ -316,6 +316,26 @@ CASES = [
         [],
         0,
     ),
+    # group B
+    ("check-truncated-shard", ["check", "{truncated}"], ["shards readable", "data/address/test-"], 1),
+    (
+        "publish-truncated-shard",
+        ["publish", "{truncated}", "--repo-id", "org/name"],
+        ["ratio check", "shards readable", "data/address/test-", "nothing was uploaded"],
+        1,
+    ),
+    (
+        "rebuild-over-a-user-file",
+        ["build", "--out", "{strayrel}", "--quiet"],
+        ["--out", "notes.txt", "not the release's own", "Move them away"],
+        1,
+    ),
+    (
+        "score-out-user-json",
+        ["score", "--model", "bm25", "--dataset", "{release}", "--out", "{strayrel}/settings.json"],
+        ["--out", "settings.json", "not a Ratio results file", "another path"],
+        1,
+    ),
 ]
 
 
@@ -356,7 +376,20 @@ def test_bad_input(
         shutil.copytree(files["release"], files["tampered"])
         with (files["tampered"] / "README.md").open("a", encoding="utf-8") as fh:
             fh.write("\nA line added after the build.\n")
-    sentinels = [files["mine"], *([files["tampered"]] if "tampered" in files else [])]
+    for name in (
+        "truncated",
+        "strayrel",
+    ):  # group B: a release with a shard cut short, one with the user's files
+        if any(f"{{{name}}}" in a for a in argv):
+            files[name] = tmp_path / name
+            shutil.copytree(request.getfixturevalue("small_release"), files[name])
+    if "truncated" in files:
+        shard = next((files["truncated"] / "data" / "address").glob("test-*.parquet"))
+        shard.write_bytes(shard.read_bytes()[:100])
+    if "strayrel" in files:
+        (files["strayrel"] / "notes.txt").write_text("my notes", encoding="utf-8")
+        (files["strayrel"] / "settings.json").write_text('{"theme": "dark"}', encoding="utf-8")
+    sentinels = [files["mine"], *(files[k] for k in ("tampered", "truncated", "strayrel") if k in files)]
     before = [snapshot(s) for s in sentinels]
     args = [a.format(tmp=tmp_path, **files) for a in argv]
     run = run_ratio(*args, cwd=tmp_path, timeout=120)

@@ -1,8 +1,11 @@
+import fcntl
 import os
 import stat
 from pathlib import Path
 
-from ratio_bench.io import RejectLog, write_json
+import pytest
+
+from ratio_bench.io import OutputDirError, RejectLog, folder_files, prepare_output_dir, staged_dir, write_json
 
 
 def _mode(path: Path) -> int:
@@ -20,3 +23,67 @@ def test_outputs_honour_the_umask_not_mkstemps_0600(tmp_path):
     assert _mode(tmp_path / "manifest.json") == 0o644
     assert _mode(tmp_path / "rejects.jsonl") == 0o644
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def _artefact(folder: Path, kind: str, files: list[str], listed: list[str] | None = None) -> Path:
+    for rel in files:
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(rel, encoding="utf-8")
+    write_json(folder / "manifest.json", {"kind": kind, **({"files": listed} if listed is not None else {})})
+    return folder
+
+
+def test_replacing_an_artefact_refuses_files_its_manifest_does_not_list(tmp_path):
+    out = _artefact(tmp_path / "run", "run", ["address.parquet", "notes.txt"], listed=["address.parquet"])
+    with (
+        pytest.raises(OutputDirError, match=r"--save-run .*run: holds files .*: notes.txt; .*Move them away"),
+        staged_dir(out, "run", flag="--save-run") as stage,
+    ):
+        (stage / "address.parquet").write_text("new", encoding="utf-8")
+    assert (out / "notes.txt").read_text() == "notes.txt" and (out / "address.parquet").read_text() != "new"
+    legacy = _artefact(tmp_path / "index", "index", ["candidates.parquet"])  # a manifest listing nothing
+    with pytest.raises(OutputDirError, match="candidates.parquet"):
+        prepare_output_dir(legacy, "index")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging left
+
+
+def test_a_replaced_artefact_carries_its_keep_folder_over_but_not_its_own_files_there(tmp_path):
+    out = _artefact(
+        tmp_path / "rel", "release", ["a.txt", "judgments/silver.parquet", "judgments/pool.json"],
+        listed=["a.txt", "judgments/silver.parquet"],
+    )  # fmt: skip
+    with staged_dir(out, "release", keep=("judgments",)) as stage:
+        write_json(stage / "manifest.json", {"kind": "release", "files": []})
+    assert folder_files(out) == ["judgments/pool.json", "manifest.json"]
+    assert (out / "judgments" / "pool.json").read_text() == "judgments/pool.json"
+
+
+def _stage_name(out: Path, token: str) -> Path:
+    return out.parent / f".{out.name}.{token}.building"
+
+
+def test_staging_folders_of_killed_runs_are_removed_by_the_next_run_unless_in_use(tmp_path, capsys):
+    out = tmp_path / "idx"
+    stale, busy = _stage_name(out, "abcd_123"), _stage_name(out, "efgh4567")
+    other = [
+        _stage_name(tmp_path / "other", "abcd1234"),
+        tmp_path / ".idx.abc.building",
+        tmp_path / ".idx.old",
+    ]
+    for folder in (stale, busy, *other):
+        (folder / "vectors").mkdir(parents=True)
+        (folder / "vectors" / "v.npy").write_bytes(b"0" * 10)
+    fd = os.open(busy, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a build still running holds its staging folder
+    try:
+        with staged_dir(out, "index") as stage:
+            assert not stale.exists() and busy.exists()
+            write_json(stage / "manifest.json", {"kind": "index", "files": []})
+    finally:
+        os.close(fd)
+    assert busy.exists() and all(p.exists() for p in other)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "removed 1 staging folder" in err and stale.name in err
+    with staged_dir(out, "index") as stage:  # unlocked now: the next run removes it too
+        write_json(stage / "manifest.json", {"kind": "index", "files": []})
+    assert not busy.exists() and busy.name in capsys.readouterr().err

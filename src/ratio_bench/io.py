@@ -7,8 +7,10 @@ half-written file that a resumed run would mistake for a finished one.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
 import sys
@@ -185,12 +187,52 @@ def manifest_kind(manifest: dict[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def prepare_output_dir(path: str | os.PathLike, kind: str, flag: str = "--out") -> Path:
+def manifest_files(manifest: dict[str, Any]) -> set[str] | None:
+    """The files (relative paths) an artefact's manifest says it consists of, besides the manifest itself.
+
+    Releases record ``{path: sha256}``, other artefacts a list of paths; None when the manifest lists none.
+    """
+    files = manifest.get("files")
+    if isinstance(files, dict | list):
+        return {f for f in files if isinstance(f, str)}
+    return None
+
+
+def folder_files(folder: Path) -> list[str]:
+    """Every entry of ``folder`` that is not a directory (files and symlinks, never followed), relative, sorted."""
+    out = []
+    for top, dirs, files in os.walk(folder):
+        base = Path(top).relative_to(folder)
+        links = [d for d in dirs if (Path(top) / d).is_symlink()]
+        out += [(base / f).as_posix() for f in (*files, *links)]
+    return sorted(out)
+
+
+def _under(rel: str, keep: tuple[str, ...]) -> bool:
+    return any(rel == k or rel.startswith(f"{k}/") for k in keep)
+
+
+def foreign_files(folder: Path, keep: tuple[str, ...] = ()) -> list[str]:
+    """Files in the artefact ``folder`` that its manifest does not list and no ``keep`` sub-folder holds.
+
+    Replacing the folder would delete them, so they are the user's until shown otherwise; an artefact whose
+    manifest lists no files (written before manifests did) owns nothing but its manifest.
+    """
+    manifest = read_manifest(folder) or {}
+    owned = (manifest_files(manifest) or set()) | {MANIFEST}
+    return [f for f in folder_files(folder) if f not in owned and not _under(f, keep)]
+
+
+def prepare_output_dir(
+    path: str | os.PathLike, kind: str, flag: str = "--out", keep: tuple[str, ...] = ()
+) -> Path:
     """Check that ``path`` may be replaced by a new artefact of ``kind``; return it resolved.
 
     Nothing of the user's is ever deleted: a folder is replaceable only when it is missing, empty, or a Ratio
-    artefact of the same kind (by its manifest). The working folder, its parents, the home folder and ``/`` are
-    refused even when they qualify, since swapping them away would pull the ground from under the user.
+    artefact of the same kind (by its manifest) holding only the files its manifest lists and those under the
+    ``keep`` sub-folders (which :func:`staged_dir` carries over). The working folder, its parents, the home
+    folder and ``/`` are refused even when they qualify, since swapping them away would pull the ground from
+    under the user.
     """
     out = Path(path).expanduser().resolve()
     cwd, home = Path.cwd().resolve(), Path.home().resolve()
@@ -209,27 +251,111 @@ def prepare_output_dir(path: str | os.PathLike, kind: str, flag: str = "--out") 
                 f"{shown}: folder exists and is {what}; nothing was changed. Give a new folder, "
                 "or move this one away yourself"
             )
+        foreign = foreign_files(out, keep)
+        if foreign:
+            shown_files = ", ".join(foreign[:5]) + (
+                f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+            )
+            raise OutputDirError(
+                f"{shown}: holds files that are not the {kind}'s own (not in its {MANIFEST}): {shown_files}; "
+                "replacing it would delete them, so nothing was changed. Move them away, or give a new folder"
+            )
     return out
 
 
+STAGE_SUFFIX = ".building"
+
+
+def _stage_pattern(out: Path) -> re.Pattern[str]:
+    """The names ``tempfile.mkdtemp`` gives :func:`staged_dir`'s staging folders of ``out`` (8 random chars)."""
+    return re.compile(re.escape(f".{out.name}.") + r"[a-z0-9_]{8}" + re.escape(STAGE_SUFFIX))
+
+
+def _lock(folder: Path) -> int:
+    """An open descriptor of ``folder`` holding an exclusive ``flock`` (raises BlockingIOError when held)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def clean_stale_stages(out: Path) -> list[str]:
+    """Remove staging folders of ``out`` left by killed runs; returns their names.
+
+    Only folders that are ours are touched: named exactly as :func:`staged_dir` names them, owned by this user,
+    and not locked (a running build holds a ``flock`` on its staging folder until the swap).
+    """
+    pattern, removed = _stage_pattern(out), []
+    if not out.parent.is_dir():
+        return removed
+    for entry in sorted(out.parent.iterdir()):
+        if not pattern.fullmatch(entry.name) or entry.is_symlink() or not entry.is_dir():
+            continue
+        if entry.stat().st_uid != os.getuid():
+            continue
+        try:
+            fd = _lock(entry)
+        except (BlockingIOError, OSError):
+            continue  # in use by another run (or gone meanwhile)
+        try:
+            shutil.rmtree(entry)
+            removed.append(entry.name)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _carry_over(out: Path, stage: Path, keep: tuple[str, ...]) -> None:
+    """Hard-link (copy where links are not possible) ``out``'s files under ``keep`` that its manifest does
+    not list into ``stage``: the user's files there outlive the swap, and a kill before it leaves them in
+    place."""
+    owned = manifest_files(read_manifest(out) or {}) or set()
+    for rel in folder_files(out):
+        if not _under(rel, keep) or rel in owned:
+            continue
+        src, dst = out / rel, stage / rel
+        if dst.exists() or dst.is_symlink():
+            raise OutputDirError(f"{out}: {rel} would be replaced by the new artefact's own; move it away")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(src, dst, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(src, dst, follow_symlinks=False)
+
+
 @contextlib.contextmanager
-def staged_dir(path: str | os.PathLike, kind: str, flag: str = "--out") -> Iterator[Path]:
+def staged_dir(
+    path: str | os.PathLike, kind: str, flag: str = "--out", keep: tuple[str, ...] = ()
+) -> Iterator[Path]:
     """Yield an empty staging folder next to ``path``; on success swap it into place as ``path``.
 
     The destination is checked with :func:`prepare_output_dir` before and again just before the swap (it may
-    have changed during a long build), so ``path`` is always either the previous artefact or the new one. The
-    staging folder has a unique hidden name, so no user folder is ever reused or deleted; it is removed when the
-    block fails.
+    have changed during a long build), so ``path`` is always either the previous artefact or the new one; the
+    files under the ``keep`` sub-folders that the previous artefact's manifest does not list (the judged pool
+    in a release's ``judgments/``) are carried over. The staging folder has a unique hidden name, so no user
+    folder is ever reused or deleted; it is removed when the block fails, and it is locked while in use so
+    that the next run of the same output removes it (and says so) if this one is killed.
     """
-    out = prepare_output_dir(path, kind, flag)
+    out = prepare_output_dir(path, kind, flag, keep)
     out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building", dir=out.parent))
+    stale = clean_stale_stages(out)
+    if stale:
+        print(
+            f"ratio: removed {len(stale)} staging folder(s) of killed runs: {', '.join(stale)}",
+            file=sys.stderr,
+        )
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=STAGE_SUFFIX, dir=out.parent))
+    lock = _lock(stage)
     os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; the artefact gets a normal folder's permissions
     try:
         yield stage
-        prepare_output_dir(path, kind, flag)
+        prepare_output_dir(path, kind, flag, keep)
         old = None
         if out.exists():
+            _carry_over(out, stage, keep)
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
             os.replace(out, old)  # onto the empty placeholder: a rename, so the swap stays atomic per step
         try:
@@ -243,3 +369,5 @@ def staged_dir(path: str | os.PathLike, kind: str, flag: str = "--out") -> Itera
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+    finally:
+        os.close(lock)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from conftest import shared_record, write_jsonl
+from ratio_bench.dataset.layout import file_checksums
 
 PAIRS = {
     "A": (
@@ -180,5 +181,6 @@ def silver_release(small_release: Path, tmp_path: Path) -> Path:
         )
         manifest["rows"][rel]["test"] = len(rows)
     manifest["config"].pop("silver", None)
+    manifest["files"] = file_checksums(root)  # the new shards are the release's own
     (root / "manifest.json").write_text(json.dumps(manifest))
     return root

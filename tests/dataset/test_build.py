@@ -12,6 +12,7 @@ from cli_helpers import assert_user_error, run_ratio
 from conftest import write_jsonl
 from ratio_bench.dataset.assemble import AssemblyError, assemble
 from ratio_bench.dataset.build import build_release, file_checksums
+from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.config import load_config
 from ratio_bench.io import OutputDirError
 from ratio_bench.mining.run import run_mining
@@ -233,18 +234,39 @@ def test_build_refuses_the_working_folder_its_parents_and_home(dataset_corpus, t
 
 def test_rebuild_replaces_a_previous_release_with_normal_permissions(built, tmp_path):
     cfg, _, root = built
-    (root / "data" / "stale.parquet").write_bytes(b"from an older build")
     manifest = json.loads((root / "manifest.json").read_text())
     del manifest["kind"]  # releases built before manifests had a kind are still recognised as releases
     (root / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     build_release(cfg, root, progress=False)
-    assert not (root / "data" / "stale.parquet").exists()
     assert json.loads((root / "manifest.json").read_text())["kind"] == "release"
     assert [p.name for p in root.parent.iterdir() if p.name.startswith(".")] == []  # no staging folder left
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE((root / "manifest.json").stat().st_mode) == 0o666 & ~umask
     assert stat.S_IMODE(root.stat().st_mode) == 0o777 & ~umask
+
+
+def test_rebuild_keeps_the_judged_pool_and_refuses_files_that_are_not_the_releases(built, tmp_path):
+    cfg, _, root = built
+    cfg_path = tmp_path / "cfg.yaml"
+    pool = {
+        "judgments/pool.json": b'{"kind": "judged-pool"}',
+        "judgments/candidates-address.parquet": b"PAR1",
+    }
+    for rel, data in pool.items():
+        (root / rel).parent.mkdir(exist_ok=True)
+        (root / rel).write_bytes(data)
+    build_release(cfg, root, progress=False)
+    assert {rel: (root / rel).read_bytes() for rel in pool} == pool
+    assert all(c.passed for c in check_release(root))
+    (root / "data" / "mine.parquet").write_bytes(b"the user's")
+    (root / ".env").write_text("TOKEN=x\n", encoding="utf-8")
+    before = _tree_digest(root)
+    run = run_ratio("build", "--config", cfg_path, "--out", root, "--quiet", timeout=120)
+    assert_user_error(run, "--out", ".env, data/mine.parquet", "not the release's own", "Move them away")
+    with pytest.raises(OutputDirError, match="data/mine.parquet"):
+        build_release(cfg, root, progress=False)
+    assert _tree_digest(root) == before
 
 
 def test_rows_carry_the_date_their_work_was_routed_by(dataset_corpus, tmp_path):

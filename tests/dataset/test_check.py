@@ -42,12 +42,12 @@ def _failed(root: Path) -> dict[str, str]:
 
 def test_a_fresh_release_passes_every_check(release, tmp_path):
     results = check_release(release)
-    assert len(results) == 9 and all(r.passed for r in results), results
+    assert len(results) == 10 and all(r.passed for r in results), results
     run = run_ratio("check", release, "--json", tmp_path / "check.json", timeout=120)
     assert run.code == 0, run.err
     assert "partitions in time order" in run.out and "FAIL" not in run.out
     report = json.loads((tmp_path / "check.json").read_text())
-    assert report["passed"] is True and len(report["checks"]) == 9
+    assert report["passed"] is True and len(report["checks"]) == 10
 
 
 def test_a_gold_removed_from_the_corpus_fails_that_check(release):
@@ -118,3 +118,13 @@ def test_a_relation_without_any_shard_is_checked_against_the_manifest(release):
     failed = _failed(release)
     assert list(failed) == ["configs and splits", "qrels match queries"]
     assert "broaden/validation: 0 rows in the shards, 1 in the manifest" in failed["configs and splits"]
+
+
+def test_a_truncated_shard_is_a_failed_row_naming_it_not_a_crash(release):
+    shard = _shard(release, "address", "test")
+    shard.write_bytes(shard.read_bytes()[:100])
+    failed = _failed(release)
+    assert list(failed) == ["shards readable", "checksums"]
+    assert "data/address/test-00000-of-00001.parquet" in failed["shards readable"]
+    run = run_ratio("check", release, timeout=120)
+    assert run.code == 1 and "shards readable" in run.out and "internal error" not in run.err, run.err

@@ -100,7 +100,7 @@ def test_a_work_dir_with_an_apostrophe_and_a_space_builds(dataset_corpus, tmp_pa
     cfg = write_config(tmp_path / "c.yaml", dataset_corpus, odd / "work dir")
     run = run_ratio("build", "--config", cfg, "--out", odd / "rel'ease", "--quiet", timeout=300)
     assert run.code == 0, run.err
-    assert "9 checks passed" in run.out
+    assert "10 checks passed" in run.out
     assert (odd / "rel'ease" / "manifest.json").is_file() and (odd / "work dir" / "mined").is_dir()
 
 

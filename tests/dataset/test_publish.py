@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,38 @@ def test_an_unreachable_hub_is_a_user_error_without_the_token(small_release, tmp
     run = run_ratio("publish", small_release, "--repo-id", "fixture-org/x", env=env, timeout=120)
     assert_user_error(run, "http://127.0.0.1:9", "HF_ENDPOINT")
     assert TOKEN not in run.out + run.err
+
+
+def test_publish_uploads_exactly_the_release_never_other_files_or_symlink_targets(small_release, tmp_path):
+    root = tmp_path / "ratio"
+    shutil.copytree(small_release, root)
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not for the Hub", encoding="utf-8")
+    (root / ".env").write_text(f"HF_TOKEN={TOKEN}\n", encoding="utf-8")
+    (root / "data" / "linked.txt").symlink_to(secret)
+    (root / "judgments").mkdir()
+    (root / "judgments" / "pool.json").write_text("{}", encoding="utf-8")
+    listed = set(json.loads((root / "manifest.json").read_text())["files"])
+    with HubServer() as hub:
+        env = hub.env(TOKEN, tmp_path / "hf")
+        refused = run_ratio("publish", root, "--repo-id", "fixture-org/exact", env=env, timeout=120)
+        assert_user_error(refused, "not in the manifest: .env, data/linked.txt", "nothing was uploaded")
+        assert hub.state.commits == {} and hub.state.tokens_seen == set()
+        (root / ".env").unlink()
+        (root / "data" / "linked.txt").unlink()
+        run = run_ratio("publish", root, "--repo-id", "fixture-org/exact", env=env, timeout=120)
+        assert run.code == 0, run.err
+        sent = hub.state.commits[hub.state.resolve("datasets/fixture-org/exact", "0.0.1-test")]
+        assert set(sent) == listed | {"manifest.json"}  # the judged pool stays home too
+        card = root / "README.md"
+        card.rename(tmp_path / "card.md")
+        card.symlink_to(tmp_path / "card.md")  # same bytes, so its checksum still matches
+        refused = run_ratio("publish", root, "--repo-id", "fixture-org/link", env=env, timeout=120)
+        assert_user_error(refused, "README.md is a symlink")
+        card.unlink()
+        (tmp_path / "card.md").rename(card)
+        shard = next((root / "data" / "corpus").glob("test-*.parquet"))
+        shard.write_bytes(shard.read_bytes()[:-200])
+        refused = run_ratio("publish", root, "--repo-id", "fixture-org/cut", env=env, timeout=120)
+        line = assert_user_error(refused, "fails `ratio check`", "data/corpus/test-", "nothing was uploaded")
+        assert "Traceback" not in line and set(hub.state.refs) == {"datasets/fixture-org/exact"}

@@ -96,3 +96,19 @@ def test_identity_ignores_formatting_and_is_the_one_results_and_training_record(
         "version": release.version,
         "manifest_sha256": release.manifest_sha256,
     }
+
+
+def test_only_the_shards_the_manifest_lists_are_read(small_release, tmp_path):
+    root = tmp_path / "r"
+    shutil.copytree(small_release, root)
+    test = next((root / "data" / "address").glob("test-*.parquet"))
+    shutil.copy(test, root / "data" / "address" / "silver-00000-of-00001.parquet")  # a half-done silver run
+    shutil.copy(test, root / "data" / "address" / "test-00001-of-00001.parquet")
+    release = Release.open(root)
+    assert "silver" not in release.splits("address") and release.shards("address", "test") == [test]
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["files"]["../outside/test-0.parquet"] = "0" * 64
+    (root / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert Release.open(root).shards("address", "test") == [test]
+    with pytest.raises(DatasetError, match="a path outside the release"):
+        Release.open(root).own_files()

@@ -12,11 +12,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+import ratio_bench
+from cli_helpers import run_ratio
 from dataset.conftest import SYNTHETIC
 from openai_server import expected_decision
 from ratio_bench.cli import main
 from ratio_bench.dataset.build import file_checksums
 from ratio_bench.dataset.config import SilverError, SilverSettings
+from ratio_bench.dataset.release import Release
 from ratio_bench.dataset.silver import (
     equal_allocation,
     plan_silver,
@@ -205,3 +208,41 @@ def test_all_invalid_replies_give_an_empty_but_valid_split(silver_release, fake_
     )
     verdicts = pq.read_table(silver_release / "judgments" / "silver-address.parquet")
     assert verdicts.schema.field("decision").type == "bool" and verdicts.column("decision").null_count == 6
+
+
+KILLED_AT_MANIFEST = """
+import os, sys
+from ratio_bench.dataset import silver
+write_json = silver.write_json
+def killed(path, obj):  # SIGKILL's effect: the process is gone, nothing is cleaned up
+    if path.name == "manifest.json":
+        os._exit(137)
+    write_json(path, obj)
+silver.write_json = killed
+from ratio_bench.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_run_killed_before_its_manifest_update_leaves_the_release_as_it_was(
+    silver_release, fake_server, tmp_path
+):
+    cache = tmp_path / "replies.sqlite"
+    env = os.environ | {"PYTHONPATH": str(Path(ratio_bench.__file__).parents[1])}  # the code under test
+    before = file_checksums(silver_release)
+    small = [f"--sample={rel}=2" for rel in ("address", "broaden", "specify")]
+    argv = _cli(silver_release, fake_server, cache, *small)[3:]  # without "python -m ratio_bench.cli"
+    killed = subprocess.run([sys.executable, "-c", KILLED_AT_MANIFEST, *argv], env=env, capture_output=True)
+    assert killed.returncode == 137, killed.stderr
+    release = Release.open(silver_release)
+    assert file_checksums(silver_release) == before and "silver" not in release.splits("address")
+    score = run_ratio("score", "--model", "bm25", "--dataset", silver_release, "--split", "silver")
+    assert score.code == 1 and "silver" in score.err and "internal error" not in score.err, score.err
+    staging = list(silver_release.parent.glob(".release.*.building"))
+    assert len(staging) == 1  # the killed run's, with its new silver shards
+    done = subprocess.run(
+        _cli(silver_release, fake_server, cache, *small), env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"removed 1 staging folder(s) of killed runs: {staging[0].name}" in done.stderr
+    assert not staging[0].exists() and "silver" in Release.open(silver_release).splits("address")

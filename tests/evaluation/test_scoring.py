@@ -4,6 +4,7 @@ import pytest
 
 from ratio_bench.cli import main
 from ratio_bench.dataset.release import NotAReleaseError
+from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.evaluate import load_split, score
 from ratio_bench.evaluation.results import SubmissionError, validate_submission
 from ratio_bench.retrieval.cache import EmbeddingCache
@@ -150,3 +151,19 @@ def test_oracle_pools_and_overlap(small_release, tmp_path, capsys):
         == 0
     )
     assert "Lexical overlap" in capsys.readouterr().out
+
+
+def test_score_out_replaces_its_own_results_but_no_other_json(small_release, tmp_path):
+    out = tmp_path / "bm25.json"
+    argv = ["score", "--model", "bm25", "--dataset", str(small_release), "--out", str(out)]
+    assert main(argv) == 0 and main(argv) == 0  # an entry of ours is rewritten
+    task = out.with_suffix("") / "mteb" / "RatioAddress.json"
+    for path, text in ((out, '{"editor": {"tabs": 4}}'), (task, "[1, 2]")):
+        keep = path.read_text()
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(
+            RatioError, match=f"--out {path}: exists and is not a Ratio results file.*another"
+        ):
+            main([*argv, "--debug"])
+        assert path.read_text() == text
+        path.write_text(keep, encoding="utf-8")

@@ -22,13 +22,11 @@ from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.check import ReleaseCheckError, check_release
 from ratio_bench.dataset.config import BuildConfig
-from ratio_bench.dataset.layout import file_checksums, write_data
+from ratio_bench.dataset.layout import KEEP, KIND, file_checksums, write_data
 from ratio_bench.io import prepare_output_dir, staged_dir, write_json
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.run import run_mining
 from ratio_bench.mining.step import MiningSettings
-
-KIND = "release"  # manifest kind: what prepare_output_dir lets a rebuild replace
 
 
 def build_release(
@@ -40,7 +38,7 @@ def build_release(
     strict: bool = False,
 ) -> dict[str, Any]:
     """``strict``: fail on malformed corpus input (as ``ratio mine --strict``) instead of rejecting it."""
-    target = prepare_output_dir(out, KIND)  # refuse a folder that is not ours before minutes of mining
+    target = prepare_output_dir(out, KIND, keep=KEEP)  # refuse a folder that is not ours before mining
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     lexicon = Lexicon.load(cfg.lexicon)
@@ -59,7 +57,7 @@ def build_release(
     timings["assembly"] = round(time.perf_counter() - t1, 2)
 
     t2 = time.perf_counter()
-    with staged_dir(out, KIND) as stage:
+    with staged_dir(out, KIND, keep=KEEP) as stage:
         counts = write_data(asm, stage)
         (stage / "README.md").write_text(
             render_card(asm, cfg, stage, counts, stats, lexicon.fingerprint(), repo_hint or target.name),

@@ -35,6 +35,7 @@ from ratio_bench.lexicon import RELATIONS
 from ratio_bench.yamlio import load_yaml
 
 EXAMPLES = 3  # offending ids shown per failed check
+READABLE = "shards readable"
 
 
 class ReleaseCheckError(RatioError):
@@ -69,6 +70,11 @@ class _ReleaseViews:
             name: {split: release.shards(name, split) for split in release.splits(name)}
             for name in config_names()
         }
+        self.unreadable = _unreadable(
+            root, [f for splits in self.files.values() for fs in splits.values() for f in fs]
+        )
+        if self.unreadable:
+            return  # no views: DuckDB would fail on the damaged shard before any check could name it
         for name in config_names():
             parts = [
                 f"SELECT *, {sql_str(split)} AS split FROM read_parquet([{', '.join(sql_str(f) for f in fs)}])"
@@ -87,6 +93,17 @@ class _ReleaseViews:
             if self.files[name] and not {"work_id", "work_date_start", "work_date_end"} <= cols:
                 return False
         return True
+
+
+def _unreadable(root: Path, shards: list[Path]) -> list[str]:
+    """``shard (reason)`` for each shard whose Parquet footer cannot be read (missing, truncated, not Parquet)."""
+    bad = []
+    for f in shards:
+        try:
+            pq.read_schema(f)
+        except (OSError, pa.ArrowException) as exc:
+            bad.append(f"{f.relative_to(root)} ({' '.join(str(exc).split())[:120]})")
+    return bad
 
 
 def _empty_view(config: str) -> str:
@@ -310,6 +327,17 @@ def check_release(root: str | Path) -> list[CheckResult]:
     except RatioError as exc:
         return [CheckResult("manifest and config", False, str(exc))]
     results = [CheckResult("manifest and config", True, f"{release.cfg.name} {release.cfg.version}")]
+    n = sum(len(fs) for splits in release.files.values() for fs in splits.values())
+    results.append(
+        CheckResult(
+            READABLE,
+            not release.unreadable,
+            f"unreadable: {_examples(release.unreadable)}" if release.unreadable else f"{n} Parquet shards",
+        )
+    )
+    if release.unreadable:  # the data checks cannot run; what changed on disk is still worth naming
+        release.con.close()
+        return [*results, _checksums(release)]
     try:
         for name, check in CHECKS:
             try:

@@ -10,9 +10,10 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.build import KIND, build_release
+    from ratio_bench.dataset.build import build_release
     from ratio_bench.dataset.check import ReleaseCheckError, print_results
     from ratio_bench.dataset.config import load_config
+    from ratio_bench.dataset.layout import KEEP, KIND
     from ratio_bench.errors import UsageError
     from ratio_bench.faults import note_output
     from ratio_bench.io import prepare_output_dir, report_console
@@ -21,7 +22,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
     cfg = load_config(args.config)
     note_output(f"the work_dir of {args.config.name}", cfg.work_dir)
-    prepare_output_dir(args.out, KIND)  # before the corpus is read: nothing of the user's is ever replaced
+    prepare_output_dir(args.out, KIND, keep=KEEP)  # before the corpus is read: nothing of the user's is lost
     if args.corpus:
         cfg = dataclasses.replace(cfg, corpus=[p.resolve() for p in args.corpus])
     try:

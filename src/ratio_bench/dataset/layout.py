@@ -19,6 +19,13 @@ from ratio_bench.dataset.assemble import Assembly, sql_str
 from ratio_bench.dataset.config import PARTITIONS
 from ratio_bench.lexicon import RELATIONS
 
+KIND = "release"  # manifest kind: what Release.open accepts and a rebuild may replace
+JUDGMENTS = (
+    "judgments"  # silver verdicts (release files) and, by default, the judged pool (not release files)
+)
+KEEP = (
+    JUDGMENTS,
+)  # what a rebuild or a silver run carries over from the release it replaces, if not its own
 ROWS_PER_SHARD = 500_000
 SILVER = "silver"
 SPLITS = (*PARTITIONS, SILVER)  # the silver split is a judged subset of test and retrieves from test's corpus

@@ -10,8 +10,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.release import Release
 from ratio_bench.errors import RatioError
+from ratio_bench.io import MANIFEST
 
 
 class PublishError(RatioError, RuntimeError):
@@ -23,10 +25,12 @@ def publish(
 ) -> str:
     """Upload ``folder`` (a built release) to ``repo_id`` and tag the commit with the release version.
 
-    A release whose build config says ``release.publish: false`` (the dev release: sources without a licence to
-    redistribute) is refused before anything is sent, unless ``force``.
+    Exactly the release is sent: the files its manifest lists and the manifest, once the release's own
+    ``ratio check`` passes; anything else in the folder (a ``.env``, the judged pool, a symlink's target) stays
+    home. A release whose build config says ``release.publish: false`` (the dev release: sources without a
+    licence to redistribute) is refused before anything is sent, unless ``force``.
     """
-    from huggingface_hub import HfApi
+    from huggingface_hub import CommitOperationAdd, HfApi
 
     found = Release.open(folder, flag=None)
     manifest, release = found.manifest, found.terms
@@ -36,13 +40,22 @@ def publish(
             f"(licence: {release.get('license') or 'unspecified'}); nothing was uploaded. Pass --force to "
             "publish it anyway"
         )
+    files = [*found.own_files(), MANIFEST]
+    if (found.root / MANIFEST).is_symlink():
+        raise PublishError(f"{folder}: {MANIFEST} is a symlink; nothing was uploaded. Rebuild the release")
+    failed = [c for c in check_release(found.root) if not c.passed]
+    if failed:
+        raise PublishError(
+            f"{folder}: fails `ratio check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); nothing was "
+            "uploaded. Run `ratio check` on it, and rebuild it with `ratio build`"
+        )
     tag = revision or found.version
     api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
     with hub_errors(api, repo_id, "--repo-id"):
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        commit = api.upload_folder(
-            folder_path=str(folder),
-            repo_id=repo_id,
+        commit = api.create_commit(
+            repo_id,
+            [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(found.root / f)) for f in files],
             repo_type="dataset",
             commit_message=f"Ratio release {found.name} {found.version}",
         )

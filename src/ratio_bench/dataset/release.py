@@ -15,7 +15,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pyarrow as pa
@@ -106,10 +107,42 @@ class Release:
         """The splits of ``config`` that have shards, in the release's order (train, validation, test, silver)."""
         return tuple(s for s in SPLITS if self.shards(config, s))
 
+    def own_files(self) -> list[str]:
+        """The files the manifest lists (relative paths), each checked to be a plain file inside the folder.
+
+        The manifest is read, not trusted: a path that leaves the folder, or that is a symlink, is refused.
+        """
+        files = self.manifest.get("files")
+        if not isinstance(files, dict):
+            raise DatasetError(f"{self.shown}: {MANIFEST} lists no files; rebuild it with `ratio build`")
+        out = []
+        for rel in sorted(files):
+            path = PurePosixPath(rel) if isinstance(rel, str) else None
+            if path is None or path.is_absolute() or ".." in path.parts or not path.parts:
+                raise DatasetError(f"{self.shown}: {MANIFEST} lists {rel!r}, a path outside the release")
+            link = next((p for p in (path, *path.parents[:-1]) if (self.root / p).is_symlink()), None)
+            if link is not None:
+                raise DatasetError(
+                    f"{self.shown}: {link} is a symlink; a release holds only its own files: replace it with "
+                    "what it points to, or rebuild the release with `ratio build`"
+                )
+            out.append(rel)
+        return out
+
     def shards(self, config: str, split: str | None = None) -> list[Path]:
-        """The Parquet files of ``config`` (of one ``split``, or of all), sorted."""
+        """The Parquet files of ``config`` (of one ``split``, or of all) that the manifest lists, sorted.
+
+        Files the manifest does not list are not the release's (a stray copy, a half-written run) and are never
+        read; a listed one that is missing fails the read. Releases whose manifest lists no files are read by the
+        folder.
+        """
         pattern = f"{split}-*.parquet" if split else "*.parquet"
-        return sorted((self.root / "data" / config).glob(pattern))
+        listed = self.manifest.get("files")
+        if not isinstance(listed, dict):
+            return sorted((self.root / "data" / config).glob(pattern))
+        wanted = f"data/{config}/{pattern}"
+        inside = (f for f in listed if isinstance(f, str) and ".." not in f.split("/"))
+        return sorted(self.root / f for f in inside if fnmatchcase(f, wanted))
 
     def read(self, config: str, split: str, columns: Sequence[str] | None = None) -> pa.Table:
         """``config``'s ``split`` as one table (no rows when it has no shards), every shard schema-checked.

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +27,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ratio_bench.dataset.config import SilverSettings
-from ratio_bench.dataset.layout import SILVER, configs_yaml, dataset_info_yaml, file_checksums
+from ratio_bench.dataset.layout import (
+    JUDGMENTS,
+    KEEP,
+    KIND,
+    SILVER,
+    configs_yaml,
+    dataset_info_yaml,
+    file_checksums,
+)
 from ratio_bench.dataset.release import Release
-from ratio_bench.io import MANIFEST, atomic_path, write_json
+from ratio_bench.io import MANIFEST, atomic_path, prepare_output_dir, staged_dir, write_json
 from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
 from ratio_bench.judge.prompts import Prompt, get_prompt
 from ratio_bench.lexicon import RELATIONS
@@ -153,7 +163,8 @@ def run_silver(
 ) -> dict[str, Any]:
     """Judge the sample, then write the silver split, verdicts, card section and manifest (in that order)."""
     release = Release.open(root)
-    root, manifest_path = release.root, release.root / MANIFEST
+    root = release.root
+    prepare_output_dir(root, KIND, "--dataset", keep=KEEP)  # before paying for a single request
     plans = plan_silver(release, settings)
     requests = [r for p in plans for r in p.requests()]
     outcomes = (batch_judge or judge).run(requests, desc="silver judging")
@@ -164,7 +175,49 @@ def run_silver(
         return report
 
     manifest = json.loads(json.dumps(release.manifest))  # a copy: the release object stays as it was read
-    sizes: dict[str, dict[str, int]] = {}
+    with staged_dir(root, KIND, flag="--dataset", keep=KEEP) as stage:
+        _link_release(root, stage, release.own_files())
+        sizes = _write_silver(stage, plans, outcomes, manifest)
+        manifest["silver"] = {
+            "rule": "kept only if both prompts accept (decision true); invalid replies count as rejections",
+            "judge": judge.settings.describe(),
+            "prompts": {
+                p.ref("silver"): {"relation": p.relation, "sha256": p.sha256}
+                for plan in plans
+                for p in plan.prompts
+            },
+            "sampling": {
+                "sample": settings.sample,
+                "seed": settings.seed,
+                "allocation": "equal across markers, capped",
+            },
+            "sizes": sizes,
+        }
+        _update_card(stage, manifest)
+        manifest["files"] = file_checksums(stage)
+        write_json(stage / MANIFEST, manifest)
+    report |= {"complete": True, "sizes": sizes}
+    return report
+
+
+def _link_release(root: Path, stage: Path, files: list[str]) -> None:
+    """The release's own files into ``stage`` as hard links (copies where links are impossible): the new
+    release shares the unchanged files' bytes, and the old one stays whole until the swap."""
+    for rel in files:
+        src, dst = root / rel, stage / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(src, dst, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _write_silver(
+    stage: Path, plans: list[SilverPlan], outcomes: list[Outcome], manifest: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Each plan's kept pairs (and qrels) as the silver split and its verdicts in ``judgments/``, into
+    ``stage``; updates ``manifest``'s row counts and returns the sizes the card and manifest record."""
+    sizes: dict[str, dict[str, Any]] = {}
     offset = 0
     for plan in plans:
         n_req = plan.table.num_rows * len(plan.prompts)
@@ -189,14 +242,14 @@ def run_silver(
             }
         )
         for config, table in ((rel, kept), (f"{rel}-qrels", qrels)):
-            for stale in (root / "data" / config).glob(f"{SILVER}-*.parquet"):
-                stale.unlink()
+            for stale in (stage / "data" / config).glob(f"{SILVER}-*.parquet"):
+                stale.unlink()  # the staging folder's link: the release in place keeps its file
             # an empty split is left out, as ``ratio build`` does (datasets cannot load one)
             if table.num_rows:
-                _write_parquet(table, root / "data" / config / f"{SILVER}-00000-of-00001.parquet")
+                _write_parquet(table, stage / "data" / config / f"{SILVER}-00000-of-00001.parquet")
         kept_col = pa.array([q in kept_ids for q in ids])
         _write_parquet(
-            verdicts.append_column("pair_kept", kept_col), root / "judgments" / f"silver-{rel}.parquet"
+            verdicts.append_column("pair_kept", kept_col), stage / JUDGMENTS / f"silver-{rel}.parquet"
         )
         per_prompt = Counter(ref for ref, a in zip(prompt_refs, accepted, strict=True) if a)
         sizes[rel] = {
@@ -208,27 +261,7 @@ def run_silver(
         }
         manifest["rows"][rel][SILVER] = kept.num_rows
         manifest["rows"][f"{rel}-qrels"][SILVER] = kept.num_rows
-
-    manifest["silver"] = {
-        "rule": "kept only if both prompts accept (decision true); invalid replies count as rejections",
-        "judge": judge.settings.describe(),
-        "prompts": {
-            p.ref("silver"): {"relation": p.relation, "sha256": p.sha256}
-            for plan in plans
-            for p in plan.prompts
-        },
-        "sampling": {
-            "sample": settings.sample,
-            "seed": settings.seed,
-            "allocation": "equal across markers, capped",
-        },
-        "sizes": sizes,
-    }
-    _update_card(root, manifest)
-    manifest["files"] = file_checksums(root)
-    write_json(manifest_path, manifest)
-    report |= {"complete": True, "sizes": sizes}
-    return report
+    return sizes
 
 
 def _silver_section(info: dict[str, Any]) -> str:

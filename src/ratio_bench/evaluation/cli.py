@@ -59,9 +59,20 @@ def _per_model_path(path: Path, model: str, n_models: int) -> Path:
     return path.with_name(f"{path.stem}-{model.replace(':', '_').replace('/', '_')}{path.suffix}")
 
 
+def _results_paths(out: Path | None, models: list[str]) -> list[Path]:
+    """The leaderboard entries and MTEB task results ``--out`` writes for ``models``."""
+    from ratio_bench.evaluation.results import TASK_NAMES
+
+    paths = []
+    for model in models if out else []:
+        entry = _per_model_path(out, model, len(models))
+        paths += [entry, *(entry.with_suffix("") / "mteb" / f"{t}.json" for t in TASK_NAMES.values())]
+    return paths
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.evaluation.evaluate import load_split, score
-    from ratio_bench.evaluation.results import leaderboard_entry, mteb_results
+    from ratio_bench.evaluation.results import check_results_path, leaderboard_entry, mteb_results
     from ratio_bench.io import report_console, write_json
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
@@ -71,13 +82,15 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UsageError("--save-run: runs are saved by the ratio path; drop --via mteb")
     if args.qrels != "mined" and args.via == "mteb":
         raise UsageError(f"--qrels {args.qrels}: judged scores come from the ratio path; drop --via mteb")
+    setups = [resolve(ref, args.setup, trust_remote_code=args.trust_remote_code) for ref in args.model]
+    for out in _results_paths(args.out, [setup.name for setup in setups]):
+        check_results_path(out)  # before minutes of scoring: nothing of the user's is overwritten
     data = load_split(args.dataset, args.split, args.relations)
     pool = _judged_pool(args, data.manifest) if args.via == "ratio" else None
     cache = EmbeddingCache(args.cache_dir)
     entries = []
-    for ref in args.model:
+    for setup in setups:
         judged = None
-        setup = resolve(ref, args.setup, trust_remote_code=args.trust_remote_code)
         if args.via == "mteb":
             from ratio_bench.evaluation.mteb_tasks import score_with_mteb
 
@@ -113,9 +126,15 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
         if args.out:
             out = _per_model_path(args.out, setup.name, len(args.model))
+            docs = {
+                out.with_suffix("") / "mteb" / f"{task}.json": doc
+                for task, doc in mteb_results(result, data.manifest, args.split).items()
+            }
+            for path in (out, *docs):
+                check_results_path(path)
             write_json(out, entry)
-            for task, doc in mteb_results(result, data.manifest, args.split).items():
-                write_json(out.with_suffix("") / "mteb" / f"{task}.json", doc)
+            for path, doc in docs.items():
+                write_json(path, doc)
     console.print(
         results_table(
             entries,

@@ -70,6 +70,33 @@ def leaderboard_entry(
     return entry
 
 
+def is_results_file(path: Path) -> bool:
+    """Whether ``path`` holds one of our results documents (a leaderboard entry or an MTEB task result), the
+    only JSON files ``ratio score --out`` may replace. Anything else, unreadable or not JSON, is the user's."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(doc, dict):
+        return False
+    entry = {"schema_version", "model", "dataset", "results", "main_score"} <= doc.keys()
+    mteb = {"task_name", "scores", "dataset_revision"} <= doc.keys() and doc.get(
+        "task_name"
+    ) in TASK_NAMES.values()
+    return entry or mteb
+
+
+def check_results_path(path: Path, flag: str = "--out") -> None:
+    """Refuse to write results over a file that is not ours (before any scoring, and again when writing)."""
+    if path.is_dir():
+        raise RatioError(f"{flag} {path}: is a folder; give a file name such as results.json")
+    if (path.exists() or path.is_symlink()) and not is_results_file(path):
+        raise RatioError(
+            f"{flag} {path}: exists and is not a Ratio results file; nothing was overwritten. Choose another "
+            "path, or remove that file yourself"
+        )
+
+
 def entry_label(entry: dict[str, Any]) -> str:
     """An entry's row name: its model, and for a tuned model the relation it was tuned for (three tuned
     copies of one backbone and setup, one per relation, would otherwise share a name); a unified model is one

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from ratio_bench.dataset.release import manifest_sha256
 from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.evaluate import ScoreResult
-from ratio_bench.io import atomic_open, atomic_path, read_manifest, staged_dir, write_json
+from ratio_bench.io import atomic_open, atomic_path, folder_files, read_manifest, staged_dir, write_json
 
 RUN_KIND = "run"
 RUN_DEPTH = 100
@@ -78,6 +78,7 @@ def save_run(
                 "split": split,
                 "k": depth,
                 "relations": rows,
+                "files": folder_files(stage),  # what a later --save-run here may replace
             },
         )
     return out

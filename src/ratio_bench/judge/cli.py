@@ -223,7 +223,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
     from ratio_bench.evaluation import judged
     from ratio_bench.evaluation.pool import JudgedPool, default_pool_dir
     from ratio_bench.evaluation.runs import load_run
-    from ratio_bench.io import atomic_open, staged_dir, write_json
+    from ratio_bench.io import atomic_open, folder_files, staged_dir, write_json
     from ratio_bench.judge import candidates as cj
     from ratio_bench.judge.options import make_judge, print_run_summary
 
@@ -277,7 +277,6 @@ def cmd_candidates(args: argparse.Namespace) -> int:
     print(text)
     skipped = []
     with staged_dir(args.out, "judged-report") as stage:
-        write_json(stage / "manifest.json", {"kind": "judged-report", "dataset": pool.release, "k": args.k})
         write_json(stage / "candidates.json", report)
         with atomic_open(stage / "candidates.md", "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -288,6 +287,13 @@ def cmd_candidates(args: argparse.Namespace) -> int:
                 continue
             with atomic_open(stage / f"candidates-{rel}.png", "wb") as fh:
                 fh.write(png)
+        manifest = {
+            "kind": "judged-report",
+            "dataset": pool.release,
+            "k": args.k,
+            "files": folder_files(stage),
+        }
+        write_json(stage / "manifest.json", manifest)
     if skipped:
         print("plots skipped: matplotlib is not installed")
     print(f"report written to {args.out}")

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from ratio_bench import __version__
 from ratio_bench.cli_options import parse_assignment
 from ratio_bench.errors import RatioError, UsageError
-from ratio_bench.io import artefact_kind, staged_dir, write_json
+from ratio_bench.io import artefact_kind, folder_files, staged_dir, write_json
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder
@@ -144,6 +144,7 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
         "moves": moves,
         "models": entries,
         "ann": ann_kind,
+        "files": folder_files(staging),  # what a later build here may replace
     }
     write_json(staging / "manifest.json", manifest)
 
