@@ -7,7 +7,10 @@ system prompt asks for (``decision``, ``winner`` or ``markers``), so tests can p
 ``expected_decision``.
 
 Faults, set on ``FakeOpenAI.state``: ``script`` (one fault per chat request, consumed in order: ``429``,
-``500``, ``timeout``, ``malformed``, ``drop``), ``malformed_if`` (a substring: any request whose user message
+``500``, ``timeout``, ``malformed``, ``drop``, ``html`` (a 200 HTML page), ``badjson`` (a 200 that is cut-off
+JSON)), ``always`` (the fault of every chat request once the script is used up), ``retry_after`` (the headers of
+a 429), ``usage`` (fields that replace the reported token usage, such as a negative count), ``reply_chars``
+(every reply's content padded to that many characters), ``malformed_if`` (a substring: any request whose user message
 holds it is always answered with non-JSON text), ``batch_fail_every`` (every n-th batch item fails with a 500),
 ``delay_s`` (added to every chat request), ``require_key`` (answer 401 unless that bearer token is sent),
 ``decide`` (a function of the messages that gives the verdicts instead of the hash).
@@ -62,6 +65,10 @@ class State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.script: list[str] = []
+        self.always = ""
+        self.retry_after = {"Retry-After": "1", "retry-after-ms": "50"}
+        self.usage: dict[str, Any] = {}
+        self.reply_chars = 0
         self.malformed_if: str | None = None
         self.batch_fail_every = 0
         self.batch_polls = 2
@@ -89,6 +96,7 @@ class State:
             if bad
             else json.dumps(self.answer_with(messages) if self.answer_with else answer(messages, self.decide))
         )
+        content = content.ljust(self.reply_chars)  # JSON with trailing blanks: still parses, only too large
         prompt_tokens = sum(len(m["content"]) for m in messages) // 4
         return 200, {
             "id": "chatcmpl-" + hashlib.sha1(content.encode()).hexdigest()[:12],
@@ -102,7 +110,8 @@ class State:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": len(content) // 4,
                 "total_tokens": prompt_tokens + len(content) // 4,
-            },
+            }
+            | self.usage,
         }
 
     def run_batch(self, batch: dict[str, Any]) -> None:
@@ -152,10 +161,10 @@ def _handler(state: State):
 
         def _send(self, code: int, obj: Any, headers: dict[str, str] | None = None, raw: bytes | None = None):
             data = raw if raw is not None else json.dumps(obj).encode()
+            headers = {"Content-Type": "application/json"} | (headers or {})
             self.send_response(code)
-            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
+            for k, v in headers.items():
                 self.send_header(k, v)
             self.end_headers()
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up (timeout)
@@ -241,7 +250,7 @@ def _handler(state: State):
             key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
             with state.lock:
                 state.chat_keys[key] += 1
-                fault = state.script.pop(0) if state.script else ""
+                fault = state.script.pop(0) if state.script else state.always
                 if fault:
                     state.faults_served[fault] += 1
             if state.delay_s:
@@ -250,8 +259,14 @@ def _handler(state: State):
                 return self._send(
                     429,
                     {"error": {"message": "rate limited", "type": "rate_limit"}},
-                    headers={"Retry-After": "1", "retry-after-ms": "50"},
+                    headers=state.retry_after,
                 )
+            if fault == "html":
+                return self._send(
+                    200, None, {"Content-Type": "text/html"}, raw=b"<html><body>Login</body></html>"
+                )
+            if fault == "badjson":
+                return self._send(200, None, raw=b'{"choices": [')
             if fault == "500":
                 return self._send(500, {"error": {"message": "injected server error"}})
             if fault == "timeout":

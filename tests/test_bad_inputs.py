@@ -336,6 +336,48 @@ CASES = [
         ["--out", "settings.json", "not a Ratio results file", "another path"],
         1,
     ),
+    # group C
+    (
+        "estimate-prices-bad-yaml",
+        ["judge", "estimate", "--dataset", "{fakerel}", "--prices", "{bad_yaml}"],
+        ["--prices", "bad.yaml", "line 2", "invalid YAML"],
+        1,
+    ),
+    (
+        "estimate-prices-not-a-table",
+        ["judge", "estimate", "--dataset", "{fakerel}", "--prices", "{mine}/sub/data.csv"],
+        ["--prices", "data.csv", "models:"],
+        1,
+    ),
+    (
+        "calibrate-prices-bad-yaml",
+        [
+            "judge",
+            "calibrate",
+            "--labels",
+            "{labels}",
+            "--model",
+            "m",
+            "--prices",
+            "{bad_yaml}",
+            "--cache",
+            "{tmp}/c.sqlite",
+        ],
+        ["--prices", "bad.yaml", "invalid YAML"],
+        1,
+    ),  # fmt: skip
+    (
+        "silver-config-bad-yaml",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--config", "{bad_yaml}"],
+        ["--config", "bad.yaml", "invalid YAML"],
+        1,
+    ),
+    (
+        "silver-config-not-a-mapping",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--config", "{mine}/sub/data.csv"],
+        ["--config", "data.csv", "mapping"],
+        1,
+    ),
 ]
 
 

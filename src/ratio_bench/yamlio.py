@@ -8,9 +8,12 @@ JSON, validation). Every YAML the project reads from a user, a release or a conf
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
+
+from ratio_bench.errors import RatioError
 
 MAX_YAML_BYTES = 16 * 1024 * 1024
 MAX_YAML_VALUES = 1_000_000  # values after alias expansion; the s2orc build config has a few hundred
@@ -39,6 +42,21 @@ def load_yaml(text: str, loader: type[yaml.SafeLoader] = SafeLoader) -> Any:
         raise YAMLLimitError("the document nests too deeply") from None
     expanded_size(data)
     return data
+
+
+def read_yaml_file(path: str | Path, flag: str) -> Any:
+    """A user's YAML file, parsed; ``RatioError`` naming ``flag`` and the file when it cannot be read or parsed."""
+    path = Path(path)
+    try:
+        return load_yaml(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RatioError(f"{flag} {path}: {where}invalid YAML: {problem}; fix the file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
+        raise RatioError(f"{flag} {path}: cannot read it as a UTF-8 YAML file ({reason})") from None
 
 
 def expanded_size(data: Any, limit: int = MAX_YAML_VALUES) -> int:

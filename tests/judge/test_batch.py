@@ -3,6 +3,7 @@ import pytest
 from openai_server import expected_decision
 from ratio_bench.judge.batch import BatchJudge
 from ratio_bench.judge.client import JudgeError, JudgeRequest
+from ratio_bench.judge.pricing import PriceTable
 from ratio_bench.judge.prompts import get_prompt
 
 
@@ -53,3 +54,23 @@ def test_a_server_without_batch_endpoints_is_a_clear_error(fake_server, make_jud
     fake_server.state.no_batch_api = True
     with pytest.raises(JudgeError, match="no Batch API"):
         BatchJudge(make_judge(fake_server), poll_s=0.01).run(requests(2))
+
+
+def test_batch_token_counts_are_checked_and_oversized_lines_resent(fake_server, make_judge):
+    fake_server.state.usage = {"prompt_tokens": -(10**9), "completion_tokens": "many"}
+    fake_server.state.reply_chars = 100_000  # every reply, batch or not, over the 64 KiB limit
+    judge = make_judge(fake_server)
+    outs = BatchJudge(judge, poll_s=0.01).run(requests(3))
+    assert [o.status for o in outs] == ["error"] * 3 and "65,536" in outs[0].error
+    assert judge.stats.batch_failed == 3 and len(judge.cache) == 0
+    assert judge.stats.usage_anomalies == 12  # each reply is still counted: 3 batch lines, 3 re-sends
+    assert judge.meter.prompt_tokens > 0 and judge.meter.completion_tokens > 6 * 100_000 // 4 - 1
+
+
+def test_batch_usage_anomalies_are_charged_by_estimate(fake_server, make_judge):
+    fake_server.state.usage = {"prompt_tokens": -(10**9), "completion_tokens": "many"}
+    judge = make_judge(fake_server, model="pricey")
+    judge.meter.prices = PriceTable({"pricey": (10.0, 40.0)})
+    outs = BatchJudge(judge, poll_s=0.01).run(requests(3))
+    assert all(o.status == "ok" for o in outs) and judge.stats.usage_anomalies == 6
+    assert judge.meter.prompt_tokens > 0 and judge.meter.completion_tokens > 0 and judge.meter.usd > 0

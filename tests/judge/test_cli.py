@@ -1,6 +1,13 @@
 """``ratio judge`` and ``ratio lexicon llm-*`` through the real command line."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
 
 from ratio_bench.cli import main
 
@@ -93,3 +100,73 @@ def test_judge_errors_are_reported_without_a_traceback(fake_server, tmp_path, ca
     err = capsys.readouterr().err
     assert err.startswith("ratio judge calibrate: error: ") and "Traceback" not in err
     assert "refused the credentials" in err and "sk-wrong" not in err
+
+
+def write_labels(tmp_path, n: int = 1):
+    labels = tmp_path / "labels.jsonl"
+    rows = [
+        {"relation": "address", "query": f"q{i}", "gold": "g", "annotator": "a", "label": True}
+        for i in range(n)
+    ]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return labels
+
+
+@pytest.mark.parametrize(("fault", "answer"), [("html", "<html><body>Login"), ("badjson", "broken JSON")])
+def test_calibrate_refuses_to_rank_on_no_judgments(fake_server, tmp_path, capsys, fault, answer):
+    fake_server.state.always = fault
+    args = [
+        "judge",
+        "calibrate",
+        "--labels",
+        str(write_labels(tmp_path, 3)),
+        *judge_args(fake_server, tmp_path),
+    ]
+    assert main(args) == 1
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ratio judge calibrate: error: "), err
+    assert fake_server.base_url in lines[0] and "judged 0 of 3" in lines[0] and answer in lines[0]
+    assert "keep" not in out  # no prompt recommended
+
+
+def test_a_full_cache_is_one_error_line_naming_it(fake_server, tmp_path, capsys, monkeypatch):
+    from ratio_bench.judge import options
+
+    class FullCache(options.ReplyCache):
+        def __init__(self, path):
+            super().__init__(path)
+            pages = self._con.execute("PRAGMA page_count").fetchone()[0]
+            self._con.execute(f"PRAGMA max_page_count = {pages}")  # as a full disk answers: SQLITE_FULL
+
+    monkeypatch.setattr(options, "ReplyCache", FullCache)
+    fake_server.state.reply_chars = 60_000
+    args = ["judge", "calibrate", "--labels", str(write_labels(tmp_path)), *judge_args(fake_server, tmp_path)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ratio judge calibrate: error: --cache ") and err.count("\n") == 1, err
+    assert str(tmp_path / "c.sqlite") in err and "database or disk is full" in err
+
+
+def test_ctrl_c_ends_a_run_waiting_on_retry_after_at_once(fake_server, tmp_path):
+    fake_server.state.always = "429"
+    fake_server.state.retry_after = {"Retry-After": "30"}  # under the cap: the judge would wait
+    argv = ["judge", "calibrate", "--labels", str(write_labels(tmp_path)), *judge_args(fake_server, tmp_path)]
+    env = {k: v for k, v in os.environ.items() if k != "RATIO_DEBUG"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ratio_bench.cli", *argv], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not fake_server.state.faults_served["429"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake_server.state.faults_served["429"] == 1
+        time.sleep(0.3)  # the worker is in its 30 s wait now
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=10)
+        assert time.monotonic() - t0 < 5 and code == 130
+        assert "interrupted" in proc.stderr.read() and fake_server.state.faults_served["429"] == 1
+    finally:
+        proc.kill()
+        proc.wait()

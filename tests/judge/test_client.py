@@ -99,3 +99,67 @@ def test_api_key_reaches_the_server_but_never_the_cache(fake_server, make_judge,
     with pytest.raises(JudgeError, match="refused the credentials") as err:
         make_judge(fake_server, api_key_env="LOCAL_KEY").run(requests(1, tag="x"))
     assert "sk-wrong" not in str(err.value)
+
+
+@pytest.mark.parametrize("wait", ["86400", "Fri, 01 Jan 2100 00:00:00 GMT"])
+def test_a_retry_after_over_the_cap_fails_the_request_instead_of_sleeping(
+    fake_server, make_judge, wait, monkeypatch
+):
+    def no_long_sleep(
+        seconds: float,
+    ) -> None:  # fail fast, rather than hang, if anything sleeps for the server
+        raise AssertionError(f"slept {seconds} s")
+
+    monkeypatch.setattr(time, "sleep", no_long_sleep)
+    fake_server.state.script = ["429"]
+    fake_server.state.retry_after = {"Retry-After": wait}
+    judge = make_judge(fake_server, workers=1)
+    t0 = time.perf_counter()
+    outs = judge.run(requests(2))
+    assert time.perf_counter() - t0 < 5
+    assert outs[0].status == "error" and "over the 60 s cap" in outs[0].error and "refuses" in outs[0].error
+    assert (
+        outs[1].status == "ok" and len(judge.cache) == 1
+    )  # the refused request is not cached: a re-run asks
+
+
+@pytest.mark.parametrize("wait", ["nan", "-5", "soon", "inf"])
+def test_a_nonsense_retry_after_falls_back_to_the_backoff(fake_server, make_judge, wait):
+    fake_server.state.script = ["429"]
+    fake_server.state.retry_after = {"Retry-After": wait}
+    judge = make_judge(fake_server)
+    assert [o.status for o in judge.run(requests(1))] == ["ok"] and judge.stats.retries == 1
+
+
+def test_misreported_token_counts_never_lower_the_cost_and_the_cap_still_stops(fake_server, make_judge):
+    fake_server.state.usage = {"prompt_tokens": -(10**9), "completion_tokens": 2.5}
+    judge = make_judge(fake_server, model="pricey", max_cost_usd=0.002, workers=1)
+    judge.meter.prices = PriceTable({"pricey": (10.0, 40.0)})
+    outs = judge.run(requests(20))
+    sent = sum(o.status == "ok" for o in outs)
+    assert 0 < sent < 20 and judge.meter.usd >= 0.002  # charged by the character estimate
+    assert judge.meter.prompt_tokens > 0 and judge.stats.usage_anomalies == 2 * sent
+    fake_server.state.usage = {"prompt_tokens": 10**12}  # absurd: estimated too
+    big = make_judge(fake_server)
+    big.run(requests(1, tag="b"))
+    assert 0 < big.meter.prompt_tokens < 1000 and big.stats.usage_anomalies == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "reply_chars", "reason"),
+    [
+        ("", 100_000, "over the 65,536 limit"),
+        ("", 2_000_000, "over 1,048,576 bytes"),
+        ("html", 0, "'<html><body>Login</body></html>', not a chat completion"),
+        ("badjson", 0, "broken JSON"),
+    ],
+)
+def test_oversized_and_non_json_replies_fail_and_are_never_cached(
+    fake_server, make_judge, fault, reply_chars, reason
+):
+    fake_server.state.always = fault
+    fake_server.state.reply_chars = reply_chars
+    judge = make_judge(fake_server)
+    outs = judge.run(requests(2))
+    assert [o.status for o in outs] == ["error", "error"] and reason in outs[0].error, outs[0].error
+    assert len(judge.cache) == 0 and judge.stats.retries == 0  # a broken server is not asked again and again

@@ -69,17 +69,22 @@ def cmd_silver(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.config import SilverSettings
     from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import run_silver
+    from ratio_bench.errors import RatioError
     from ratio_bench.io import report_console
     from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.lexicon import RELATIONS
-    from ratio_bench.yamlio import load_yaml
+    from ratio_bench.yamlio import read_yaml_file
 
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
     )
     raw = Release.open(args.dataset).config
     if args.config:
-        raw = load_yaml(args.config.read_text(encoding="utf-8")) or {}
+        raw = read_yaml_file(args.config, "--config") or {}
+        if not isinstance(raw, dict):
+            raise RatioError(
+                f"--config {args.config}: expected a build config (a mapping with a silver: block)"
+            )
     settings = SilverSettings.from_config(raw)
     settings.sample.update(sample)
     judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))

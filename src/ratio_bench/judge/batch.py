@@ -4,19 +4,30 @@ It is the cheaper path for large runs (half the synchronous price at OpenAI). Re
 by ``custom_id`` = the request's cache key, so they land in the same cache as synchronous replies. A batch id
 is recorded before polling starts: a run killed while a batch is pending resumes by polling that batch, never
 by submitting it again. Items the batch failed or never returned (and those of an expired batch) go through
-the synchronous path with its retries; replies that are not valid JSON are re-asked synchronously once.
+the synchronous path with its retries; replies that are not valid JSON are re-asked synchronously once. Output
+lines are untrusted like any reply: streamed, size-capped, token counts checked (see ``client``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from tqdm import tqdm
 
 from ratio_bench.judge.cache import CachedReply
-from ratio_bench.judge.client import Judge, JudgeError, JudgeRequest, Outcome
+from ratio_bench.judge.client import (
+    MAX_BODY_BYTES,
+    MAX_REPLY_CHARS,
+    BadReply,
+    Judge,
+    JudgeError,
+    JudgeRequest,
+    Outcome,
+)
 from ratio_bench.judge.endpoint import unreachable
 from ratio_bench.judge.parse import parse_reply
 
@@ -116,27 +127,38 @@ class BatchJudge:
                 return batch
             time.sleep(self.poll_s)
 
-    def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
+    def _lines(self, file_id: str | None) -> Iterator[dict[str, Any]]:
+        """The rows of a batch output file, streamed; a line over ``MAX_BODY_BYTES`` or no JSON is skipped.
+
+        A skipped row leaves its request unanswered, so it goes through the synchronous path; a file over
+        ``MAX_FILE_BYTES`` ends where the cap cut it, with the same effect for the rows after it.
+        """
         if not file_id:
-            return []
-        text = self.judge.client.files.content(file_id).text
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+            return
+        with self.judge.client.files.with_streaming_response.content(file_id) as response:
+            try:
+                for line in response.iter_lines():
+                    if len(line) > MAX_BODY_BYTES or not line.strip():
+                        continue
+                    with contextlib.suppress(json.JSONDecodeError):
+                        row = json.loads(line)
+                        if isinstance(row, dict):
+                            yield row
+            except BadReply:
+                return
 
     def _collect(self, batch_id: str, todo: dict[str, JudgeRequest]) -> set[str]:
         """Wait for a batch and cache its good replies; returns the keys it did not answer."""
         batch = self._wait(batch_id)
         answered: set[str] = set()
         for row in self._lines(getattr(batch, "output_file_id", None)):
-            key = row.get("custom_id")
-            response = row.get("response") or {}
-            if key not in todo or response.get("status_code") != 200:
-                continue
-            body = response.get("body") or {}
-            usage = body.get("usage") or {}
-            tokens = (int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
-            self.judge.meter.add(*tokens, batch=True)
-            choices = body.get("choices") or [{}]
-            content = (choices[0].get("message") or {}).get("content") or ""
+            answer = _answer(row)
+            if answer is None or answer[0] not in todo:
+                continue  # a failed or malformed row: re-sent synchronously
+            key, usage, content = answer
+            tokens = self.judge.count_tokens(usage, todo[key].messages, content, batch=True)
+            if len(content) > MAX_REPLY_CHARS:
+                continue  # paid for, but too large to keep: re-sent synchronously, where it fails as such
             reply, _ = self.judge.finish(todo[key], content, tokens, "batch")
             self.judge.cache.put(key, self.judge.settings.identity(), self.judge.settings.model, reply)
             answered.add(key)
@@ -188,6 +210,20 @@ class BatchJudge:
                 hit = judge.cache.get(key)
                 outcomes.append(_from_reply(req, hit) if hit else Outcome("error", None, error="lost"))
         return outcomes
+
+
+def _answer(row: dict[str, Any]) -> tuple[str, Any, str] | None:
+    """(custom_id, usage, reply text) of a successful output row; None for a failed or malformed one."""
+    try:
+        response = row["response"]
+        message = response["body"]["choices"][0]["message"]
+        ok = response["status_code"] == 200
+        usage, content = response["body"].get("usage"), message.get("content") or ""
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    if not ok or not isinstance(content, str):
+        return None
+    return str(row.get("custom_id")), usage, content
 
 
 def _from_reply(req: JudgeRequest, reply: CachedReply) -> Outcome:

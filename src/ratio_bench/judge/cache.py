@@ -11,15 +11,19 @@ cannot be attributed to a server after the fact, and guessing one is exactly the
 prevents. The old file is left as it is; the message says to pass a new ``--cache``. Each reply is committed as
 soon as it arrives, so a run killed at any point resumes with everything it had received. Failed requests are
 not stored (a re-run retries them); invalid replies are (re-asking the same request would waste money).
-Open Batch API jobs are recorded too, so a resumed run polls them instead of submitting them again.
+Open Batch API jobs are recorded too, so a resumed run polls them instead of submitting them again. A cache that
+cannot be written (a full disk) or read stops the run with one error naming it: judging on without storing
+would pay for replies that are then lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,10 @@ from typing import Any
 from ratio_bench.errors import RatioError
 
 SCHEMA_VERSION = 2  # 1: keys without the judge's identity
+
+
+class CacheError(RatioError):
+    """The reply cache cannot be read or written (full disk, damaged file): no request may go on."""
 
 
 def request_key(body: dict[str, Any], judge: str) -> str:
@@ -74,13 +82,26 @@ class ReplyCache:
                 f"--cache {self.path}: written by an older ratio whose keys do not name the judge server, so its "
                 "replies cannot be trusted for this one; pass a new --cache PATH (the old file is left as is)"
             )
-        self._con.execute("PRAGMA journal_mode=WAL")
-        self._con.executescript(_SCHEMA)
-        self._con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._lock = threading.Lock()
+        with self._locked():
+            self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.executescript(_SCHEMA)
+            self._con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The connection, one thread at a time; an SQLite failure becomes one error line naming the file."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise CacheError(
+                    f"--cache {self.path}: cannot use the reply cache ({exc}); free disk space or pass another "
+                    "--cache (replies received so far are kept)"
+                ) from None
 
     def get(self, key: str) -> CachedReply | None:
-        with self._lock:
+        with self._locked():
             row = self._con.execute(
                 "SELECT status, content, first_content, prompt_tokens, completion_tokens, via "
                 "FROM replies WHERE key = ?",
@@ -89,7 +110,7 @@ class ReplyCache:
         return CachedReply(*row) if row else None
 
     def put(self, key: str, judge: str, model: str, reply: CachedReply) -> None:
-        with self._lock:
+        with self._locked():
             self._con.execute(
                 "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -106,27 +127,27 @@ class ReplyCache:
             )
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._locked():
             return self._con.execute("SELECT count(*) FROM replies").fetchone()[0]
 
     # -- Batch API jobs --------------------------------------------------------------------------------
 
     def add_batch(self, batch_id: str, input_file_id: str, keys: list[str]) -> None:
-        with self._lock:
+        with self._locked():
             self._con.execute(
                 "INSERT OR REPLACE INTO batches VALUES (?, ?, ?, 'open')",
                 (batch_id, input_file_id, json.dumps(keys)),
             )
 
     def open_batches(self) -> list[tuple[str, list[str]]]:
-        with self._lock:
+        with self._locked():
             rows = self._con.execute(
                 "SELECT batch_id, keys FROM batches WHERE state = 'open' ORDER BY rowid"
             ).fetchall()
         return [(b, json.loads(k)) for b, k in rows]
 
     def close_batch(self, batch_id: str, state: str) -> None:
-        with self._lock:
+        with self._locked():
             self._con.execute("UPDATE batches SET state = ? WHERE batch_id = ?", (state, batch_id))
 
     def close(self) -> None:

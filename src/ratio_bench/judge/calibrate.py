@@ -9,7 +9,10 @@ as it does in the silver rule. Two views, as in the spec's Table 10:
 - **panel** (pairs labelled by two or more annotators): agreement, F1 and Krippendorff's alpha averaged over
   annotator pairs (the human row) and over prompt-annotator pairs (each prompt's row), so they are comparable.
 
-Prompts are ranked by F1 against the reference, then by kappa: the spec keeps the top two per relation.
+Prompts are ranked by F1 against the reference, then by kappa: the spec keeps the top two per relation. They are
+ranked only on a full set of judgments: a pair the judge did not answer (a server that answers HTML, broken JSON
+or errors; the spending cap) stops calibration with one error naming the endpoint and its answer, since a
+ranking on fewer (or zero) judgments would recommend prompts on no evidence. A re-run sends only what is missing.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from statistics import mean
 from typing import Any
 
 from ratio_bench.errors import RatioError
-from ratio_bench.judge.client import Judge, JudgeRequest
+from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
 from ratio_bench.judge.prompts import Prompt
 from ratio_bench.lexicon import RELATIONS
 
@@ -32,6 +35,10 @@ Pair = tuple[str, str, str]  # query, marker, gold
 
 class LabelError(RatioError, ValueError):
     pass
+
+
+class CalibrationError(RatioError):
+    """The judge left pairs unjudged, so no prompt can be ranked."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,7 @@ def calibrate(
                 for q, m, g in pairs
             ]
             outs = judge.run(reqs, desc=f"calibrating {prompt.id}")
+            _require_judgments(judge, rel, prompt, outs)
             machine[prompt.ref("silver")] = {
                 p: bool(o.verdict and o.verdict.decision)
                 for p, o in zip(pairs, outs, strict=True)
@@ -168,6 +176,18 @@ def calibrate(
             "ranking": ranking,
         }
     return report
+
+
+def _require_judgments(judge: Judge, relation: str, prompt: Prompt, outs: list[Outcome]) -> None:
+    """``CalibrationError`` when any pair got no verdict (an invalid reply is a verdict: a rejection)."""
+    missing = [o for o in outs if o.status not in ("ok", "invalid")]
+    if missing:
+        answer = " ".join(missing[0].error.split())[:200]
+        raise CalibrationError(
+            f"{judge.base_url} judged {len(outs) - len(missing)} of {len(outs)} {relation} pairs with "
+            f"{prompt.ref('silver')}; it answered: {answer}. No prompt is ranked on missing judgments: check "
+            "--base-url and --model, then re-run (judged pairs are cached)"
+        )
 
 
 def report_table(report: dict[str, Any]) -> str:

@@ -25,7 +25,7 @@ from ratio_bench.evaluation.judged import JudgedSample, judged_report
 from ratio_bench.evaluation.pool import JudgedPool, Judgement
 from ratio_bench.evaluation.runs import RunError, SavedRun
 from ratio_bench.judge.client import Judge, JudgeRequest, JudgeSettings, Outcome
-from ratio_bench.judge.estimate import prompt_tokens
+from ratio_bench.judge.pricing import prompt_tokens
 from ratio_bench.judge.prompts import Prompt, get_prompt
 
 MODE = "candidate"

@@ -10,11 +10,21 @@ with its raw text. Every finished reply goes to the content-addressed cache befo
 re-run or a resumed run sends nothing twice; its keys include the judge's identity (``judge_id`` or the
 normalised base URL). The API key is read from the environment (see ``endpoint.api_key_for``) and is only
 ever handed to the ``openai`` client.
+
+Replies are untrusted. Every retry wait is capped at ``MAX_RETRY_WAIT_S``: a server asking for longer is
+refusing for now, and that request fails with that reason instead of sleeping for a day; a ``Retry-After`` that
+is no number of seconds or date (``nan``, ``-5``, ``soon``) falls back to the backoff. Waits are on the judge's
+``stop`` event, which an interrupt (or a fatal error) sets, so Ctrl-C ends a run at once. A reply body over
+``MAX_BODY_BYTES`` (a batch output file: ``MAX_FILE_BYTES``) is cut off while it is read, and a reply over
+``MAX_REPLY_CHARS`` of content, an HTML page or broken JSON is a failed request, never cached.
 """
 
 from __future__ import annotations
 
 import email.utils
+import functools
+import json
+import math
 import random
 import threading
 import time
@@ -29,7 +39,14 @@ from ratio_bench.errors import RatioError
 from ratio_bench.judge.cache import CachedReply, ReplyCache, request_key
 from ratio_bench.judge.endpoint import api_key_for, normalise_base_url, unreachable
 from ratio_bench.judge.parse import InvalidReply, Verdict, parse_reply
-from ratio_bench.judge.pricing import BudgetExhausted, CostMeter, PriceTable
+from ratio_bench.judge.pricing import (
+    CHARS_PER_TOKEN,
+    BudgetExhausted,
+    CostMeter,
+    PriceTable,
+    prompt_tokens,
+    token_count,
+)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 FATAL_STATUS = frozenset({401, 403})
@@ -38,10 +55,26 @@ REASK = (
     "ask for, with no other text."
 )
 _OPENAI_ARGS = frozenset({"model", "messages", "temperature", "max_tokens", "response_format", "seed"})
+MAX_RETRY_WAIT_S = 60.0  # the longest wait before a retry; a server asking for more refuses for now
+MAX_REPLY_CHARS = 64 * 1024  # a verdict is a small JSON object: a longer reply is broken, not cached
+MAX_BODY_BYTES = 1024 * 1024  # one chat completion's HTTP body (the reply JSON-escaped, plus the envelope)
+MAX_FILE_BYTES = 1024**3  # one Batch API output file
 
 
 class JudgeError(RatioError, RuntimeError):
     """A failure that no retry can fix (bad credentials, unknown model): the run stops with this message."""
+
+
+class BadReply(Exception):
+    """A reply that is no usable chat completion (HTML, broken JSON, too large): this request fails."""
+
+
+class ServerRefusing(Exception):
+    """The server asks for a wait over ``MAX_RETRY_WAIT_S``: this request fails instead of sleeping."""
+
+
+class Interrupted(Exception):
+    """The run was stopped (Ctrl-C or a fatal error elsewhere): a worker gives up its request at once."""
 
 
 @dataclass
@@ -115,6 +148,7 @@ class RunStats:
     batches: int = 0
     batch_requests: int = 0
     batch_failed: int = 0  # batch items that failed and were re-sent synchronously
+    usage_anomalies: int = 0  # token counts missing or implausible in a reply (charged by estimate)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, **counts: int) -> None:
@@ -134,21 +168,88 @@ class RunStats:
 
 
 def _retry_after(response: Any) -> float | None:
+    """Seconds the server asks to wait (``retry-after-ms``, else ``Retry-After``: seconds or an HTTP date).
+
+    None when it names none or nothing sensible (``nan``, ``-5``, ``soon``): the normal backoff applies then.
+    """
     headers = getattr(response, "headers", None) or {}
-    ms = headers.get("retry-after-ms")
-    if ms:
+    for name, unit in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = (headers.get(name) or "").strip()
+        if not value:
+            continue
         try:
-            return float(ms) / 1000
+            seconds = float(value) / unit
         except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
+            seconds = _seconds_until(value) if unit == 1.0 else None
+        if seconds is not None and math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    return None
+
+
+def _seconds_until(http_date: str) -> float | None:
     try:
-        return float(value)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+        when = email.utils.parsedate_to_datetime(http_date)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+@functools.cache
+def _bounded_body_class(base: type) -> type:
+    """A byte stream of ``base``'s kind (httpx or httpx2, whichever the openai client uses) with a size cap."""
+
+    class BoundedBody(base):
+        def __init__(self, stream: Any, limit: int):
+            self._stream, self._limit = stream, limit
+
+        def __iter__(self):
+            seen = 0
+            for chunk in self._stream:
+                seen += len(chunk)
+                if seen > self._limit:
+                    raise BadReply(f"the server's reply is over {self._limit:,} bytes")
+                yield chunk
+
+        def close(self) -> None:
+            self._stream.close()
+
+    return BoundedBody
+
+
+def _bound_body(response: Any) -> None:
+    """HTTP response hook, run before the body is read: caps what a server can make us hold in memory."""
+    limit = MAX_FILE_BYTES if response.request.url.path.endswith("/content") else MAX_BODY_BYTES
+    base = next(c for c in type(response.stream).__mro__ if c.__name__ == "SyncByteStream")
+    response.stream = _bounded_body_class(base)(response.stream, limit)
+
+
+def _bad_reply_in(exc: BaseException) -> BadReply | None:
+    """The ``BadReply`` that the openai client wrapped into a connection error, if that is what ``exc`` is."""
+    cause = exc.__cause__
+    return cause if isinstance(cause, BadReply) else None
+
+
+def _reported(usage: Any, name: str) -> Any:
+    """A usage field from the openai client's object or a batch output line's dict."""
+    return usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+
+
+def _content(resp: Any) -> str:
+    """The reply text of a chat completion; ``BadReply`` for anything else (an HTML page, a list)."""
+    choices = getattr(resp, "choices", None)
+    if not isinstance(choices, list):
+        shown = resp if isinstance(resp, str) else type(resp).__name__
+        raise BadReply(f"the server answered {str(shown)[:80]!r}, not a chat completion")
+    content = (choices[0].message.content or "") if choices else ""
+    if not isinstance(content, str):
+        raise BadReply(f"the server answered a {type(content).__name__} as the reply text")
+    return content
+
+
+def check_size(content: str) -> None:
+    """``BadReply`` for a reply over ``MAX_REPLY_CHARS`` (counted first: it was paid for, but is not kept)."""
+    if len(content) > MAX_REPLY_CHARS:
+        raise BadReply(f"a reply of {len(content):,} characters, over the {MAX_REPLY_CHARS:,} limit")
 
 
 class Judge:
@@ -173,11 +274,13 @@ class Judge:
         self._identity = settings.identity()
         self._dead_in_a_row = 0
         self._bar: tqdm | None = None
+        self.stop = threading.Event()  # set on Ctrl-C or a fatal error: every wait and worker ends
         self.client = openai.OpenAI(
             base_url=self.base_url,
             api_key=api_key_for(self.base_url, settings.api_key_env),
             max_retries=0,
             timeout=settings.timeout_s,
+            http_client=openai.DefaultHttpxClient(event_hooks={"response": [_bound_body]}),
         )
 
     def connection_failed(self, exc: BaseException) -> bool:
@@ -216,6 +319,8 @@ class Judge:
         extra = {k: v for k, v in body.items() if k not in _OPENAI_ARGS}
         for attempt in range(s.max_retries + 1):
             self.meter.check()
+            if self.stop.is_set():
+                raise Interrupted("the run was stopped")
             self.stats.add(requests=1)
             try:
                 resp = self.client.chat.completions.create(**kwargs, extra_body=extra or None)
@@ -228,22 +333,49 @@ class Judge:
                 if exc.status_code not in RETRYABLE_STATUS or attempt == s.max_retries:
                     raise
                 delay, why = _retry_after(exc.response), f"HTTP {exc.status_code}"
+                if delay is not None and delay > MAX_RETRY_WAIT_S:
+                    raise ServerRefusing(
+                        f"HTTP {exc.status_code} asking to wait {delay:,.0f} s before a retry, over the "
+                        f"{MAX_RETRY_WAIT_S:.0f} s cap: the server refuses for now; re-run later"
+                    ) from None
+            except json.JSONDecodeError as exc:
+                raise BadReply(f"the server answered broken JSON ({exc})") from None
             except openai.APIConnectionError as exc:  # includes timeouts
+                if (bad := _bad_reply_in(exc)) is not None:
+                    raise bad from None
                 dead = self.connection_failed(exc)
                 if attempt == s.max_retries:
                     raise
                 delay = min(s.backoff_s, 1.0) if dead else None  # the breaker decides soon enough
                 why = type(exc).__name__
             if delay is None:
-                delay = min(s.backoff_max_s, s.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
+                delay = min(s.backoff_max_s, MAX_RETRY_WAIT_S, s.backoff_s * 2**attempt)
+                delay *= 0.5 + random.random() / 2
             self._note(f"retrying ({why})")
             self.stats.add(retries=1)
-            time.sleep(delay)
-        usage = resp.usage
-        pt, ct = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
-        self.meter.add(pt, ct)
-        content = (resp.choices[0].message.content or "") if resp.choices else ""
+            if self.stop.wait(delay):
+                raise Interrupted("the run was stopped")
+        content = _content(resp)
+        pt, ct = self.count_tokens(getattr(resp, "usage", None), body["messages"], content)
+        check_size(content)
         return content, pt, ct
+
+    def count_tokens(
+        self, usage: Any, messages: list[dict[str, str]], content: str, batch: bool = False
+    ) -> tuple[int, int]:
+        """Charge a reply's tokens; a count the server misreports is estimated instead (see ``pricing``)."""
+        counts = []
+        for name, estimate in (
+            ("prompt_tokens", prompt_tokens(messages)),
+            ("completion_tokens", len(content) // CHARS_PER_TOKEN),
+        ):
+            count = token_count(_reported(usage, name))
+            if count is None:
+                self.stats.add(usage_anomalies=1)
+                count = estimate
+            counts.append(count)
+        self.meter.add(*counts, batch=batch)
+        return counts[0], counts[1]
 
     def finish(
         self, req: JudgeRequest, content: str, tokens: tuple[int, int], via: str
@@ -319,14 +451,15 @@ class Judge:
         items = iter(todo.items())
         stop = False
         bar = self._bar = tqdm(total=len(todo), desc=desc, unit=" req", disable=not self.progress)
-        with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
-            running: dict[Any, str] = {}
+        pool = ThreadPoolExecutor(max_workers=max(1, self.settings.workers))
+        running: dict[Any, str] = {}
 
-            def submit_next() -> None:
-                for key, req in items:
-                    running[pool.submit(self._judge_one, req, key)] = key
-                    return
+        def submit_next() -> None:
+            for key, req in items:
+                running[pool.submit(self._judge_one, req, key)] = key
+                return
 
+        try:
             for _ in range(max(1, self.settings.workers)):
                 submit_next()
             while running:
@@ -338,7 +471,7 @@ class Judge:
                     except BudgetExhausted:
                         stop = True
                         out[key] = Outcome("skipped", None, error="spending cap reached")
-                    except JudgeError:
+                    except RatioError:  # the judge or the cache cannot go on: no retry fixes it
                         raise
                     except Exception as exc:  # retries exhausted or a request the server rejects
                         self.stats.add(errors=1)
@@ -346,6 +479,13 @@ class Judge:
                     bar.update(1)
                     if not stop:
                         submit_next()
+        except (
+            BaseException
+        ):  # Ctrl-C or a fatal error: waiting workers wake and give up, queued ones never run
+            self.stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         bar.close()
         self._bar = None
         for key, _ in items:  # left unsent after the cap was reached

@@ -24,15 +24,8 @@ from ratio_bench.dataset.release import Release
 from ratio_bench.dataset.silver import silver_input
 from ratio_bench.errors import RatioError
 from ratio_bench.judge.client import JudgeRequest
-from ratio_bench.judge.pricing import PriceTable
+from ratio_bench.judge.pricing import PriceTable, prompt_tokens
 from ratio_bench.judge.prompts import get_prompt
-
-CHARS_PER_TOKEN = 4
-MESSAGE_OVERHEAD_TOKENS = 4
-
-
-def prompt_tokens(messages: list[dict[str, str]]) -> int:
-    return sum(len(m["content"]) // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
 @dataclass(frozen=True)

@@ -137,7 +137,8 @@ def check_settings(settings: JudgeSettings, args: argparse.Namespace) -> None:
 def make_judge(args: argparse.Namespace, defaults: dict[str, Any] | None = None):
     """(judge, batch judge or None) for the parsed options."""
     settings = settings_from_args(args, defaults)
-    judge = Judge(settings, ReplyCache(args.cache), PriceTable.load(args.prices), progress=not args.quiet)
+    prices = PriceTable.load(args.prices)  # a bad table is refused before the cache is opened
+    judge = Judge(settings, ReplyCache(args.cache), prices, progress=not args.quiet)
     batch = None
     if args.batch:
         from ratio_bench.judge.batch import BatchJudge
@@ -162,6 +163,11 @@ def print_run_summary(summary: dict[str, Any]) -> None:
             f" | batches {summary['batches']} ({summary['batch_requests']:,} requests, "
             f"{summary['batch_failed']:,} re-sent)"
             if summary["batches"]
+            else ""
+        )
+        + (
+            f" | usage anomalies {summary['usage_anomalies']:,} (charged by estimate)"
+            if summary["usage_anomalies"]
             else ""
         )
     )
