@@ -159,7 +159,7 @@ def build_phase(args: argparse.Namespace, arm: str, work: Path) -> dict[str, Any
         "queries_encoded": n_queries,
         "query_encode_s": round(query_s, 2),
         "queries_per_s": round(n_queries / query_s, 1),
-        "index_bytes": folder_bytes(out),
+        "index_bytes": folder_bytes(out) - folder_bytes(out / "models"),  # its model copies: model_bytes
         "vector_bytes": folder_bytes(out / "vectors"),
         "build_peak_rss_mib": peak_rss_mib(),
     }

@@ -378,7 +378,122 @@ CASES = [
         ["--config", "data.csv", "mapping"],
         1,
     ),
+    # group A: model folders and indexes from strangers (broken_inputs below makes {models} and {indexes})
+    (
+        "score-model-empty",
+        ["score", "--model", "", "--dataset", "{release}", "--cache-dir", "{tmp}/cache"],
+        ["--model ''", "empty model reference"],
+        2,
+    ),
+    (
+        "score-model-not-a-model-folder",
+        ["score", "--model", "{mine}", "--dataset", "{release}", "--cache-dir", "{tmp}/cache"],
+        ["mine is not a model folder"],
+        1,
+    ),
+    (
+        "score-model-no-tokenizer",
+        ["score", "--model", "{models}/no-tokenizer", "--dataset", "{release}", "--cache-dir", "{tmp}/cache"],
+        ["no-tokenizer: no tokenizer files"],
+        1,
+    ),
+    (
+        "score-model-remote-code",
+        ["score", "--model", "{models}/remote-code", "--dataset", "{release}", "--cache-dir", "{tmp}/cache"],
+        ["remote-code: this model runs its own code", "--trust-remote-code"],
+        1,
+    ),
+    (
+        "score-model-pickle",
+        ["score", "--model", "{models}/pickle", "--dataset", "{release}", "--cache-dir", "{tmp}/cache"],
+        ["pickle/pytorch_model.bin", "pickle"],
+        1,
+    ),
+    (
+        "score-model-broken-config",
+        [
+            "score",
+            "--model",
+            "{models}/broken-config",
+            "--dataset",
+            "{release}",
+            "--cache-dir",
+            "{tmp}/cache",
+        ],
+        ["broken-config/config.json", "not valid JSON"],
+        1,
+    ),
+    (
+        "score-model-truncated-weights",
+        ["score", "--model", "{models}/truncated", "--dataset", "{release}", "--cache-dir", "{tmp}/cache"],
+        ["truncated/model.safetensors", "damaged weights"],
+        1,
+    ),
+    (
+        "index-model-remote-code",
+        ["index", "--dataset", "{release}", "--model", "{models}/remote-code", "--out", "{tmp}/i"],
+        ["remote-code", "--trust-remote-code"],
+        1,
+    ),
+    (
+        "search-index-remote-code",
+        ["search", "graph networks", "--index", "{indexes}/remote-code"],
+        ["models/bert_none", "--trust-remote-code"],
+        1,
+    ),
+    (
+        "serve-index-remote-code",
+        ["serve", "--index", "{indexes}/remote-code", "--port", "0"],
+        ["models/bert_none", "--trust-remote-code"],
+        1,
+    ),
+    (
+        "search-index-path-outside",
+        ["search", "graph networks", "--index", "{indexes}/outside"],
+        ["manifest field models.bert_none.vectors", "inside the index folder"],
+        1,
+    ),
+    (
+        "search-index-truncated-ann",
+        ["search", "graph networks", "--index", "{indexes}/truncated-ann"],
+        ["ann/bert_none.faiss", "not a readable faiss index"],
+        1,
+    ),
 ]
+
+
+@pytest.fixture(scope="session")
+def broken_inputs(tmp_path_factory) -> dict[str, Path]:
+    """Group A: ``models``, tiny model folders with one defect each (``tests/retrieval/conftest.py``), and
+    ``indexes``, a tiny dense index copied and made unsafe: a model that runs code although the manifest says to
+    trust it, vectors named by an absolute path, a truncated ANN file."""
+    from tests.retrieval.conftest import make_remote_code, write_broken_models
+    from tests.serve.conftest import PAPERS, build_tiny_index
+
+    from conftest import write_jsonl
+
+    root = tmp_path_factory.mktemp("group-a")
+    models = write_broken_models(root / "models")
+    (root / "library").mkdir()
+    write_jsonl(root / "library" / "papers.jsonl", PAPERS)
+    built = build_tiny_index(root / "built", root / "library")
+    indexes = root / "indexes"
+    for case in ("remote-code", "outside", "truncated-ann"):
+        shutil.copytree(built, indexes / case)
+    manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
+    entry = manifest["models"]["bert_none"]
+    make_remote_code(indexes / "remote-code" / entry["folder"], root / "remote-code-ran")
+    for case, edit in (
+        ("remote-code", {"trust_remote_code": True}),
+        ("outside", {"vectors": str(built / entry["vectors"])}),
+    ):
+        (indexes / case / "manifest.json").write_text(
+            json.dumps({**manifest, "models": {**manifest["models"], "bert_none": {**entry, **edit}}}),
+            encoding="utf-8",
+        )
+    ann_file = indexes / "truncated-ann" / entry["ann"]["file"]
+    ann_file.write_bytes(ann_file.read_bytes()[:100])
+    return {"models": models["good"].parent, "indexes": indexes}
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -431,6 +546,8 @@ def test_bad_input(
     if "strayrel" in files:
         (files["strayrel"] / "notes.txt").write_text("my notes", encoding="utf-8")
         (files["strayrel"] / "settings.json").write_text('{"theme": "dark"}', encoding="utf-8")
+    if any("{models}" in a or "{indexes}" in a for a in argv):  # group A
+        files |= request.getfixturevalue("broken_inputs")
     sentinels = [files["mine"], *(files[k] for k in ("tampered", "truncated", "strayrel") if k in files)]
     before = [snapshot(s) for s in sentinels]
     args = [a.format(tmp=tmp_path, **files) for a in argv]

@@ -5,10 +5,13 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import assert_user_error, run_ratio
+from ratio_bench.errors import UsageError
+from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import (
     GENERIC,
     ModelUnavailableError,
     SetupError,
+    check_model_folder,
     fingerprint,
     resolve,
     saved_prompts,
@@ -99,3 +102,43 @@ def test_score_cli_refuses_a_missing_setup_in_one_line(small_release, tmp_path):
     folder = model_folder(tmp_path / "plain", {"query": "", "document": ""})
     run = run_ratio("score", "--model", folder, "--setup", "saved", "--dataset", small_release)
     assert_user_error(run, "--setup", "'saved'", "none")
+
+
+def test_an_empty_reference_or_a_folder_that_is_no_model_is_refused_without_searching_it(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    model_folder(tmp_path / "downloads" / "unpacked" / "model")  # a model two levels down is not looked for
+    with pytest.raises(UsageError, match="--model '': empty model reference"):
+        resolve("")
+    with pytest.raises(
+        ModelUnavailableError, match="downloads is not a model folder .no modules.json or config"
+    ):
+        resolve("downloads")
+    with pytest.raises(ModelUnavailableError, match="/usr is not a model folder"):
+        resolve("/usr")
+
+
+@pytest.mark.parametrize(
+    ("defect", "culprit"),
+    [
+        ("no-tokenizer", "no-tokenizer: no tokenizer files (none of tokenizer.json, vocab.txt"),
+        (
+            "remote-code",
+            "remote-code: this model runs its own code (config.json: auto_map); pass --trust-remote-code",
+        ),
+        ("pickle", "pickle/pytorch_model.bin: weights saved as a pickle"),
+        ("broken-config", "broken-config/config.json: not valid JSON"),
+        ("truncated", "truncated/model.safetensors: damaged weights (Error while deserializing header"),
+    ],
+)
+def test_a_broken_model_folder_is_refused_before_it_is_loaded(broken_models, defect, culprit):
+    with pytest.raises(ModelUnavailableError) as refused:
+        DenseEncoder.load(resolve(str(broken_models[defect])))
+    assert culprit in str(refused.value) and "\n" not in str(refused.value)
+    assert not (broken_models["good"].parent / "remote-code-ran").exists()
+
+
+def test_remote_code_is_the_users_choice(broken_models):
+    check_model_folder(broken_models["good"])
+    check_model_folder(broken_models["remote-code"], trust_remote_code=True)  # refused only without the flag

@@ -80,3 +80,23 @@ def live_server(searcher):
 
     with serve_in_thread(create_app(searcher)) as url:
         yield url
+
+
+def build_tiny_index(root: Path, library: Path) -> Path:
+    """A dense index of the library: the training tests' tiny BERT (a folder) for two moves, BM25 for one, HNSW."""
+    from tests.training.conftest import build_tiny
+
+    from ratio_bench.retrieval.cache import EmbeddingCache
+
+    model = build_tiny("bert", root)
+    out = root / "index"
+    models = {"address": str(model), "broaden": str(model), "specify": "bm25"}
+    build_index(
+        candidates.from_corpus([library]), models, out, EmbeddingCache(root / "cache"), ann_kind="hnsw"
+    )
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_index(library, tmp_path_factory) -> Path:
+    return build_tiny_index(tmp_path_factory.mktemp("tiny-index"), library)

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from ratio_bench.serve.app import create_app
+from ratio_bench.serve.app import MAX_BODY_BYTES, create_app
 from ratio_bench.serve.search import MAX_QUERY_CHARS
 
 
@@ -132,3 +132,41 @@ def test_leaderboard_page_is_served_from_the_results_folder(searcher):
     entries = [p for p in results.glob("*.json")]
     assert entries and page.text.count("<tr") >= len(entries)
     assert "https://" not in page.text and "http://" not in page.text
+
+
+def test_a_body_over_the_limit_is_refused_by_its_length(client):
+    r = client.post(
+        "/api/search",
+        content=b'{"text": "' + b"x" * (4 * MAX_BODY_BYTES) + b'"}',
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 413 and r.json() == {
+        "error": "request body over 65,536 bytes; a search request is a few KiB"
+    }
+    assert (
+        client.post("/api/search", json={"text": "x" * MAX_QUERY_CHARS}).status_code == 200
+    )  # the largest query
+
+
+def test_a_chunked_body_is_refused_while_it_is_read(searcher):
+    import anyio
+    import httpx
+
+    chunk, sent = 4096, []
+
+    async def endless():
+        while len(sent) < 10_000:  # 40 MB, if it were all read
+            sent.append(chunk)
+            yield b" " * chunk
+
+    async def post() -> httpx.Response:
+        transport = httpx.ASGITransport(create_app(searcher))
+        async with httpx.AsyncClient(transport=transport, base_url="http://ratio") as http:
+            return await http.post(
+                "/api/search", content=endless(), headers={"content-type": "application/json"}
+            )
+
+    r = anyio.run(post)
+    assert r.request.headers["transfer-encoding"] == "chunked" and "content-length" not in r.request.headers
+    assert r.status_code == 413 and "request body over" in r.json()["error"]
+    assert sum(sent) <= MAX_BODY_BYTES + chunk  # refused at the chunk that passed the limit

@@ -1,4 +1,7 @@
 import json
+import re
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +25,8 @@ def test_one_model_or_one_per_move():
         parse_model_args(["address=bm25", "specify=bm25"])
     with pytest.raises(UsageError, match="twice"):
         parse_model_args(["bm25", "bm25-bigram"])
+    with pytest.raises(UsageError, match="--model '': empty model reference"):
+        parse_model_args([""])
 
 
 def test_the_index_folder_describes_itself(bm25_index):
@@ -104,3 +109,68 @@ def test_an_index_built_with_other_weights_is_refused_at_load(library, tmp_path,
     manifest_path.write_text(json.dumps(manifest))
     with pytest.raises(IndexFolderError, match="differs from the one the index was built with"):
         Searcher(load_index(tmp_path / "idx"))
+
+
+def test_a_model_folder_is_copied_into_the_index(tiny_index, tmp_path):
+    from ratio_bench.serve.search import Searcher
+
+    index = tmp_path / "moved"
+    shutil.copytree(tiny_index, index)
+    manifest = json.loads((index / "manifest.json").read_text())
+    entry = manifest["models"][manifest["moves"]["address"]]
+    model = Path(entry["ref"])  # the folder it was built from, kept as a record only
+    assert entry["folder"] == "models/bert_none" and fingerprint(index / entry["folder"]) == fingerprint(
+        model
+    )
+    assert (
+        manifest["moves"]["broaden"] == manifest["moves"]["address"]
+        and len(list((index / "models").iterdir())) == 1
+    )
+    entry["ref"] = str(tmp_path / "gone")  # the index works without the original folder
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    hits = Searcher(load_index(index)).search("gradient updates leak private data", ["address"], k=1)
+    assert len(hits["address"]) == 1
+
+
+def _outside(index: Path, rel: str) -> str:
+    """A copy of the index's file ``rel`` beside the index (a file a manifest must not reach)."""
+    target = index.parent / f"outside-{Path(rel).name}"
+    shutil.copyfile(index / rel, target)
+    return str(target)
+
+
+@pytest.mark.parametrize(
+    ("case", "culprit"),
+    [
+        ("absolute vectors", "manifest field models.bert_none.vectors"),
+        ("dotdot vectors", "manifest field models.bert_none.vectors"),
+        ("dotdot model folder", "manifest field models.bert_none.folder"),
+        ("ann file linked out", "manifest field models.bert_none.ann.file"),
+        ("candidates linked out", "candidates.parquet"),
+        ("model file linked out", "manifest field models.bert_none.folder"),
+    ],
+)
+def test_every_path_of_the_manifest_stays_inside_the_index(tiny_index, tmp_path, case, culprit):
+    index = tmp_path / "index"
+    shutil.copytree(tiny_index, index)
+    manifest = json.loads((index / "manifest.json").read_text())
+    entry = manifest["models"]["bert_none"]
+    if case == "absolute vectors":
+        entry["vectors"] = _outside(index, entry["vectors"])
+    elif case == "dotdot vectors":
+        entry["vectors"] = "vectors/../../" + Path(_outside(index, entry["vectors"])).name
+    elif case == "dotdot model folder":
+        shutil.copytree(index / entry["folder"], tmp_path / "model")
+        entry["folder"] = "../model"
+    else:  # a file of the index replaced by a link to a copy outside it
+        rel = {
+            "ann file linked out": entry["ann"]["file"],
+            "candidates linked out": "candidates.parquet",
+            "model file linked out": f"{entry['folder']}/config.json",
+        }[case]
+        outside = _outside(index, rel)
+        (index / rel).unlink()
+        (index / rel).symlink_to(outside)
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexFolderError, match=re.escape(f"--index {index}: {culprit}")):
+        load_index(index)

@@ -1,6 +1,15 @@
-import pytest
+import json
+import shutil
+from pathlib import Path
 
-from ratio_bench.serve.search import MAX_QUERY_CHARS, QueryError, check_query
+import pytest
+from tests.retrieval.conftest import make_remote_code
+
+from ratio_bench.errors import RatioError
+from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.registry import ModelUnavailableError
+from ratio_bench.serve.index import IndexFolderError, load_index
+from ratio_bench.serve.search import MAX_QUERY_CHARS, QueryError, Searcher, check_query
 
 
 def test_results_are_ranked_per_move_with_provenance_and_links(searcher):
@@ -41,3 +50,58 @@ def test_bad_queries_name_their_field(text, moves, k, field):
     with pytest.raises(QueryError) as e:
         check_query(text, moves, k, ["address", "broaden", "specify"])
     assert e.value.field == field
+
+
+def _copy(index: Path, tmp_path: Path) -> tuple[Path, dict]:
+    """A copy of ``index`` to edit, with its manifest."""
+    shutil.copytree(index, tmp_path / "index")
+    return tmp_path / "index", json.loads((tmp_path / "index" / "manifest.json").read_text())
+
+
+def _save(index: Path, manifest: dict) -> Path:
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    return index
+
+
+def test_a_model_runs_its_code_by_the_users_flag_never_by_the_manifest(tiny_index, tmp_path, monkeypatch):
+    index, manifest = _copy(tiny_index, tmp_path)
+    entry = manifest["models"]["bert_none"]
+    marker = tmp_path / "remote-code-ran"
+    make_remote_code(index / entry["folder"], marker)
+    entry["trust_remote_code"] = True  # whoever wrote the index says so: not enough
+    with pytest.raises(
+        ModelUnavailableError, match="models/bert_none: this model runs its own code.*--trust-remote-code"
+    ):
+        Searcher(load_index(_save(index, manifest)))
+    assert not marker.exists()
+
+    class Loaded(Exception):
+        pass
+
+    def load(setup, batch_size=64):
+        raise Loaded(setup.path, setup.trust_remote_code)
+
+    monkeypatch.setattr(DenseEncoder, "load", load)
+    with pytest.raises(Loaded) as loaded:
+        Searcher(load_index(index), trust_remote_code=True)  # the user's own flag
+    assert loaded.value.args == (str(index / entry["folder"]), True)
+
+
+def test_a_manifest_reference_is_a_registered_name_never_a_path(tiny_index, tmp_path):
+    index, manifest = _copy(tiny_index, tmp_path)
+    entry = manifest["models"]["bert_none"]
+    assert Path(entry.pop("folder")) and Path(entry["ref"]).is_dir()  # a model folder on this machine
+    with pytest.raises(
+        IndexFolderError, match="manifest field models.bert_none.ref .* is not a registered model"
+    ):
+        Searcher(load_index(_save(index, manifest)))
+
+
+def test_a_truncated_ann_file_is_one_error_line(tiny_index, tmp_path):
+    index, manifest = _copy(tiny_index, tmp_path)
+    ann_file = index / manifest["models"]["bert_none"]["ann"]["file"]
+    ann_file.write_bytes(ann_file.read_bytes()[:100])
+    with pytest.raises(RatioError, match=f"{ann_file}: not a readable faiss index .*read error") as refused:
+        Searcher(load_index(index))
+    assert "\n" not in str(refused.value)
+    assert Searcher(load_index(index), exact=True).search("private gradient updates", k=1)  # --exact skips it

@@ -17,7 +17,7 @@ from ratio_bench.dataset.layout import corpus_split
 from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.lexicon import RELATIONS
-from ratio_bench.retrieval.registry import ModelSetup, fingerprint
+from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint
 
 _DESCRIPTIONS = {
     "address": "Given a sentence stating a problem, retrieve a sentence from other papers with an approach or "
@@ -158,6 +158,7 @@ def score_with_mteb(
             "--via mteb scores dense sentence-transformers models only; score BM25 without --via"
         )
     prompts = {k: v for k, v in (("query", setup.query_prompt), ("document", setup.document_prompt)) if v}
+    check_model_folder(setup.path, setup.trust_remote_code)
     model = SentenceTransformer(
         setup.path, prompts=prompts or None, trust_remote_code=setup.trust_remote_code, local_files_only=True
     )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ratio_bench.retrieval.registry import ModelSetup, fingerprint
+from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -31,6 +31,7 @@ class DenseEncoder:
     @classmethod
     def load(cls, setup: ModelSetup, batch_size: int = 64, device: str | None = None) -> DenseEncoder:
         """Load a resolved dense setup's weights (local files only; remote code only if the setup allows it)."""
+        check_model_folder(setup.path, setup.trust_remote_code)  # before the import: a refusal is quick
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(

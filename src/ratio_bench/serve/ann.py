@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ratio_bench.errors import RatioError
 from ratio_bench.retrieval.search import exact_search
 
 ANN_KINDS = ("hnsw", "ivf")
@@ -74,10 +75,22 @@ def save(index, path) -> None:
     faiss.write_index(index, str(path))
 
 
-def load(path, kind: str):
+def load(path, kind: str, shape: tuple[int, int]):
+    """The ANN file of an index whose vectors have ``shape``; a damaged or mismatched file is one error line."""
     import faiss
 
-    index = faiss.read_index(str(path))
+    try:
+        index = faiss.read_index(str(path))
+    except RuntimeError as e:  # faiss's message spans lines: keep its last statement
+        reason = " ".join(str(e).rsplit("Error: ", 1)[-1].split())
+        raise RatioError(
+            f"{path}: not a readable faiss index ({reason}); rebuild the index with `ratio index`"
+        ) from e
+    if (index.ntotal, index.d) != tuple(shape):
+        raise RatioError(
+            f"{path}: {index.ntotal} vectors of dimension {index.d}, the index has {shape[0]} of {shape[1]}; "
+            "rebuild the index with `ratio index`"
+        )
     configure(index, kind)
     return index
 

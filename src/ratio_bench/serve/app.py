@@ -6,6 +6,8 @@ package data served by the app itself: it works without network access. Swagger 
 with FastAPI; by default ``/docs`` and ``/redoc`` load them from a CDN, and ``docs_assets`` (``ratio serve
 --docs-assets DIR``) serves them from a local folder instead (``swagger-ui-bundle.js``, ``swagger-ui.css`` and
 ``redoc.standalone.js``, from the npm packages swagger-ui-dist and redoc). ``/openapi.json`` needs nothing.
+A request body is refused with 413 past :data:`MAX_BODY_BYTES` while it is being read (a query is at most
+2,000 characters; nothing a client sends needs more), so an endless body costs the server nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ratio_bench import __version__
 from ratio_bench.errors import RatioError
@@ -27,6 +31,37 @@ from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryErr
 
 STATIC = files("ratio_bench.serve") / "static"
 DOCS_ASSETS = ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js")
+MAX_BODY_BYTES = 64 * 1024  # a search request of 2,000 characters is under 10 KiB even as \uXXXX escapes
+
+
+class BodyLimit:
+    """ASGI middleware: a body over ``limit`` bytes answers 413 before it is read (by its Content-Length) or
+    as soon as its chunks pass the limit (chunked transfer): never after reading it whole."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > self.limit:
+            return await JSONResponse({"error": self._message()}, status_code=413)(scope, receive, send)
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:  # FastAPI re-raises an HTTPException met while reading the body
+                raise HTTPException(413, self._message())
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _message(self) -> str:
+        return f"request body over {self.limit:,} bytes; a search request is a few KiB"
 
 
 class SearchRequest(BaseModel):
@@ -90,6 +125,7 @@ def create_app(searcher: Searcher, docs_assets: Path | None = None, results: Pat
         docs_url=None,
         redoc_url=None,
     )
+    app.add_middleware(BodyLimit)
     errors = {422: {"model": ErrorResponse}}
 
     @app.exception_handler(RequestValidationError)

@@ -71,7 +71,7 @@ def _searcher(args: argparse.Namespace):
     from ratio_bench.serve.index import load_index
     from ratio_bench.serve.search import Searcher
 
-    return Searcher(load_index(args.index), exact=args.exact)
+    return Searcher(load_index(args.index), exact=args.exact, trust_remote_code=args.trust_remote_code)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -86,7 +86,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         check_query(args.text, args.moves, args.k, index.moves)
     except QueryError as e:
         raise UsageError(f"{QUERY_FLAGS[e.field]}: {e}") from e
-    searcher = Searcher(index, exact=args.exact)
+    searcher = Searcher(index, exact=args.exact, trust_remote_code=args.trust_remote_code)
     results = searcher.search(args.text, args.moves, args.k)
     if args.json:
         json.dump(
@@ -181,6 +181,11 @@ def register(sub) -> None:
     def query_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--index", type=Path, required=True, help="an index folder built by `ratio index`")
         p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
+        p.add_argument(
+            "--trust-remote-code",
+            action="store_true",
+            help="allow the index's models to run their own code (never taken from the index itself)",
+        )
 
     p = sub.add_parser("search", help="find inspirations for one sentence in an index")
     p.add_argument("text", help="the sentence to search for")

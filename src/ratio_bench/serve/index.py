@@ -7,17 +7,24 @@ Layout (self-describing; ``manifest.json`` says what everything is)::
     IDX/candidates.parquet     id, text, paper_id, title, date, venue, section (row i = vector row i)
     IDX/vectors/<key>.npy      float32, L2-normalised, one per distinct dense model (not for BM25)
     IDX/ann/<key>.faiss        with --ann: a faiss HNSW or IVF index over the same vectors
+    IDX/models/<key>/          a model given as a folder, copied (registered models are named, not copied)
 
 Candidates are encoded once per distinct model, through the embedding cache (so a release split that
 ``ratio score`` already encoded costs nothing, and an interrupted encoding resumes). BM25 keeps no files: its
 index is rebuilt from the texts when the index is loaded (seconds). The folder is built beside its destination
 and renamed into place; only an empty folder or an earlier index of ours is ever replaced.
+
+An index may come from someone else, so loading one trusts nothing in its manifest: every path it names must
+stay inside the index folder (links included), and a model runs its own code only with the user's
+``--trust-remote-code``, never because the manifest says so.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,7 +41,7 @@ from ratio_bench.io import artefact_kind, folder_files, staged_dir, write_json
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder
-from ratio_bench.retrieval.registry import ModelSetup, resolve
+from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
 from ratio_bench.serve import ann
 from ratio_bench.serve.candidates import Candidates
 
@@ -58,6 +65,8 @@ def parse_model_args(values: list[str]) -> dict[str, str]:
     default: str | None = None
     per_move: dict[str, str] = {}
     for value in values:
+        if not value:  # Path("") exists: it is the working directory
+            raise UsageError("--model '': empty model reference; give a registered name or a model folder")
         if "=" in value and not Path(value).exists():
             move, ref = parse_assignment(value, "--model", MOVES, _model_ref, "MOVE=REF", "move")
             per_move[move] = ref
@@ -124,12 +133,19 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
 
     entries: dict[str, dict[str, Any]] = {}
     keys: dict[ModelSetup, str] = {}  # one key, one encoding, per distinct resolved model and prompts
+    # model folder -> its copy in the index: one per folder, whatever the prompts it is used with
+    copies: dict[str, str] = {}
     moves: dict[str, str] = {}
     for move in MOVES:
         setup = _identity(resolve(models[move], trust_remote_code=trust_remote_code))
         if setup not in keys:
             key = keys[setup] = _key(setup, set(entries))
             entries[key] = _model_entry(models[move], setup)
+            if setup.kind == "dense" and not is_registered(models[move]):  # a folder: the index keeps a copy
+                if setup.path not in copies:
+                    copies[setup.path] = f"models/{key}"
+                    shutil.copytree(setup.path, staging / copies[setup.path])  # links are copied as files
+                entries[key]["folder"] = copies[setup.path]
             if setup.kind == "dense":
                 _encode(setup, entries[key], ids, texts, staging, cache, batch_size, report, key, ann_kind)
             report.models[key] = setup.name
@@ -198,7 +214,10 @@ def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, a
 
 @dataclass
 class Index:
-    """A loaded index: its manifest, provenance table, and each dense model's vectors (memory-mapped)."""
+    """A loaded index: its manifest, provenance table, and each dense model's vectors (memory-mapped).
+
+    Every path the manifest names has been checked to lie inside ``root`` (see :func:`load_index`).
+    """
 
     root: Path
     manifest: dict[str, Any]
@@ -228,6 +247,7 @@ def load_index(path: str | Path) -> Index:
         raise IndexFolderError(
             f"--index {root}: index format {manifest.get('format')}, expected {FORMAT}; rebuild it"
         )
+    _check_paths(root, manifest)
     try:
         table = pq.read_table(root / "candidates.parquet")
         vectors = {
@@ -245,3 +265,52 @@ def load_index(path: str | Path) -> Index:
                 f"--index {root}: {key} has {v.shape[0]} vectors for {table.num_rows} candidates"
             )
     return Index(root, manifest, table, vectors)
+
+
+def _check_paths(root: Path, manifest: dict[str, Any]) -> None:
+    """Refuse an index whose manifest would make us read outside its folder (an index may be a stranger's)."""
+    named = [("candidates.parquet", "candidates.parquet")]  # not from the manifest, but it may be a link
+    try:
+        for key, m in manifest["models"].items():
+            named += [(f"manifest field models.{key}.{f}", m[f]) for f in ("vectors", "folder") if f in m]
+            if m.get("ann"):
+                named.append((f"manifest field models.{key}.ann.file", m["ann"]["file"]))
+    except (AttributeError, KeyError, TypeError) as e:
+        raise IndexFolderError(
+            f"--index {root}: manifest.json field models is malformed ({e}); rebuild it"
+        ) from e
+    for what, value in named:
+        where = _inside(root, value, what)
+        if what.endswith(".folder"):
+            _check_model_tree(root, where, what)
+
+
+def _inside(root: Path, value: Any, what: str) -> Path:
+    """``value`` as a path under ``root``: relative, no ``..``, no link out, and a plain file or folder."""
+    relative = (
+        isinstance(value, str) and value and not Path(value).is_absolute() and ".." not in Path(value).parts
+    )
+    path = root / value if relative else root
+    if (
+        not relative
+        or not path.resolve().is_relative_to(root.resolve())
+        or (path.exists() and not (path.is_file() or path.is_dir()))  # a FIFO or device would hang a read
+    ):
+        raise IndexFolderError(
+            f"--index {root}: {what} ({value!r}) must be a file or folder inside the "
+            "index folder; rebuild the index with `ratio index`"
+        )
+    return path
+
+
+def _check_model_tree(root: Path, folder: Path, what: str) -> None:
+    """A model folder in the index holds plain files and folders only: ``ratio index`` copies links as files,
+    so a link here was put by hand (and may lead out of the index, or loop)."""
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            if p.is_symlink() or not (p.is_file() or p.is_dir()):
+                raise IndexFolderError(
+                    f"--index {root}: {what}: {p} is a link or not a plain file; "
+                    "rebuild the index with `ratio index`"
+                )

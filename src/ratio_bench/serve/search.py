@@ -18,7 +18,7 @@ import numpy as np
 from ratio_bench.errors import RatioError
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.encoder import DenseEncoder
-from ratio_bench.retrieval.registry import resolve
+from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
 from ratio_bench.serve import ann
 from ratio_bench.serve.index import Index, IndexFolderError
 from ratio_bench.serve.links import source_url
@@ -63,9 +63,14 @@ class _Model:
 
 
 class Searcher:
-    def __init__(self, index: Index, exact: bool = False):
-        """Load every model of ``index``; ``exact`` ignores the index's ANN files."""
+    def __init__(self, index: Index, exact: bool = False, trust_remote_code: bool = False):
+        """Load every model of ``index``; ``exact`` ignores the index's ANN files.
+
+        ``trust_remote_code`` is the user's own ``--trust-remote-code``: the manifest's field of that name is
+        ignored, since whoever wrote the index chose it.
+        """
         self.index = index
+        self.trust_remote_code = trust_remote_code
         self.rows = index.table.to_pylist()
         self.urls = [source_url(r["paper_id"]) for r in self.rows]
         self.lock = threading.Lock()
@@ -80,18 +85,19 @@ class Searcher:
         if entry["kind"] == "bm25":
             retriever = BM25Retriever([r["text"] for r in self.rows], entry["setup"])
             return _Model("bm25", "", lambda text, _prompt: retriever.search([text], MAX_K))
-        setup = resolve(entry["ref"], trust_remote_code=entry.get("trust_remote_code", False))
-        encoder = DenseEncoder.load(setup, batch_size=1)
-        if encoder.fingerprint != entry["fingerprint"]:
-            raise IndexFolderError(
-                f"--index {self.index.root}: model {entry['ref']} on this machine differs from the one the "
-                f"index was built with; rebuild the index with `ratio index`"
-            )
         vectors = self.index.vectors[key]
-        if entry.get("ann") and not exact:
-            faiss_index = ann.load(self.index.root / entry["ann"]["file"], entry["ann"]["kind"])
+        if entry.get("ann") and not exact:  # before the model: a damaged file is refused in a moment
+            faiss_index = ann.load(
+                self.index.root / entry["ann"]["file"], entry["ann"]["kind"], vectors.shape
+            )
         else:
             faiss_index = ann.flat_index(vectors)
+        encoder = DenseEncoder.load(self._setup(key, entry), batch_size=1)
+        if encoder.fingerprint != entry["fingerprint"]:
+            raise IndexFolderError(
+                f"--index {self.index.root}: model {entry['name']} on this machine differs from the one the "
+                f"index was built with; rebuild the index with `ratio index`"
+            )
 
         def search(text: str, prompt: str) -> tuple[np.ndarray, np.ndarray]:
             q = encoder.encode([text], prompt).astype(np.float32)
@@ -99,6 +105,28 @@ class Searcher:
             return idx, scores
 
         return _Model("dense", entry["query_prompt"], search, entry.get("query_prompts", {}))
+
+    def _setup(self, key: str, entry: dict) -> ModelSetup:
+        """A dense model's folder inside the index, or a model registered on this machine; never a path
+        elsewhere (a manifest's reference is a name, not something to look for on disk)."""
+        if "folder" in entry:  # load_index checked that it lies inside the index
+            folder = self.index.root / entry["folder"]
+            return ModelSetup(
+                entry["name"],
+                "dense",
+                str(folder),
+                entry["setup"],
+                entry["query_prompt"],
+                entry["document_prompt"],
+                self.trust_remote_code,
+            )
+        if not is_registered(entry["ref"]):
+            raise IndexFolderError(
+                f"--index {self.index.root}: manifest field models.{key}.ref ({entry['ref']!r}) is not a "
+                "registered model name (a model folder is read only from the field folder, inside the index); rebuild "
+                "it with `ratio index`"
+            )
+        return resolve(entry["ref"], trust_remote_code=self.trust_remote_code)
 
     def search(
         self, text: str, moves: Sequence[str] | None = None, k: int = DEFAULT_K
