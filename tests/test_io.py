@@ -5,7 +5,17 @@ from pathlib import Path
 
 import pytest
 
-from ratio_bench.io import OutputDirError, RejectLog, folder_files, prepare_output_dir, staged_dir, write_json
+from ratio_bench.io import (
+    MAX_MANIFEST_BYTES,
+    FileTooLargeError,
+    OutputDirError,
+    RejectLog,
+    folder_files,
+    prepare_output_dir,
+    read_manifest,
+    staged_dir,
+    write_json,
+)
 
 
 def _mode(path: Path) -> int:
@@ -87,3 +97,18 @@ def test_staging_folders_of_killed_runs_are_removed_by_the_next_run_unless_in_us
     with staged_dir(out, "index") as stage:  # unlocked now: the next run removes it too
         write_json(stage / "manifest.json", {"kind": "index", "files": []})
     assert not busy.exists() and busy.name in capsys.readouterr().err
+
+
+def test_a_planted_giant_manifest_is_refused_by_its_size_before_it_is_read(tmp_path: Path) -> None:
+    """A manifest larger than any Ratio writes (a sparse 65 MiB file here) is one error line naming it, for a
+    release, an index and a judged pool alike; nothing is read into memory."""
+    from cli_helpers import assert_user_error, run_ratio
+
+    folder = tmp_path / "planted"
+    folder.mkdir()
+    with (folder / "manifest.json").open("wb") as fh:
+        fh.truncate(MAX_MANIFEST_BYTES + 1)
+    with pytest.raises(FileTooLargeError, match="manifest.json"):
+        read_manifest(folder)
+    for argv in (["score", "--model", "bm25", "--dataset", folder], ["search", "--index", folder, "q"]):
+        assert_user_error(run_ratio(*argv, cwd=tmp_path, timeout=60), "manifest.json", "limit")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -107,5 +108,20 @@ def _internal_error(name: str, exc: BaseException) -> int:
     return 1
 
 
+def run() -> None:
+    """The ``ratio`` program: :func:`main`, then exit at once after Ctrl-C.
+
+    Python joins worker threads before it exits, so a judge request in flight would hold an interrupted run for
+    up to its timeout. Every output is already finished or rolled back when :func:`main` returns (atomic
+    writes, replies cached one by one), so the process ends without waiting for them.
+    """
+    code = main()
+    if code == 130 and any(t.is_alive() and not t.daemon for t in threading.enumerate()[1:]):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -164,10 +164,28 @@ class OutputDirError(RatioError):
     """An output folder that must not be replaced (it is not ours, or it holds the user's working tree)."""
 
 
+class FileTooLargeError(RatioError):
+    """A file from a folder we may not have written is larger than any such file Ratio writes."""
+
+
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # a release manifest at S2ORC scale (thousands of shards) is a few MB
+
+
+def read_json_file(path: str | os.PathLike, limit: int = MAX_MANIFEST_BYTES) -> Any:
+    """Parse a JSON file (manifest, pool, summary) after checking its size, so a planted giant is never read."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size > limit:
+        raise FileTooLargeError(
+            f"{path}: {size:,} bytes, over the {limit:,}-byte limit for this file; it is not one Ratio wrote"
+        )
+    return json.loads(path.read_bytes())
+
+
 def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
     """The ``manifest.json`` of a Ratio artefact folder, or None when there is none or it is not a JSON object."""
     try:
-        data = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+        data = read_json_file(Path(folder) / MANIFEST)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -153,6 +153,19 @@ def test_oracle_pools_and_overlap(small_release, tmp_path, capsys):
     assert "Lexical overlap" in capsys.readouterr().out
 
 
+def test_analyze_out_replaces_its_own_report_but_no_other_file(small_release, tmp_path):
+    from tests.cli_helpers import assert_user_error, run_ratio
+
+    out = tmp_path / "o.json"
+    argv = ["analyze", "overlap", "--model", "bm25", "--dataset", small_release, "--split", "train"]
+    assert run_ratio(*argv, "--out", out).code == 0 and run_ratio(*argv, "--out", out).code == 0
+    assert json.loads(out.read_text())["ratio_analysis"] == "overlap"
+    theirs = tmp_path / "settings.json"
+    theirs.write_text('{"theme": "dark"}', encoding="utf-8")
+    assert_user_error(run_ratio(*argv, "--out", theirs), "--out", "settings.json", "nothing was overwritten")
+    assert theirs.read_text() == '{"theme": "dark"}'
+
+
 def test_score_out_replaces_its_own_results_but_no_other_json(small_release, tmp_path):
     out = tmp_path / "bm25.json"
     argv = ["score", "--model", "bm25", "--dataset", str(small_release), "--out", str(out)]

@@ -148,25 +148,42 @@ def test_a_full_cache_is_one_error_line_naming_it(fake_server, tmp_path, capsys,
     assert str(tmp_path / "c.sqlite") in err and "database or disk is full" in err
 
 
-def test_ctrl_c_ends_a_run_waiting_on_retry_after_at_once(fake_server, tmp_path):
-    fake_server.state.always = "429"
-    fake_server.state.retry_after = {"Retry-After": "30"}  # under the cap: the judge would wait
-    argv = ["judge", "calibrate", "--labels", str(write_labels(tmp_path)), *judge_args(fake_server, tmp_path)]
+def _interrupt_calibrate(server, tmp_path, started) -> tuple[int, float, str]:
+    """Run ``judge calibrate`` as a user would, press Ctrl-C once ``started()`` holds, and time the exit."""
+    argv = ["judge", "calibrate", "--labels", str(write_labels(tmp_path)), *judge_args(server, tmp_path)]
     env = {k: v for k, v in os.environ.items() if k != "RATIO_DEBUG"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "ratio_bench.cli", *argv], env=env, stderr=subprocess.PIPE, text=True
     )
     try:
         deadline = time.monotonic() + 60
-        while not fake_server.state.faults_served["429"] and time.monotonic() < deadline:
+        while not started() and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert fake_server.state.faults_served["429"] == 1
-        time.sleep(0.3)  # the worker is in its 30 s wait now
+        assert started()
+        time.sleep(0.3)  # the worker is waiting now (on Retry-After, or on the server's reply)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=10)
-        assert time.monotonic() - t0 < 5 and code == 130
-        assert "interrupted" in proc.stderr.read() and fake_server.state.faults_served["429"] == 1
+        code = proc.wait(timeout=20)
+        return code, time.monotonic() - t0, proc.stderr.read()
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_ctrl_c_ends_a_run_waiting_on_retry_after_at_once(fake_server, tmp_path):
+    fake_server.state.always = "429"
+    fake_server.state.retry_after = {"Retry-After": "30"}  # under the cap: the judge would wait
+    code, took, err = _interrupt_calibrate(
+        fake_server, tmp_path, lambda: fake_server.state.faults_served["429"]
+    )
+    assert took < 5 and code == 130
+    assert "interrupted" in err and fake_server.state.faults_served["429"] == 1
+
+
+def test_ctrl_c_does_not_wait_for_a_request_in_flight(fake_server, tmp_path):
+    """A reply that takes 30 s (under the 120 s request timeout) does not hold the process after Ctrl-C."""
+    fake_server.state.delay_s = 30
+    code, took, err = _interrupt_calibrate(
+        fake_server, tmp_path, lambda: sum(fake_server.state.chat_keys.values())
+    )
+    assert took < 5 and code == 130 and "interrupted" in err

@@ -62,3 +62,18 @@ def test_no_freeze_ratio_trains_everything(tmp_path, tiny_models):
 def test_registered_prompts_on_tiny_weights(tmp_path, tiny_models, arch, setup, prompts):
     model, _ = load_backbone(_config(tmp_path, arch, tiny_models, setup))
     assert model.prompts == prompts and model.default_prompt_name is None
+
+
+def test_a_config_weights_folder_is_checked_before_it_is_loaded(tmp_path, tiny_models):
+    """``weights:`` in a training config is a model folder like any other: one that would load every word as
+    [UNK] (no tokenizer files) is refused by name, not trained on."""
+    import shutil
+
+    from ratio_bench.errors import RatioError
+
+    broken = tmp_path / "no-tokenizer"
+    shutil.copytree(tiny_models["bert"], broken)
+    (broken / "tokenizer.json").unlink()
+    config = _config(tmp_path, "bert", {"bert": broken})
+    with pytest.raises(RatioError, match="no tokenizer files"):
+        load_backbone(config)

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench.dataset.layout import SPLITS, config_schema, corpus_split
 from ratio_bench.errors import RatioError
-from ratio_bench.io import MANIFEST, manifest_kind
+from ratio_bench.io import MANIFEST, manifest_kind, read_json_file
 from ratio_bench.lexicon import RELATIONS
 
 
@@ -63,7 +63,7 @@ class Release:
             raise NotAReleaseError(f"{shown}: is a file, not a release folder; {_fix(flag)}")
         where = "" if root.is_dir() else ": the folder does not exist"
         try:
-            manifest = json.loads((root / MANIFEST).read_bytes())
+            manifest = read_json_file(root / MANIFEST)
         except (OSError, ValueError):
             raise NotAReleaseError(
                 f"{shown}: not a Ratio release folder (no readable {MANIFEST}{where}); {_fix(flag)}"

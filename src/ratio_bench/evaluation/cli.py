@@ -236,6 +236,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from ratio_bench.retrieval.registry import resolve
 
     console = report_console()
+    if args.out:
+        _check_analysis_out(args.out, args.analysis)
     data = load_split(args.dataset, args.split, args.relations)
     cache = EmbeddingCache(args.cache_dir)
     if args.analysis == "move-sensitivity":
@@ -272,8 +274,32 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         if args.plot and not analyses.plot_overlap(report, args.plot, args.k):
             console.print("plot skipped: matplotlib is not installed")
     if args.out:
-        write_json(args.out, report)
+        write_json(args.out, {ANALYSIS_KEY: args.analysis, **report})
     return 0
+
+
+ANALYSIS_KEY = "ratio_analysis"  # marks a report ``analyze --out`` wrote, the only JSON it may replace
+
+
+def _check_analysis_out(out: Path, analysis: str) -> None:
+    """Refuse, before any work, an ``--out`` (or the Markdown beside it) that holds something of the user's."""
+    import json
+
+    from ratio_bench.errors import RatioError
+
+    ours = False
+    if out.is_file():
+        try:
+            ours = json.loads(out.read_bytes()).get(ANALYSIS_KEY) == analysis
+        except (OSError, ValueError, AttributeError):
+            ours = False
+    markdown = out.with_suffix(".md") if analysis == "move-sensitivity" else None
+    for path in (out, markdown):
+        if path is not None and (path.exists() or path.is_symlink()) and not ours:
+            raise RatioError(
+                f"--out {out}: {path.name} exists and is not a report of `ratio analyze {analysis}`; nothing was "
+                "overwritten. Choose another path, or remove that file yourself"
+            )
 
 
 def _move_sensitivity(args: argparse.Namespace, data, cache, console) -> int:
@@ -302,7 +328,7 @@ def _move_sensitivity(args: argparse.Namespace, data, cache, console) -> int:
     text = move_sensitivity.markdown(report, f"{title}, split {args.split}")
     console.print(text)
     if args.out:
-        write_json(args.out, report)
+        write_json(args.out, {ANALYSIS_KEY: args.analysis, **report})
         with atomic_open(args.out.with_suffix(".md")) as fh:
             fh.write(text)
     return 0

@@ -12,7 +12,6 @@ what the pool lacks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ import pyarrow.parquet as pq
 from ratio_bench.dataset.release import manifest_sha256
 from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.metrics import SET_METRICS, evaluate_run
-from ratio_bench.io import atomic_path, write_json
+from ratio_bench.io import atomic_path, read_json_file, write_json
 
 POOL_KIND = "judged-pool"
 POOL_MANIFEST = "pool.json"
@@ -98,7 +97,7 @@ class JudgedPool:
                 )
             return None
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
+            data = read_json_file(file)
         except (OSError, ValueError) as exc:
             raise PoolError(f"{self.flag} {self.path}: unreadable {POOL_MANIFEST} ({exc})") from None
         if not isinstance(data, dict) or data.get("kind") != POOL_KIND:

@@ -21,7 +21,6 @@ stay inside the index folder (links included), and a model runs its own code onl
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -37,7 +36,7 @@ import pyarrow.parquet as pq
 from ratio_bench import __version__
 from ratio_bench.cli_options import parse_assignment
 from ratio_bench.errors import RatioError, UsageError
-from ratio_bench.io import artefact_kind, folder_files, staged_dir, write_json
+from ratio_bench.io import artefact_kind, folder_files, read_json_file, staged_dir, write_json
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder
@@ -242,7 +241,7 @@ def load_index(path: str | Path) -> Index:
         raise IndexFolderError(
             f"--index {root}: not a Ratio index (no manifest.json of kind 'index'); {hint}"
         )
-    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    manifest = read_json_file(root / "manifest.json")
     if manifest.get("format") != FORMAT:
         raise IndexFolderError(
             f"--index {root}: index format {manifest.get('format')}, expected {FORMAT}; rebuild it"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from torch import nn
 
-from ratio_bench.retrieval.registry import GENERIC, REGISTRY, fingerprint, locate
+from ratio_bench.retrieval.registry import GENERIC, REGISTRY, check_model_folder, fingerprint, locate
 from ratio_bench.training.config import TrainingConfig, TrainingConfigError
 
 LOCAL_SETUPS = {"none": ("", ""), "generic": GENERIC}
@@ -43,12 +43,9 @@ def load_backbone(config: TrainingConfig, trust_remote_code: bool = False, devic
 
     path = backbone_path(config)
     entry = REGISTRY.get(config.backbone)
-    model = SentenceTransformer(
-        str(path),
-        device=device,
-        trust_remote_code=bool(entry and entry.trust_remote_code and trust_remote_code),
-        local_files_only=True,
-    )
+    remote = bool(entry and entry.trust_remote_code and trust_remote_code)
+    check_model_folder(path, trust_remote_code=remote)  # a config's weights: folder is read like any other
+    model = SentenceTransformer(str(path), device=device, trust_remote_code=remote, local_files_only=True)
     model.prompts = prompts_for(config)
     model.default_prompt_name = None
     return model, fingerprint(path)
