@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,8 @@ RELEASE_KEYS = ("name", "version", "license", "publish")
 SPLIT_KEYS = ("start", "end")
 SAMPLING_KEYS = ("max_queries", "distractors_per_gold")
 SILVER_KEYS = ("sample", "prompts", "judge", "seed")
+MAX_COUNT = 2**63 - 1  # a query cap becomes a DuckDB LIMIT, a BIGINT
+MAX_DISTRACTORS_PER_GOLD = 1_000_000  # times the golds of a partition, still a LIMIT
 
 
 class ConfigError(RatioError, ValueError):
@@ -98,12 +101,13 @@ class _Checker:
         if value is None and null_ok:
             return {}
         if not isinstance(value, dict):
-            raise self.fail(where, f"must be a mapping (key: value), got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be a mapping (key: value), got {_kind(value)} {_shown(value)}")
         for key in value:
             if allowed is not None and key not in allowed:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(allowed)}"
-                raise self.fail(f"{where}.{key}" if where else str(key), f"unknown field; {hint}")
+                name = _field_name(key)
+                raise self.fail(f"{where}.{name}" if where else name, f"unknown field; {hint}")
         return value
 
     def required(self, mapping: dict, key: str, where: str) -> Any:
@@ -113,27 +117,65 @@ class _Checker:
 
     def string(self, value: Any, where: str) -> str:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value).strip() == "":
-            raise self.fail(where, f"must be a non-empty string, got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be a non-empty string, got {_kind(value)} {_shown(value)}")
         return str(value)
 
     def boolean(self, value: Any, where: str) -> bool:
         if not isinstance(value, bool):
-            raise self.fail(where, f"must be true or false, got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be true or false, got {_kind(value)} {_shown(value)}")
         return value
 
     def integer(self, value: Any, where: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(where, f"must be an integer, got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be an integer, got {_kind(value)} {_shown(value)}")
         return value
+
+    def count(self, value: Any, where: str) -> int | None:
+        """A positive integer a LIMIT can hold, or null."""
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT
+        ):
+            raise self.fail(
+                where, f"must be a positive integer up to {MAX_COUNT:,} or null, got {_shown(value)}"
+            )
+        return value
+
+    def number(self, value: Any, where: str, high: float) -> float | None:
+        """A finite number in [0, high], or null (YAML reads ``.nan`` and ``.inf`` as numbers)."""
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= high
+        ):
+            raise self.fail(where, f"must be a number from 0 to {high:,} or null, got {_shown(value)}")
+        return value
+
+    def plain_data(self, raw: dict[str, Any]) -> None:
+        """Every key text, every number finite, every text valid Unicode: the config is copied into the
+        release manifest (sorted JSON), which could hold nothing else."""
+        stack: list[tuple[str, Any]] = [("", raw)]
+        while stack:
+            where, value = stack.pop()
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self.fail(where, f"must be a finite number, got {_shown(value)}")
+            if isinstance(value, str) and not _is_unicode(value):
+                raise self.fail(where, "is not valid Unicode text (a lone surrogate escape such as \\ud800)")
+            if isinstance(value, list):
+                stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+            elif isinstance(value, dict):
+                for key in value:
+                    if not isinstance(key, str) or not _is_unicode(key):
+                        raise self.fail(where, f"field names must be text, got {_kind(key)} {_shown(key)}")
+                stack.extend(
+                    (f"{where}.{_field_name(k)}" if where else _field_name(k), v) for k, v in value.items()
+                )
 
     def choice(self, value: Any, where: str, choices: tuple[str, ...]) -> str:
         if value not in choices:
-            raise self.fail(where, f"must be one of {', '.join(choices)}, got {value!r}")
+            raise self.fail(where, f"must be one of {', '.join(choices)}, got {_shown(value)}")
         return value
 
     def string_list(self, value: Any, where: str) -> list[str]:
         if not isinstance(value, list):
-            raise self.fail(where, f"must be a list (e.g. [a, b]), got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be a list (e.g. [a, b]), got {_kind(value)} {_shown(value)}")
         if not value:
             raise self.fail(where, "must list at least one path")
         return [self.string(v, f"{where}[{i}]") for i, v in enumerate(value)]
@@ -148,7 +190,7 @@ class _Checker:
         try:
             return dt.date.fromisoformat(str(value))
         except ValueError:
-            raise self.fail(where, f"must be an ISO date (YYYY-MM-DD) or null, got {value!r}") from None
+            raise self.fail(where, f"must be an ISO date (YYYY-MM-DD) or null, got {_shown(value)}") from None
 
 
 class _Loader(SafeLoader):
@@ -158,10 +200,39 @@ class _Loader(SafeLoader):
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_scalar)
 
 
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value as an error message quotes it: its repr (one line), shortened."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _field_name(key: Any) -> str:
+    """A key as a dotted field path shows it: as written when short and printable, else quoted and shortened."""
+    text = str(key)
+    return text if text.isprintable() and len(text) <= 60 else _shown(text)
+
+
+_KINDS = {
+    dict: "a mapping",
+    list: "a list",
+    str: "a string",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    type(None): "null",
+}
+
+
 def _kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), f"a {type(value).__name__}"
-    )
+    return _KINDS.get(type(value), f"a {type(value).__name__}")
 
 
 def _resolve(root: Path, p: str) -> Path:
@@ -196,14 +267,13 @@ def _sampling(c: _Checker, raw: Any) -> dict[str, Sampling]:
     for part, spec in c.mapping(raw, "sampling", PARTITIONS).items():
         where = f"sampling.{part}"
         spec = c.mapping(spec, where, SAMPLING_KEYS)
-        caps = {}
-        for rel, cap in c.mapping(spec.get("max_queries"), f"{where}.max_queries", RELATIONS).items():
-            if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-                raise c.fail(f"{where}.max_queries.{rel}", f"must be a positive integer or null, got {cap!r}")
-            caps[rel] = cap
-        dpg = spec.get("distractors_per_gold")
-        if dpg is not None and (isinstance(dpg, bool) or not isinstance(dpg, (int, float)) or dpg < 0):
-            raise c.fail(f"{where}.distractors_per_gold", f"must be a number >= 0 or null, got {dpg!r}")
+        caps = {
+            rel: c.count(cap, f"{where}.max_queries.{rel}")
+            for rel, cap in c.mapping(spec.get("max_queries"), f"{where}.max_queries", RELATIONS).items()
+        }
+        dpg = c.number(
+            spec.get("distractors_per_gold"), f"{where}.distractors_per_gold", MAX_DISTRACTORS_PER_GOLD
+        )
         out[part] = Sampling(caps, dpg)
     return out
 
@@ -237,7 +307,7 @@ class SilverSettings:
         for r, n in sample.items():
             if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
                 raise SilverError(
-                    f"silver.sample.{r}: must be a positive integer or null (every pair), got {n!r}"
+                    f"silver.sample.{r}: must be a positive integer or null (every pair), got {_shown(n)}"
                 )
         for r, ids in prompts.items():
             if len(ids) != 2:
@@ -254,6 +324,8 @@ def _silver(c: _Checker, raw: dict[str, Any]) -> None:
     spec = c.mapping(raw["silver"], "silver", SILVER_KEYS)
     for key in ("sample", "prompts", "judge"):
         c.mapping(spec.get(key), f"silver.{key}", None)
+    if spec.get("seed") is not None:
+        c.integer(spec["seed"], "silver.seed")
     try:
         SilverSettings.from_config(raw)
     except (SilverError, TypeError, ValueError, AttributeError) as exc:
@@ -272,6 +344,7 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
     sampling = _sampling(c, raw.get("sampling"))
     if "silver" in raw:
         _silver(c, raw)
+    c.plain_data(raw)
     return BuildConfig(
         path=path,
         name=c.string(c.required(release, "name", "release"), "release.name"),
