@@ -179,7 +179,7 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
     """The ``manifest.json`` of a Ratio artefact folder, or None when there is none or it is not a JSON object."""
     try:
         data = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested too deeply to read
         return None
     return data if isinstance(data, dict) else None
 

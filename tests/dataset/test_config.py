@@ -59,6 +59,8 @@ CASES = [
     ("silver.judge", {"temperature": float("inf")}, ["silver.judge.temperature", "finite number"]),
     ("silver.judge", {1: "x"}, ["silver.judge", "field names must be text", "an integer 1"]),
     ("release.license", "MIT \ud800", ["release.license", "not valid Unicode"]),
+    ("silver.prompts.address", ["a\nb", "x"], ["silver.prompts.address", "unknown prompt 'a\\nb'"]),
+    ("silver.sample", {"adress": 3, 1: 2}, ["silver.sample", "unknown relations", "'adress'"]),
 ]
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from ratio_bench.errors import RatioError
-from ratio_bench.judge.prompts import get_prompt
+from ratio_bench.errors import RatioError, field_name, shown
+from ratio_bench.judge.prompts import PromptError, get_prompt
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.yamlio import SafeLoader, load_yaml
 
@@ -101,12 +101,12 @@ class _Checker:
         if value is None and null_ok:
             return {}
         if not isinstance(value, dict):
-            raise self.fail(where, f"must be a mapping (key: value), got {_kind(value)} {_shown(value)}")
+            raise self.fail(where, f"must be a mapping (key: value), got {_kind(value)} {shown(value)}")
         for key in value:
             if allowed is not None and key not in allowed:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(allowed)}"
-                name = _field_name(key)
+                name = field_name(key)
                 raise self.fail(f"{where}.{name}" if where else name, f"unknown field; {hint}")
         return value
 
@@ -117,17 +117,17 @@ class _Checker:
 
     def string(self, value: Any, where: str) -> str:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value).strip() == "":
-            raise self.fail(where, f"must be a non-empty string, got {_kind(value)} {_shown(value)}")
+            raise self.fail(where, f"must be a non-empty string, got {_kind(value)} {shown(value)}")
         return str(value)
 
     def boolean(self, value: Any, where: str) -> bool:
         if not isinstance(value, bool):
-            raise self.fail(where, f"must be true or false, got {_kind(value)} {_shown(value)}")
+            raise self.fail(where, f"must be true or false, got {_kind(value)} {shown(value)}")
         return value
 
     def integer(self, value: Any, where: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(where, f"must be an integer, got {_kind(value)} {_shown(value)}")
+            raise self.fail(where, f"must be an integer, got {_kind(value)} {shown(value)}")
         return value
 
     def count(self, value: Any, where: str) -> int | None:
@@ -136,7 +136,7 @@ class _Checker:
             isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT
         ):
             raise self.fail(
-                where, f"must be a positive integer up to {MAX_COUNT:,} or null, got {_shown(value)}"
+                where, f"must be a positive integer up to {MAX_COUNT:,} or null, got {shown(value)}"
             )
         return value
 
@@ -145,7 +145,7 @@ class _Checker:
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= high
         ):
-            raise self.fail(where, f"must be a number from 0 to {high:,} or null, got {_shown(value)}")
+            raise self.fail(where, f"must be a number from 0 to {high:,} or null, got {shown(value)}")
         return value
 
     def plain_data(self, raw: dict[str, Any]) -> None:
@@ -155,7 +155,7 @@ class _Checker:
         while stack:
             where, value = stack.pop()
             if isinstance(value, float) and not math.isfinite(value):
-                raise self.fail(where, f"must be a finite number, got {_shown(value)}")
+                raise self.fail(where, f"must be a finite number, got {shown(value)}")
             if isinstance(value, str) and not _is_unicode(value):
                 raise self.fail(where, "is not valid Unicode text (a lone surrogate escape such as \\ud800)")
             if isinstance(value, list):
@@ -163,19 +163,19 @@ class _Checker:
             elif isinstance(value, dict):
                 for key in value:
                     if not isinstance(key, str) or not _is_unicode(key):
-                        raise self.fail(where, f"field names must be text, got {_kind(key)} {_shown(key)}")
+                        raise self.fail(where, f"field names must be text, got {_kind(key)} {shown(key)}")
                 stack.extend(
-                    (f"{where}.{_field_name(k)}" if where else _field_name(k), v) for k, v in value.items()
+                    (f"{where}.{field_name(k)}" if where else field_name(k), v) for k, v in value.items()
                 )
 
     def choice(self, value: Any, where: str, choices: tuple[str, ...]) -> str:
         if value not in choices:
-            raise self.fail(where, f"must be one of {', '.join(choices)}, got {_shown(value)}")
+            raise self.fail(where, f"must be one of {', '.join(choices)}, got {shown(value)}")
         return value
 
     def string_list(self, value: Any, where: str) -> list[str]:
         if not isinstance(value, list):
-            raise self.fail(where, f"must be a list (e.g. [a, b]), got {_kind(value)} {_shown(value)}")
+            raise self.fail(where, f"must be a list (e.g. [a, b]), got {_kind(value)} {shown(value)}")
         if not value:
             raise self.fail(where, "must list at least one path")
         return [self.string(v, f"{where}[{i}]") for i, v in enumerate(value)]
@@ -190,7 +190,7 @@ class _Checker:
         try:
             return dt.date.fromisoformat(str(value))
         except ValueError:
-            raise self.fail(where, f"must be an ISO date (YYYY-MM-DD) or null, got {_shown(value)}") from None
+            raise self.fail(where, f"must be an ISO date (YYYY-MM-DD) or null, got {shown(value)}") from None
 
 
 class _Loader(SafeLoader):
@@ -206,18 +206,6 @@ def _is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    """A value as an error message quotes it: its repr (one line), shortened."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _field_name(key: Any) -> str:
-    """A key as a dotted field path shows it: as written when short and printable, else quoted and shortened."""
-    text = str(key)
-    return text if text.isprintable() and len(text) <= 60 else _shown(text)
 
 
 _KINDS = {
@@ -299,36 +287,50 @@ class SilverSettings:
     @classmethod
     def from_config(cls, raw: dict[str, Any]) -> SilverSettings:
         spec = raw.get("silver") or {}
-        sample = dict(SPEC_SAMPLE) | dict(spec.get("sample") or {})
-        prompts = {r: list((spec.get("prompts") or {}).get(r) or DEFAULT_PROMPTS[r]) for r in RELATIONS}
-        bad = set(spec.get("sample") or {}) - set(RELATIONS)
-        if bad:
-            raise SilverError(f"silver.sample: unknown relations {sorted(bad)}")
+        if not isinstance(spec, dict):
+            raise SilverError(f"silver: must be a mapping, got {shown(spec)}")
+        given = {name: spec.get(name) or {} for name in ("sample", "prompts")}
+        for name, by_relation in given.items():
+            if not isinstance(by_relation, dict):
+                raise SilverError(f"silver.{name}: must be a mapping of relations, got {shown(by_relation)}")
+            bad = [r for r in by_relation if r not in RELATIONS]
+            if bad:
+                raise SilverError(
+                    f"silver.{name}: unknown relations {shown(bad)}; the relations are {', '.join(RELATIONS)}"
+                )
+        sample = dict(SPEC_SAMPLE) | given["sample"]
         for r, n in sample.items():
             if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
                 raise SilverError(
-                    f"silver.sample.{r}: must be a positive integer or null (every pair), got {_shown(n)}"
+                    f"silver.sample.{r}: must be a positive integer or null (every pair), got {shown(n)}"
                 )
+        prompts = {r: given["prompts"].get(r) or DEFAULT_PROMPTS[r] for r in RELATIONS}
         for r, ids in prompts.items():
-            if len(ids) != 2:
-                raise SilverError(f"silver.prompts.{r}: the silver rule needs exactly two prompts, got {ids}")
+            if not isinstance(ids, list) or len(ids) != 2 or not all(isinstance(pid, str) for pid in ids):
+                raise SilverError(
+                    f"silver.prompts.{r}: the silver rule needs a list of exactly two prompt ids, got {shown(ids)}"
+                )
             for pid in ids:
-                prompt = get_prompt(pid)
+                try:
+                    prompt = get_prompt(pid)
+                except PromptError as e:
+                    raise SilverError(f"silver.prompts.{r}: {e}") from None
                 if prompt.relation != r or "silver" not in prompt.modes:
                     raise SilverError(f"silver.prompts.{r}: {pid} is not a silver prompt for {r}")
-        return cls(sample, prompts, int(spec.get("seed", raw.get("seed", 0))))
+        seed_field = "silver.seed" if "seed" in spec else "seed"  # the release's seed unless silver has one
+        seed = spec.get("seed", raw.get("seed", 0))
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise SilverError(f"{seed_field}: must be an integer, got {shown(seed)}")
+        return cls(sample, {r: list(ids) for r, ids in prompts.items()}, seed)
 
 
 def _silver(c: _Checker, raw: dict[str, Any]) -> None:
     """Checked now so that a typo fails the build, not a judge run days later."""
     spec = c.mapping(raw["silver"], "silver", SILVER_KEYS)
-    for key in ("sample", "prompts", "judge"):
-        c.mapping(spec.get(key), f"silver.{key}", None)
-    if spec.get("seed") is not None:
-        c.integer(spec["seed"], "silver.seed")
+    c.mapping(spec.get("judge"), "silver.judge", None)
     try:
         SilverSettings.from_config(raw)
-    except (SilverError, TypeError, ValueError, AttributeError) as exc:
+    except SilverError as exc:
         raise c.fail("", str(exc)) from None
 
 
