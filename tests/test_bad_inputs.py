@@ -71,6 +71,8 @@ def fixture_files(tmp: Path) -> dict[str, Path]:
     judge_bomb.write_text(
         f"release: {{name: r, version: '1'}}\nsilver:\n  judge:\n{bomb}{rest}", encoding="utf-8"
     )
+    (tmp / "list.yaml").write_text("- silver\n- judge\n", encoding="utf-8")
+    (tmp / "judge-list.yaml").write_text("silver: {judge: [temperature, 0]}\n", encoding="utf-8")
     return {
         "corpus": corpus,
         "surrogates": surrogates,
@@ -401,6 +403,24 @@ CASES = [
         "stats-surrogates-strict",
         ["corpus", "stats", "{surrogates}", "--strict", "--quiet"],
         ["s.jsonl", "p1", "invalid_unicode:text", "--strict"],
+        1,
+    ),
+    (
+        "silver-config-alias-bomb",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--config", "{judge_bomb}"],
+        ["judge-bomb.yaml", "alias bomb"],
+        1,
+    ),
+    (
+        "silver-config-not-mapping",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--config", "{tmp}/list.yaml"],
+        ["list.yaml", "must be a mapping"],
+        1,
+    ),
+    (
+        "silver-config-judge-list",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--config", "{tmp}/judge-list.yaml"],
+        ["judge-list.yaml", "silver.judge", "must be a mapping"],
         1,
     ),
 ]

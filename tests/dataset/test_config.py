@@ -57,7 +57,7 @@ CASES = [
     ("silver.seed", float("nan"), ["silver.seed", "must be an integer", "nan"]),
     # the config is copied into the manifest (JSON): nothing JSON cannot hold, wherever it is
     ("silver.judge", {"temperature": float("inf")}, ["silver.judge.temperature", "finite number"]),
-    ("silver.judge", {1: "x"}, ["silver.judge", "field names must be text", "an integer 1"]),
+    ("silver.judge", {1: "x"}, ["silver.judge", "judge settings by name", "{1: 'x'}"]),
     ("release.license", "MIT \ud800", ["release.license", "not valid Unicode"]),
     ("silver.prompts.address", ["a\nb", "x"], ["silver.prompts.address", "unknown prompt 'a\\nb'"]),
     ("silver.sample", {"adress": 3, 1: 2}, ["silver.sample", "unknown relations", "'adress'"]),

@@ -63,21 +63,27 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def cmd_silver(args: argparse.Namespace) -> int:
     from ratio_bench.cli_options import parse_assignments, sample_size
-    from ratio_bench.dataset.config import SilverSettings
+    from ratio_bench.dataset.config import ConfigError, SilverError, SilverSettings, read_config
     from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import run_silver
+    from ratio_bench.errors import shown
     from ratio_bench.io import report_console
     from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.lexicon import RELATIONS
-    from ratio_bench.yamlio import load_yaml
 
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
     )
-    raw = Release.open(args.dataset).config
+    release = Release.open(args.dataset)
+    raw, source = release.config, str(release.root / "manifest.json")
     if args.config:
-        raw = load_yaml(args.config.read_text(encoding="utf-8")) or {}
-    settings = SilverSettings.from_config(raw)
+        raw, source = read_config(args.config) or {}, str(args.config)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: must be a mapping (key: value) with a silver block, got {shown(raw)}")
+    try:
+        settings = SilverSettings.from_config(raw)
+    except SilverError as e:
+        raise SilverError(f"{source}: {e}") from None
     settings.sample.update(sample)
     judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
     report = run_silver(args.dataset, settings, judge, batch)

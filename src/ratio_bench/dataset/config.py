@@ -289,6 +289,11 @@ class SilverSettings:
         spec = raw.get("silver") or {}
         if not isinstance(spec, dict):
             raise SilverError(f"silver: must be a mapping, got {shown(spec)}")
+        judge = spec.get("judge") or {}
+        if not isinstance(judge, dict) or not all(isinstance(k, str) for k in judge):
+            raise SilverError(
+                f"silver.judge: must be a mapping of judge settings by name, got {shown(judge)}"
+            )
         given = {name: spec.get(name) or {} for name in ("sample", "prompts")}
         for name, by_relation in given.items():
             if not isinstance(by_relation, dict):
@@ -326,8 +331,7 @@ class SilverSettings:
 
 def _silver(c: _Checker, raw: dict[str, Any]) -> None:
     """Checked now so that a typo fails the build, not a judge run days later."""
-    spec = c.mapping(raw["silver"], "silver", SILVER_KEYS)
-    c.mapping(spec.get("judge"), "silver.judge", None)
+    c.mapping(raw["silver"], "silver", SILVER_KEYS)
     try:
         SilverSettings.from_config(raw)
     except SilverError as exc:
@@ -366,20 +370,25 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
     )
 
 
-def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
-    """Load and validate a build config; relative paths are resolved against ``root`` (default: the cwd)."""
+def read_config(path: str | Path, flag: str = "--config") -> Any:
+    """A config file's parsed YAML (size- and alias-bounded), or a ConfigError naming the file and the line."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found (--config)") from None
+        raise ConfigError(f"{path}: config file not found ({flag})") from None
     except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not a readable YAML file (--config): {exc}") from None
+        raise ConfigError(f"{path}: not a readable YAML file ({flag}): {exc}") from None
     try:
-        raw = load_yaml(text, _Loader)
+        return load_yaml(text, _Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{path}: {where}invalid YAML: {problem}") from None
-    return parse_config(raw, str(path), path, root or Path.cwd())
+
+
+def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
+    """Load and validate a build config; relative paths are resolved against ``root`` (default: the cwd)."""
+    path = Path(path)
+    return parse_config(read_config(path), str(path), path, root or Path.cwd())
