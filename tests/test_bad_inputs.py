@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -53,8 +54,30 @@ def fixture_files(tmp: Path) -> dict[str, Path]:
         + "\n",
         encoding="utf-8",
     )
+    # group D: lone surrogates (JSON "\ud800" escapes) in a record's text, title, id and date
+    surrogates = tmp / "surrogates"
+    surrogates.mkdir()
+    good = {"id": "p1", "text": "A paper long enough to be indexed as one candidate sentence."}
+    bad = [good | {"text": "A \ud800 paper."}, good | {"title": "\udfff"}, good | {"id": "p\ud800"}]
+    lines = [good, *bad, good | {"date": "2020-\ud800"}]
+    (surrogates / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    # group D: alias bombs (10^9 values from nine lines) in an otherwise valid build config
+    bomb = "    l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n"
+    bomb += "".join(f"    l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9))
+    rest = "lexicon: lex.yaml\ncorpus: {paths: [corpus]}\nsplits:\n  train: {end: 2020-12-31}\n"
+    rest += "  validation: {start: 2021-01-01, end: 2021-12-31}\n  test: {start: 2022-01-01}\n"
+    name_bomb, judge_bomb = tmp / "name-bomb.yaml", tmp / "judge-bomb.yaml"
+    name_bomb.write_text(f"release:\n  version: '1'\n  name:\n{bomb}{rest}", encoding="utf-8")
+    judge_bomb.write_text(
+        f"release: {{name: r, version: '1'}}\nsilver:\n  judge:\n{bomb}{rest}", encoding="utf-8"
+    )
+    (tmp / "list.yaml").write_text("- silver\n- judge\n", encoding="utf-8")
+    (tmp / "judge-list.yaml").write_text("silver: {judge: [temperature, 0]}\n", encoding="utf-8")
     return {
         "corpus": corpus,
+        "surrogates": surrogates,
+        "name_bomb": name_bomb,
+        "judge_bomb": judge_bomb,
         "bad_yaml": bad_yaml,
         "unknown": unknown,
         "mine": notrelease,
@@ -459,7 +482,97 @@ CASES = [
         ["ann/bert_none.faiss", "not a readable faiss index"],
         1,
     ),
+    # group D
+    (
+        "build-alias-bomb-name",
+        ["build", "--config", "{name_bomb}", "--out", "{tmp}/r"],
+        ["name-bomb.yaml", "alias"],
+        1,
+    ),
+    (
+        "build-alias-bomb-judge",
+        ["build", "--config", "{judge_bomb}", "--out", "{tmp}/r"],
+        ["judge-bomb.yaml", "alias bomb"],
+        1,
+    ),
+    (
+        "stats-surrogates",
+        [
+            "corpus",
+            "stats",
+            "{surrogates}",
+            "--quiet",
+            "--json",
+            "{tmp}/stats.json",
+            "--rejects",
+            "{tmp}/r.jsonl",
+        ],
+        [],
+        0,
+    ),
+    ("mine-surrogates", ["mine", "--corpus", "{surrogates}", "--out", "{tmp}/m", "--quiet"], [], 0),
+    (
+        "export-surrogates",
+        [
+            "corpus",
+            "export",
+            "{surrogates}",
+            "--out",
+            "{tmp}/o.parquet",
+            "--rejects",
+            "{tmp}/r.jsonl",
+            "--quiet",
+        ],
+        [],
+        0,
+    ),
+    (
+        "index-corpus-surrogates",
+        [
+            "index",
+            "--corpus",
+            "{surrogates}",
+            "--model",
+            "bm25",
+            "--out",
+            "{tmp}/i",
+            "--rejects",
+            "{tmp}/r.jsonl",
+        ],
+        [],
+        0,
+    ),
+    (
+        "stats-surrogates-strict",
+        ["corpus", "stats", "{surrogates}", "--strict", "--quiet"],
+        ["s.jsonl", "p1", "invalid_unicode:text", "--strict"],
+        1,
+    ),
+    (
+        "silver-config-alias-bomb",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--config", "{judge_bomb}"],
+        ["judge-bomb.yaml", "alias bomb"],
+        1,
+    ),
+    (
+        "silver-config-not-mapping",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--config", "{tmp}/list.yaml"],
+        ["list.yaml", "must be a mapping"],
+        1,
+    ),
+    (
+        "silver-config-judge-list",
+        ["silver", "--dataset", "{fakerel}", "--model", "m", "--config", "{tmp}/judge-list.yaml"],
+        ["judge-list.yaml", "silver.judge", "must be a mapping"],
+        1,
+    ),
 ]
+
+# What each dirty corpus of the fixture rejects (reason: records).
+EXPECTED_REJECTS = {
+    "corpus": {"malformed_json": 1, "wrong_type:text": 1},
+    "surrogates": {f"invalid_unicode:{field}": 1 for field in ("text", "title", "id", "date")},
+}
 
 
 @pytest.fixture(scope="session")
@@ -501,25 +614,23 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def assert_every_record_counted(args: list[str], tmp: Path) -> None:
-    """The corpus report of a run on dirty input: read = kept + rejected, and every rejection has a row."""
+    """The corpus report of a run on dirty input (where it writes one): read = kept + rejected, and every
+    rejection has a row in the rejects file."""
+    corpus = next(Path(a).name for a in args if Path(a).parent == tmp and Path(a).name in EXPECTED_REJECTS)
+    expected = EXPECTED_REJECTS[corpus]
     if args[0] == "mine":
         out = Path(args[args.index("--out") + 1])
         report = json.loads((out / "stats.json").read_text())["corpus"]
-        rows = [
-            json.loads(x)
-            for f in sorted((out / "rejects").glob("*.jsonl"))
-            for x in f.read_text().splitlines()
-        ]
+        files = sorted((out / "rejects").glob("*.jsonl"))
     else:
-        report = json.loads((tmp / "stats.json").read_text())
-        rows = [json.loads(x) for x in (tmp / "rejects.jsonl").read_text().splitlines()]
-    for counts in [*report["sources"].values(), report["total"]]:
-        assert counts["papers_read"] == counts["papers_kept"] + sum(counts["rejected"].values()), counts
-    assert report["total"]["rejected"] == {"malformed_json": 1, "wrong_type:text": 1}
-    assert sorted(r["reason"] for r in rows if r["action"] == "dropped") == [
-        "malformed_json",
-        "wrong_type:text",
-    ]
+        report = json.loads(Path(args[args.index("--json") + 1]).read_text()) if "--json" in args else None
+        files = [Path(args[args.index("--rejects") + 1])]
+    rows = [json.loads(x) for f in files for x in f.read_text(encoding="utf-8").splitlines()]
+    if report is not None:
+        for counts in [*report["sources"].values(), report["total"]]:
+            assert counts["papers_read"] == counts["papers_kept"] + sum(counts["rejected"].values()), counts
+        assert report["total"]["rejected"] == expected
+    assert Counter(r["reason"] for r in rows if r["action"] == "dropped") == expected
 
 
 @pytest.mark.parametrize(("argv", "culprits", "code"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -554,7 +665,7 @@ def test_bad_input(
     run = run_ratio(*args, cwd=tmp_path, timeout=120)
     if code == 0:  # writes its outputs beside the user's files, touches none of them, and loses no record
         assert run.code == 0 and "Traceback" not in run.err, run.err
-        if args[0] in ("corpus", "mine"):
+        if args[0] in ("corpus", "mine") or "--corpus" in args:
             assert_every_record_counted(args, tmp_path)
     elif args[0] == "check":  # a pass/fail table, not an error line
         assert (

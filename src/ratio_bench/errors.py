@@ -9,6 +9,8 @@ it so library callers can still catch them by their own name.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class RatioError(Exception):
     """A problem the user can fix; its message is shown as is, without a traceback."""
@@ -20,3 +22,17 @@ class UsageError(RatioError):
     """A command line that does not make sense (the same exit code as argparse's own usage errors)."""
 
     exit_code = 2
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value from an untrusted file as a message quotes it: its repr (one line, control characters escaped),
+    shortened, so a hostile value cannot flood or split the error line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def field_name(key: Any) -> str:
+    """A key from an untrusted file as a dotted field path shows it: as written when short and printable, else
+    quoted and shortened like :func:`shown`."""
+    text = str(key)
+    return text if text.isprintable() and len(text) <= 60 else shown(text)

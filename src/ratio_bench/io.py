@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -139,18 +139,31 @@ def _create_temp_beside(dest: Path) -> tuple[IO, Path]:
         return os.fdopen(fd, "w", encoding="utf-8"), tmp
 
 
-def sum_nested(dicts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Sum nested dicts of numbers key by key (how per-task statistics are merged)."""
+def sum_nested(dicts: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Sum nested dicts of numbers key by key (how per-task statistics are merged), keys sorted at every level.
+
+    Each dict is added into one accumulator in place, so merging n task files costs their total size, not
+    n times the (growing) merged size: a corpus of 5,000 files has 5,000 per-file entries under every task.
+    Numbers add up; any other value keeps its first occurrence.
+    """
     out: dict[str, Any] = {}
     for d in dicts:
-        for k, v in d.items():
-            if isinstance(v, dict):
-                out[k] = sum_nested([out.get(k, {}), v])
-            elif isinstance(v, (int, float)) and not isinstance(v, bool):
-                out[k] = out.get(k, 0) + v
-            else:
-                out.setdefault(k, v)
-    return dict(sorted(out.items()))
+        _add_into(out, d)
+    return _sorted_keys(out)
+
+
+def _add_into(acc: dict[str, Any], d: dict[str, Any]) -> None:
+    for k, v in d.items():
+        if isinstance(v, dict):
+            _add_into(acc.setdefault(k, {}), v)
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            acc[k] = acc.get(k, 0) + v
+        else:
+            acc.setdefault(k, v)
+
+
+def _sorted_keys(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: _sorted_keys(v) if isinstance(v, dict) else v for k, v in sorted(d.items())}
 
 
 def report_console():
@@ -186,7 +199,7 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
     """The ``manifest.json`` of a Ratio artefact folder, or None when there is none or it is not a JSON object."""
     try:
         data = read_json_file(Path(folder) / MANIFEST)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested too deeply to read
         return None
     return data if isinstance(data, dict) else None
 

@@ -44,16 +44,21 @@ def load_yaml(text: str, loader: type[yaml.SafeLoader] = SafeLoader) -> Any:
     return data
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """``line 3: invalid YAML: <what PyYAML found>``: where and what, on one line."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}: " if mark else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"{where}invalid YAML: {' '.join(str(problem).split())}"
+
+
 def read_yaml_file(path: str | Path, flag: str) -> Any:
     """A user's YAML file, parsed; ``RatioError`` naming ``flag`` and the file when it cannot be read or parsed."""
     path = Path(path)
     try:
         return load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise RatioError(f"{flag} {path}: {where}invalid YAML: {problem}; fix the file") from None
+        raise RatioError(f"{flag} {path}: {yaml_problem(exc)}; fix the file") from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
         raise RatioError(f"{flag} {path}: cannot read it as a UTF-8 YAML file ({reason})") from None

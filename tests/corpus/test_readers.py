@@ -1,6 +1,8 @@
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import DATA, shared_record, write_jsonl, write_shared_parquet
@@ -112,3 +114,54 @@ def test_missing_path_is_a_clear_error(tmp_path):
 def test_prose_categories_exclude_non_prose():
     assert SectionCategory.REFERENCES not in PROSE_CATEGORIES and SectionCategory.APPENDIX in PROSE_CATEGORIES
     assert Path(DATA / "s2orc_sample.jsonl").exists()
+
+
+def test_lone_surrogates_reject_their_record_with_the_field(tmp_path):
+    text = "A perfectly fine paragraph of text about retrieval."
+    s2orc_bad = {
+        "corpusid": 7,
+        "metadata": {"title": "Fine"},
+        "pdf_parse": {"body_text": [{"text": text, "section": "Intro"}, {"text": "x\ud800"}]},
+    }
+    path = write_jsonl(  # json.dumps writes "\ud800" as an escape, which json.loads reads back as a surrogate
+        tmp_path / "s.jsonl",
+        [
+            shared_record("ok/1", text),
+            shared_record("t/1", text + "\ud800"),
+            shared_record("ti/1", text, title="T\udfff"),
+            shared_record("\ud800", text),
+            shared_record("d/1", text, date="2020-\ud800"),
+            shared_record("k/1", text) | {"\ud800": 1},
+        ],
+    )
+    s2orc = write_jsonl(tmp_path / "t.jsonl", [s2orc_bad])
+    rejects_path = tmp_path / "rejects.jsonl"
+    with RejectLog(rejects_path) as rejects:
+        reader = PaperReader(rejects=rejects)
+        papers = list(reader.read([path, s2orc]))
+    assert [p.paper_id for p in papers] == ["ok/1"]
+    rows = [json.loads(line) for line in rejects_path.read_text(encoding="utf-8").splitlines()]
+    assert [(r["record_id"], r["reason"]) for r in rows] == [
+        ("t/1", "invalid_unicode:text"),
+        ("ti/1", "invalid_unicode:title"),
+        ("line:4", "invalid_unicode:id"),  # the id itself cannot be written, so its line stands for it
+        ("d/1", "invalid_unicode:date"),
+        ("k/1", "invalid_unicode:field_name"),
+        ("7", "invalid_unicode:pdf_parse.body_text.text"),
+    ]
+    assert reader.report["s.jsonl"].papers_read == 6 and reader.report["s.jsonl"].papers_kept == 1
+    with pytest.raises(RatioError, match=r"s\.jsonl: t/1: invalid_unicode:text; fix or remove it"):
+        list(PaperReader(ReaderSettings(strict=True)).read([path]))
+
+
+def test_invalid_utf8_in_a_parquet_string_rejects_its_row(tmp_path):
+    """Arrow validates strings it builds, but a Parquet file from another writer can hold any bytes."""
+    text = b"A perfectly fine paragraph of text about retrieval."
+    raw = pa.array([text, text[:-1] + b"\xed\xa0\x80", text], pa.binary())
+    table = pa.table({"id": ["a", "b", "c"], "text": pa.Array.from_buffers(pa.string(), 3, raw.buffers())})
+    pq.write_table(table, tmp_path / "c.parquet")
+    rejects = RejectLog()
+    reader = PaperReader(rejects=rejects)
+    assert [p.paper_id for p in reader.read([tmp_path / "c.parquet"])] == ["a", "c"]
+    assert rejects.by_reason("dropped") == {"invalid_unicode:text": 1}
+    assert reader.report["c.parquet"].papers_read == 3

@@ -40,7 +40,7 @@ CASES = [
         ["sampling.test.max_queries.address", "positive integer", "-5"],
     ),
     ("sampling.test.max_queries.adress", 5, ["sampling.test.max_queries.adress", "did you mean 'address'"]),
-    ("sampling.validation.distractors_per_gold", -1, ["sampling.validation.distractors_per_gold", ">= 0"]),
+    ("sampling.validation.distractors_per_gold", -1, ["sampling.validation.distractors_per_gold", "from 0"]),
     ("splits.validation.start", "2021-02-30", ["splits.validation.start", "ISO date", "2021-02-30"]),
     ("splits.validation", {"start": "2021-06-01", "end": "2021-01-31"}, ["splits.validation.end", "before"]),
     ("splits.train.end", "2021-06-30", ["splits.train.end", "overlap"]),
@@ -49,6 +49,18 @@ CASES = [
     ("mode", "rolling", ["mode", "temporal, cumulative"]),
     ("release.publish", "no", ["release.publish", "true or false"]),
     ("release", {"version": "1"}, ["release.name", "missing field"]),
+    # numbers YAML reads that no count can be: each named before mining, not an internal error after it
+    ("sampling.test.distractors_per_gold", float("nan"), ["sampling.test.distractors_per_gold", "nan"]),
+    ("sampling.train.distractors_per_gold", float("inf"), ["sampling.train.distractors_per_gold", "inf"]),
+    ("sampling.validation.distractors_per_gold", 1e30, ["distractors_per_gold", "from 0 to 1,000,000"]),
+    ("sampling.test.max_queries.broaden", 10**30, ["sampling.test.max_queries.broaden", "up to"]),
+    ("silver.seed", float("nan"), ["silver.seed", "must be an integer", "nan"]),
+    # the config is copied into the manifest (JSON): nothing JSON cannot hold, wherever it is
+    ("silver.judge", {"temperature": float("inf")}, ["silver.judge.temperature", "finite number"]),
+    ("silver.judge", {1: "x"}, ["silver.judge", "judge settings by name", "{1: 'x'}"]),
+    ("release.license", "MIT \ud800", ["release.license", "not valid Unicode"]),
+    ("silver.prompts.address", ["a\nb", "x"], ["silver.prompts.address", "unknown prompt 'a\\nb'"]),
+    ("silver.sample", {"adress": 3, 1: 2}, ["silver.sample", "unknown relations", "'adress'"]),
 ]
 
 

@@ -163,15 +163,31 @@ def test_specialists_rank_after_full_entries_and_a_unified_model_is_listed(tmp_p
     assert "generic-Tuned \\[unified, all moves\\]" in leaderboard_markdown(board)
 
 
-def test_one_manifest_claimed_for_two_releases_rejects_all_its_entries(tmp_path):
+def test_a_forged_copy_rejects_itself_only_not_the_entries_of_its_release(tmp_path):
     folder = tmp_path / "results"
-    write(folder, "real.json", entry("real:none", 0.2, SHA_A))
-    write(folder, "forged.json", entry("forged:none", 0.45, SHA_A, name="renamed"))
+    for i in range(16):
+        write(folder, f"real-{i:02d}.json", entry(f"real{i}:none", 0.01 * (i + 1), SHA_A))
+    write(folder, "000-forged.json", entry("forged:none", 0.45, SHA_A, name="renamed"))  # first in path order
     write(folder, "other.json", entry("other:none", 0.1, SHA_B))
     board = load_board(folder)
-    assert [r.manifest_sha256 for r in board.releases] == [SHA_B]
-    assert [r.source for r in board.rejected] == ["forged.json", "real.json"]
-    assert "claimed for different releases (ratio 1.0; renamed 1.0)" in board.rejected[0].reason
+    assert [(r.name, r.manifest_sha256, len(r.entries)) for r in board.releases] == [
+        ("ratio", SHA_A, 16),
+        ("ratio", SHA_B, 1),
+    ]
+    assert [r.source for r in board.rejected] == ["000-forged.json"]
+    assert board.rejected[0].reason == (
+        f"dataset names renamed 1.0, but manifest_sha256 {SHA_A[:12]}... is ratio 1.0 (named by 16 other entries)"
+    )
+
+
+def test_a_tie_between_two_releases_goes_to_the_first_file(tmp_path):
+    folder = tmp_path / "results"
+    write(folder, "a.json", entry("real:none", 0.2, SHA_A))
+    write(folder, "b.json", entry("forged:none", 0.45, SHA_A, name="renamed"))
+    board = load_board(folder)
+    assert [e["model"] for e in board.releases[0].entries] == ["real:none"]
+    assert [r.source for r in board.rejected] == ["b.json"]
+    assert "(named by 1 other entry)" in board.rejected[0].reason
 
 
 def test_html_page_is_self_contained_with_one_row_per_entry(tmp_path):

@@ -1,3 +1,4 @@
+import json
 import re
 from pathlib import Path
 
@@ -6,6 +7,8 @@ from fastapi.testclient import TestClient
 
 from ratio_bench.serve.app import MAX_BODY_BYTES, create_app
 from ratio_bench.serve.search import MAX_QUERY_CHARS
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +126,7 @@ def test_uvicorn_serves_concurrent_clients_the_same_answers(live_server):
 
 
 def test_leaderboard_page_is_served_from_the_results_folder(searcher):
-    results = Path(__file__).resolve().parents[2] / "eval" / "results"
+    results = REPO / "eval" / "results"
     with TestClient(create_app(searcher)) as c:
         assert c.get("/leaderboard").status_code == 404  # only with a results folder
     with TestClient(create_app(searcher, results=results)) as c:
@@ -170,3 +173,15 @@ def test_a_chunked_body_is_refused_while_it_is_read(searcher):
     assert r.request.headers["transfer-encoding"] == "chunked" and "content-length" not in r.request.headers
     assert r.status_code == 413 and "request body over" in r.json()["error"]
     assert sum(sent) <= MAX_BODY_BYTES + chunk  # refused at the chunk that passed the limit
+
+
+def test_served_leaderboard_keeps_a_release_when_one_entry_forges_its_name(searcher, tmp_path):
+    real = json.loads(sorted((REPO / "eval" / "results").glob("*.json"))[0].read_text())
+    real.pop("judged", None)  # one table row per entry
+    for i in range(16):
+        (tmp_path / f"real-{i:02d}.json").write_text(json.dumps(real | {"model": f"m{i}"}))
+    forged = real | {"model": "forged", "dataset": real["dataset"] | {"name": "renamed"}}
+    (tmp_path / "000-forged.json").write_text(json.dumps(forged))
+    with TestClient(create_app(searcher, results=tmp_path)) as c:
+        page = c.get("/leaderboard").text
+    assert page.count("<tr data-split=") == 16 and "000-forged.json" in page

@@ -174,3 +174,34 @@ def test_every_path_of_the_manifest_stays_inside_the_index(tiny_index, tmp_path,
     (index / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexFolderError, match=re.escape(f"--index {index}: {culprit}")):
         load_index(index)
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (
+            lambda m: m["models"]["bm25_unigram"].update(kind=["dense"]),
+            "models.bm25_unigram.kind must be bm25",
+        ),
+        (
+            lambda m: m["models"]["bm25_unigram"].update(setup=None),
+            "models.bm25_unigram.setup must be a string",
+        ),
+        (lambda m: m["moves"].update(address="nope"), "moves.address must be the key of one of its models"),
+        (lambda m: m["moves"].update({"a\nb": "bm25_unigram"}), "moves must be keyed by address"),
+        (lambda m: m.update(models=[1]), "models must be a mapping"),
+        (lambda m: m.update(source="x" * 500), "source must be a mapping, not 'xxx"),
+    ],
+    ids=["kind", "setup", "move-target", "move-name", "models", "source"],
+)
+def test_a_malformed_manifest_is_one_line_naming_its_field(bm25_index, tmp_path, edit, words):
+    """An index folder may come from someone else: a wrong type is named at load, not a TypeError later."""
+    folder = tmp_path / "idx"
+    shutil.copytree(bm25_index, folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    edit(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexFolderError) as caught:
+        load_index(folder)
+    message = str(caught.value)
+    assert words in message and "\n" not in message and len(message) < 300 and "rebuild it" in message

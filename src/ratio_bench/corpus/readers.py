@@ -8,8 +8,9 @@ Supported inputs, detected from the file's columns or first JSON object (overrid
   year, venue, fields of study) and ``pdf_parse`` with ``abstract`` and ``body_text`` paragraphs carrying
   ``section`` (and ``sec_num``).
 
-Bad input never raises: malformed lines, fields of the wrong type, records without id or text, bodies with no
-prose are dropped and logged to the :class:`~ratio_bench.io.RejectLog`, a file that cannot be read is logged as
+Bad input never raises: malformed lines, fields of the wrong type, text that is not valid Unicode (a lone
+surrogate such as a JSON ``"\\ud800"``, which no UTF-8 output can hold), records without id or text, bodies with
+no prose are dropped and logged to the :class:`~ratio_bench.io.RejectLog`, a file that cannot be read is logged as
 one rejected row and skipped, and non-UTF-8 bytes and unparsable dates are kept and flagged. Under
 ``ReaderSettings(strict=True)`` (``--strict``) malformed input is an error naming the file instead.
 Reading the bytes is :mod:`ratio_bench.corpus.sources`; this module turns raw records into papers.
@@ -46,7 +47,7 @@ FORMATS = ("shared", "s2orc")
 TEXT_FORMATS = ("auto", "markdown", "plain", "abstract")
 # Rejects that say the input is malformed rather than merely without usable prose: fatal under ``strict``.
 MALFORMED_REASONS = frozenset({"malformed_json", "not_an_object", "non_utf8_bytes"})
-MALFORMED_PREFIXES = ("wrong_type:", "file_")
+MALFORMED_PREFIXES = ("wrong_type:", "invalid_unicode:", "file_")
 
 
 def is_malformed(reason: str) -> bool:
@@ -100,6 +101,36 @@ def _str(v: Any) -> str | None:
     return s or None
 
 
+def _is_unicode(text: str) -> bool:
+    """False for a string with a lone surrogate: JSON's ``\\ud800`` escapes make one, UTF-8 cannot encode it."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _first_invalid_unicode(rec: dict[str, Any]) -> str | None:
+    """The reject reason for the first field (dotted; list items under their list's name) whose name or text is
+    not valid Unicode (None: all are). Iterative, since a record may nest as deep as JSON allows."""
+    stack: list[tuple[str, Any]] = [("", rec)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str) and not _is_unicode(value):
+            return f"invalid_unicode:{where}"
+        if isinstance(value, list):
+            stack.extend((where, v) for v in reversed(value))
+        elif isinstance(value, dict):
+            items = [(str(k), v) for k, v in value.items() if where or not str(k).startswith("__")]
+            prefix = f"{where}." if where else ""
+            if not all(_is_unicode(k) for k, _ in items):
+                return f"invalid_unicode:{prefix}field_name"
+            stack.extend((prefix + k, v) for k, v in reversed(items))
+    return None
+
+
 def _first_wrong_type(rec: dict[str, Any], names: Iterable[str], prefix: str = "") -> str | None:
     """The reject reason for the first field that is not a string or a number (None: all are)."""
     for name in names:
@@ -123,9 +154,10 @@ def _is_paragraph(p: Any) -> bool:
 
 
 def _record_id(rec: dict[str, Any]) -> str:
-    """The record's id when it has a usable one, else where it is (``line:N`` or ``row:N``)."""
+    """The record's id when it has a usable one (valid Unicode, so the rejects file can hold it), else where it
+    is (``line:N`` or ``row:N``)."""
     for key in ("id", "corpusid", "paper_id"):
-        if _is_scalar(rec.get(key)) and (rid := _str(rec.get(key))):
+        if _is_scalar(rec.get(key)) and (rid := _str(rec.get(key))) and _is_unicode(rid):
             return rid
     return f"line:{rec['__line__']}" if "__line__" in rec else f"row:{rec.get('__row__')}"
 
@@ -215,6 +247,10 @@ class PaperReader:
         source_file = path.name
         counts = self.report[source_file]
         counts.papers_read += 1
+        invalid = _first_invalid_unicode(rec)
+        if invalid is not None:
+            self._reject(path, _record_id(rec), invalid)
+            return None
         paper, dropped, reason = (self._from_s2orc if fmt == "s2orc" else self._from_shared)(rec, source_file)
         counts.raw_bytes += self._raw_size(rec, fmt)
         counts.blocks_dropped.update(dropped)

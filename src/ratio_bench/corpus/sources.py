@@ -2,8 +2,8 @@
 
 This is the only layer that touches a corpus file's bytes, and it never lets an arbitrary exception out:
 
-* a row that cannot be a record (a JSONL line that is not JSON, or JSON that is not an object) is yielded as a
-  :class:`BadRecord` with a reason, so the reader counts it as read and rejected;
+* a row that cannot be a record (a JSONL line that is not JSON, JSON that is not an object, a Parquet row with
+  a string that is not UTF-8) is yielded as a :class:`BadRecord` with a reason, so the reader counts it as read and rejected;
 * a file that cannot be read at all or any further (empty, truncated or not Parquet, bad gzip, no permission)
   raises :class:`CorpusFileError` with a reason, which the reader records as a rejected file and moves on from
   (or, with ``--strict``, lets through as the run's one-line error).
@@ -163,10 +163,28 @@ def _parquet_rows(path: Path, row_group: int | None) -> Iterator[dict[str, Any]]
     row = sum(meta.row_group(i).num_rows for i in range(row_group or 0))
     groups = None if row_group is None else [row_group]
     for batch in pf.iter_batches(batch_size=_PARQUET_BATCH, row_groups=groups):
-        for rec in batch.to_pylist():
-            rec["__row__"] = row
+        try:
+            recs: list[dict[str, Any] | BadRecord] = batch.to_pylist()
+        except UnicodeDecodeError:  # a writer that skipped validation can store invalid UTF-8 as a string
+            recs = [_parquet_row(batch, i, row + i) for i in range(batch.num_rows)]
+        for rec in recs:
+            if isinstance(rec, dict):
+                rec["__row__"] = row
             row += 1
             yield rec
+
+
+def _parquet_row(batch: pa.RecordBatch, i: int, row: int) -> dict[str, Any] | BadRecord:
+    """Row ``i`` of a batch that holds invalid UTF-8 somewhere, or a :class:`BadRecord` naming its column."""
+    rec = {}
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        try:
+            rec[name] = column[i].as_py()
+        except UnicodeDecodeError as e:
+            return BadRecord(
+                f"row:{row}", f"invalid_unicode:{name}", f"invalid UTF-8 in a string ({e.reason})"
+            )
+    return rec
 
 
 def _open_lines(path: Path) -> Iterator[bytes]:

@@ -66,10 +66,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def cmd_silver(args: argparse.Namespace) -> int:
     from ratio_bench.cli_options import parse_assignments, sample_size
-    from ratio_bench.dataset.config import SilverSettings
+    from ratio_bench.dataset.config import ConfigError, SilverError, SilverSettings
     from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import run_silver
-    from ratio_bench.errors import RatioError
+    from ratio_bench.errors import shown
     from ratio_bench.io import report_console
     from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.lexicon import RELATIONS
@@ -78,14 +78,16 @@ def cmd_silver(args: argparse.Namespace) -> int:
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
     )
-    raw = Release.open(args.dataset).config
+    release = Release.open(args.dataset)
+    raw, source = release.config, str(release.root / "manifest.json")
     if args.config:
-        raw = read_yaml_file(args.config, "--config") or {}
-        if not isinstance(raw, dict):
-            raise RatioError(
-                f"--config {args.config}: expected a build config (a mapping with a silver: block)"
-            )
-    settings = SilverSettings.from_config(raw)
+        raw, source = read_yaml_file(args.config, "--config") or {}, f"--config {args.config}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: must be a mapping (key: value) with a silver block, got {shown(raw)}")
+    try:
+        settings = SilverSettings.from_config(raw)
+    except SilverError as e:
+        raise SilverError(f"{source}: {e}") from None
     settings.sample.update(sample)
     judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
     report = run_silver(args.dataset, settings, judge, batch)

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ratio_bench.errors import RatioError
-from ratio_bench.judge.prompts import get_prompt
+from ratio_bench.errors import RatioError, field_name, shown
+from ratio_bench.judge.prompts import PromptError, get_prompt
 from ratio_bench.lexicon import RELATIONS
-from ratio_bench.yamlio import SafeLoader, load_yaml
+from ratio_bench.yamlio import SafeLoader, load_yaml, yaml_problem
 
 PARTITIONS = ("train", "validation", "test")
 STRADDLE_POLICIES = ("drop", "start", "end")
@@ -40,6 +41,8 @@ RELEASE_KEYS = ("name", "version", "license", "publish")
 SPLIT_KEYS = ("start", "end")
 SAMPLING_KEYS = ("max_queries", "distractors_per_gold")
 SILVER_KEYS = ("sample", "prompts", "judge", "seed")
+MAX_COUNT = 2**63 - 1  # a query cap becomes a DuckDB LIMIT, a BIGINT
+MAX_DISTRACTORS_PER_GOLD = 1_000_000  # times the golds of a partition, still a LIMIT
 
 
 class ConfigError(RatioError, ValueError):
@@ -98,12 +101,13 @@ class _Checker:
         if value is None and null_ok:
             return {}
         if not isinstance(value, dict):
-            raise self.fail(where, f"must be a mapping (key: value), got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be a mapping (key: value), got {_kind(value)} {shown(value)}")
         for key in value:
             if allowed is not None and key not in allowed:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(allowed)}"
-                raise self.fail(f"{where}.{key}" if where else str(key), f"unknown field; {hint}")
+                name = field_name(key)
+                raise self.fail(f"{where}.{name}" if where else name, f"unknown field; {hint}")
         return value
 
     def required(self, mapping: dict, key: str, where: str) -> Any:
@@ -113,27 +117,65 @@ class _Checker:
 
     def string(self, value: Any, where: str) -> str:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value).strip() == "":
-            raise self.fail(where, f"must be a non-empty string, got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be a non-empty string, got {_kind(value)} {shown(value)}")
         return str(value)
 
     def boolean(self, value: Any, where: str) -> bool:
         if not isinstance(value, bool):
-            raise self.fail(where, f"must be true or false, got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be true or false, got {_kind(value)} {shown(value)}")
         return value
 
     def integer(self, value: Any, where: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(where, f"must be an integer, got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be an integer, got {_kind(value)} {shown(value)}")
         return value
+
+    def count(self, value: Any, where: str) -> int | None:
+        """A positive integer a LIMIT can hold, or null."""
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT
+        ):
+            raise self.fail(
+                where, f"must be a positive integer up to {MAX_COUNT:,} or null, got {shown(value)}"
+            )
+        return value
+
+    def number(self, value: Any, where: str, high: float) -> float | None:
+        """A finite number in [0, high], or null (YAML reads ``.nan`` and ``.inf`` as numbers)."""
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= high
+        ):
+            raise self.fail(where, f"must be a number from 0 to {high:,} or null, got {shown(value)}")
+        return value
+
+    def plain_data(self, raw: dict[str, Any]) -> None:
+        """Every key text, every number finite, every text valid Unicode: the config is copied into the
+        release manifest (sorted JSON), which could hold nothing else."""
+        stack: list[tuple[str, Any]] = [("", raw)]
+        while stack:
+            where, value = stack.pop()
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self.fail(where, f"must be a finite number, got {shown(value)}")
+            if isinstance(value, str) and not _is_unicode(value):
+                raise self.fail(where, "is not valid Unicode text (a lone surrogate escape such as \\ud800)")
+            if isinstance(value, list):
+                stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+            elif isinstance(value, dict):
+                for key in value:
+                    if not isinstance(key, str) or not _is_unicode(key):
+                        raise self.fail(where, f"field names must be text, got {_kind(key)} {shown(key)}")
+                stack.extend(
+                    (f"{where}.{field_name(k)}" if where else field_name(k), v) for k, v in value.items()
+                )
 
     def choice(self, value: Any, where: str, choices: tuple[str, ...]) -> str:
         if value not in choices:
-            raise self.fail(where, f"must be one of {', '.join(choices)}, got {value!r}")
+            raise self.fail(where, f"must be one of {', '.join(choices)}, got {shown(value)}")
         return value
 
     def string_list(self, value: Any, where: str) -> list[str]:
         if not isinstance(value, list):
-            raise self.fail(where, f"must be a list (e.g. [a, b]), got {_kind(value)} {value!r}")
+            raise self.fail(where, f"must be a list (e.g. [a, b]), got {_kind(value)} {shown(value)}")
         if not value:
             raise self.fail(where, "must list at least one path")
         return [self.string(v, f"{where}[{i}]") for i, v in enumerate(value)]
@@ -148,7 +190,7 @@ class _Checker:
         try:
             return dt.date.fromisoformat(str(value))
         except ValueError:
-            raise self.fail(where, f"must be an ISO date (YYYY-MM-DD) or null, got {value!r}") from None
+            raise self.fail(where, f"must be an ISO date (YYYY-MM-DD) or null, got {shown(value)}") from None
 
 
 class _Loader(SafeLoader):
@@ -158,10 +200,27 @@ class _Loader(SafeLoader):
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_scalar)
 
 
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_KINDS = {
+    dict: "a mapping",
+    list: "a list",
+    str: "a string",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    type(None): "null",
+}
+
+
 def _kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), f"a {type(value).__name__}"
-    )
+    return _KINDS.get(type(value), f"a {type(value).__name__}")
 
 
 def _resolve(root: Path, p: str) -> Path:
@@ -196,14 +255,13 @@ def _sampling(c: _Checker, raw: Any) -> dict[str, Sampling]:
     for part, spec in c.mapping(raw, "sampling", PARTITIONS).items():
         where = f"sampling.{part}"
         spec = c.mapping(spec, where, SAMPLING_KEYS)
-        caps = {}
-        for rel, cap in c.mapping(spec.get("max_queries"), f"{where}.max_queries", RELATIONS).items():
-            if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-                raise c.fail(f"{where}.max_queries.{rel}", f"must be a positive integer or null, got {cap!r}")
-            caps[rel] = cap
-        dpg = spec.get("distractors_per_gold")
-        if dpg is not None and (isinstance(dpg, bool) or not isinstance(dpg, (int, float)) or dpg < 0):
-            raise c.fail(f"{where}.distractors_per_gold", f"must be a number >= 0 or null, got {dpg!r}")
+        caps = {
+            rel: c.count(cap, f"{where}.max_queries.{rel}")
+            for rel, cap in c.mapping(spec.get("max_queries"), f"{where}.max_queries", RELATIONS).items()
+        }
+        dpg = c.number(
+            spec.get("distractors_per_gold"), f"{where}.distractors_per_gold", MAX_DISTRACTORS_PER_GOLD
+        )
         out[part] = Sampling(caps, dpg)
     return out
 
@@ -229,34 +287,54 @@ class SilverSettings:
     @classmethod
     def from_config(cls, raw: dict[str, Any]) -> SilverSettings:
         spec = raw.get("silver") or {}
-        sample = dict(SPEC_SAMPLE) | dict(spec.get("sample") or {})
-        prompts = {r: list((spec.get("prompts") or {}).get(r) or DEFAULT_PROMPTS[r]) for r in RELATIONS}
-        bad = set(spec.get("sample") or {}) - set(RELATIONS)
-        if bad:
-            raise SilverError(f"silver.sample: unknown relations {sorted(bad)}")
+        if not isinstance(spec, dict):
+            raise SilverError(f"silver: must be a mapping, got {shown(spec)}")
+        judge = spec.get("judge") or {}
+        if not isinstance(judge, dict) or not all(isinstance(k, str) for k in judge):
+            raise SilverError(
+                f"silver.judge: must be a mapping of judge settings by name, got {shown(judge)}"
+            )
+        given = {name: spec.get(name) or {} for name in ("sample", "prompts")}
+        for name, by_relation in given.items():
+            if not isinstance(by_relation, dict):
+                raise SilverError(f"silver.{name}: must be a mapping of relations, got {shown(by_relation)}")
+            bad = [r for r in by_relation if r not in RELATIONS]
+            if bad:
+                raise SilverError(
+                    f"silver.{name}: unknown relations {shown(bad)}; the relations are {', '.join(RELATIONS)}"
+                )
+        sample = dict(SPEC_SAMPLE) | given["sample"]
         for r, n in sample.items():
             if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
                 raise SilverError(
-                    f"silver.sample.{r}: must be a positive integer or null (every pair), got {n!r}"
+                    f"silver.sample.{r}: must be a positive integer or null (every pair), got {shown(n)}"
                 )
+        prompts = {r: given["prompts"].get(r) or DEFAULT_PROMPTS[r] for r in RELATIONS}
         for r, ids in prompts.items():
-            if len(ids) != 2:
-                raise SilverError(f"silver.prompts.{r}: the silver rule needs exactly two prompts, got {ids}")
+            if not isinstance(ids, list) or len(ids) != 2 or not all(isinstance(pid, str) for pid in ids):
+                raise SilverError(
+                    f"silver.prompts.{r}: the silver rule needs a list of exactly two prompt ids, got {shown(ids)}"
+                )
             for pid in ids:
-                prompt = get_prompt(pid)
+                try:
+                    prompt = get_prompt(pid)
+                except PromptError as e:
+                    raise SilverError(f"silver.prompts.{r}: {e}") from None
                 if prompt.relation != r or "silver" not in prompt.modes:
                     raise SilverError(f"silver.prompts.{r}: {pid} is not a silver prompt for {r}")
-        return cls(sample, prompts, int(spec.get("seed", raw.get("seed", 0))))
+        seed_field = "silver.seed" if "seed" in spec else "seed"  # the release's seed unless silver has one
+        seed = spec.get("seed", raw.get("seed", 0))
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise SilverError(f"{seed_field}: must be an integer, got {shown(seed)}")
+        return cls(sample, {r: list(ids) for r, ids in prompts.items()}, seed)
 
 
 def _silver(c: _Checker, raw: dict[str, Any]) -> None:
     """Checked now so that a typo fails the build, not a judge run days later."""
-    spec = c.mapping(raw["silver"], "silver", SILVER_KEYS)
-    for key in ("sample", "prompts", "judge"):
-        c.mapping(spec.get(key), f"silver.{key}", None)
+    c.mapping(raw["silver"], "silver", SILVER_KEYS)
     try:
         SilverSettings.from_config(raw)
-    except (SilverError, TypeError, ValueError, AttributeError) as exc:
+    except SilverError as exc:
         raise c.fail("", str(exc)) from None
 
 
@@ -272,6 +350,7 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
     sampling = _sampling(c, raw.get("sampling"))
     if "silver" in raw:
         _silver(c, raw)
+    c.plain_data(raw)
     return BuildConfig(
         path=path,
         name=c.string(c.required(release, "name", "release"), "release.name"),
@@ -291,20 +370,22 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
     )
 
 
-def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
-    """Load and validate a build config; relative paths are resolved against ``root`` (default: the cwd)."""
+def read_config(path: str | Path, flag: str = "--config") -> Any:
+    """A config file's parsed YAML (size- and alias-bounded), or a ConfigError naming the file and the line."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found (--config)") from None
+        raise ConfigError(f"{path}: config file not found ({flag})") from None
     except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not a readable YAML file (--config): {exc}") from None
+        raise ConfigError(f"{path}: not a readable YAML file ({flag}): {exc}") from None
     try:
-        raw = load_yaml(text, _Loader)
+        return load_yaml(text, _Loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}: {where}invalid YAML: {problem}") from None
-    return parse_config(raw, str(path), path, root or Path.cwd())
+        raise ConfigError(f"{path}: {yaml_problem(exc)}") from None
+
+
+def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
+    """Load and validate a build config; relative paths are resolved against ``root`` (default: the cwd)."""
+    path = Path(path)
+    return parse_config(read_config(path), str(path), path, root or Path.cwd())

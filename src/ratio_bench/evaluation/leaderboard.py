@@ -19,6 +19,7 @@ import json
 import string
 import unicodedata
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,22 +154,29 @@ def _finite_float(text: str) -> float:
 def group_releases(loaded: list[tuple[str, dict[str, Any]]]) -> tuple[tuple[Release, ...], list[Rejected]]:
     """Entries grouped by manifest hash, best first within each split.
 
-    The hash covers the manifest's name and version, so entries that share a hash but name different releases
-    were edited by hand; none of them can be trusted (which one is right is unknowable), so all are rejected.
+    The hash covers the manifest's name and version, so an entry that shares a hash with others but names a
+    different release was edited by hand. Anyone can submit a file, so such an entry rejects itself only: the
+    release a hash belongs to is the one most of its entries name (on a tie, the one the first file in path
+    order names), and only the entries that name another are rejected.
     """
     by_sha: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for source, entry in loaded:
         by_sha.setdefault(entry["dataset"]["manifest_sha256"], []).append((source, entry))
     releases, rejected = [], []
     for sha, group in by_sha.items():
-        claims = sorted({_release_of(e) for _, e in group})
-        if len(claims) > 1:
-            named = "; ".join(f"{n} {v}" for n, v in claims)
-            reason = f"manifest_sha256 {sha[:SHORT_SHA]}... is claimed for different releases ({named})"
-            rejected += [Rejected(source, reason) for source, _ in group]
-            continue
+        claim = _authoritative_release(group)
+        kept = [(source, e) for source, e in group if _release_of(e) == claim]
+        rejected += [
+            Rejected(
+                source,
+                f"dataset names {' '.join(_release_of(e))}, but manifest_sha256 {sha[:SHORT_SHA]}... is "
+                f"{' '.join(claim)} (named by {len(kept)} other {'entry' if len(kept) == 1 else 'entries'})",
+            )
+            for source, e in group
+            if _release_of(e) != claim
+        ]
         entries = sorted(
-            group,
+            kept,
             key=lambda item: (
                 SPLIT_ORDER.index(item[1]["split"]),
                 -len(item[1]["results"]),  # a specialist scored on one relation never outranks a full entry
@@ -176,9 +184,18 @@ def group_releases(loaded: list[tuple[str, dict[str, Any]]]) -> tuple[tuple[Rele
                 item[0],
             ),
         )
-        releases.append(Release(*claims[0], sha, tuple(e for _, e in entries)))
+        releases.append(Release(*claim, sha, tuple(e for _, e in entries)))
     releases.sort(key=lambda r: (r.name, r.version, r.manifest_sha256))
     return tuple(releases), rejected
+
+
+def _authoritative_release(group: list[tuple[str, dict[str, Any]]]) -> tuple[str, str]:
+    """The (name, version) most entries of one manifest hash name; a tie goes to the first file's."""
+    counts = Counter(_release_of(e) for _, e in group)
+    first: dict[tuple[str, str], str] = {}
+    for source, e in sorted(group, key=lambda item: item[0]):
+        first.setdefault(_release_of(e), source)
+    return min(counts, key=lambda claim: (-counts[claim], first[claim]))
 
 
 def _release_of(entry: dict[str, Any]) -> tuple[str, str]:

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench import __version__
 from ratio_bench.cli_options import parse_assignment
-from ratio_bench.errors import RatioError, UsageError
+from ratio_bench.errors import RatioError, UsageError, field_name, shown
 from ratio_bench.io import artefact_kind, folder_files, read_json_file, staged_dir, write_json
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.cache import EmbeddingCache
@@ -231,6 +231,55 @@ class Index:
         return self.table.num_rows
 
 
+# The fields the searcher reads from each kind of model entry (all text).
+_ENTRY_TEXT = {"bm25": ("name", "setup"), "dense": ("name", "ref", "fingerprint", "vectors", "query_prompt")}
+
+
+def check_manifest(manifest: dict[str, Any], root: Path) -> None:
+    """The manifest's moves and model entries have the shapes the searcher reads, or one line naming the field.
+
+    An index folder may come from someone else: a wrong type here would otherwise surface as a TypeError
+    deep in the searcher."""
+
+    def fail(where: str, what: str, value: Any) -> IndexFolderError:
+        return IndexFolderError(
+            f"--index {root}: manifest.json: {where} must be {what}, not {shown(value)}; rebuild it with `ratio index`"
+        )
+
+    models, moves = manifest.get("models"), manifest.get("moves")
+    if not isinstance(models, dict) or not all(isinstance(m, dict) for m in models.values()):
+        raise fail("models", "a mapping of model entries", models)
+    if not isinstance(moves, dict) or not moves:
+        raise fail("moves", "a mapping of moves to model keys", moves)
+    for move, key in moves.items():
+        if move not in MOVES:
+            raise fail("moves", f"keyed by {', '.join(MOVES)}", move)
+        if not isinstance(key, str) or key not in models:
+            raise fail(f"moves.{field_name(move)}", "the key of one of its models", key)
+    if not isinstance(manifest.get("source"), dict):
+        raise fail("source", "a mapping", manifest.get("source"))
+    if manifest.get("ann") is not None and not isinstance(manifest["ann"], str):
+        raise fail("ann", "null or a string", manifest["ann"])
+    for name, entry in models.items():
+        key = field_name(name)
+        kind = entry.get("kind")
+        if not isinstance(kind, str) or kind not in _ENTRY_TEXT:
+            raise fail(f"models.{key}.kind", "bm25 or dense", kind)
+        for text in _ENTRY_TEXT[kind]:
+            if not isinstance(entry.get(text), str):
+                raise fail(f"models.{key}.{text}", "a string", entry.get(text))
+        prompts = entry.get("query_prompts", {})
+        if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
+            raise fail(f"models.{key}.query_prompts", "a mapping of moves to prompts", prompts)
+        if not isinstance(entry.get("trust_remote_code", False), bool):
+            raise fail(f"models.{key}.trust_remote_code", "true or false", entry["trust_remote_code"])
+        ann_entry = entry.get("ann")
+        if ann_entry is not None and not (
+            isinstance(ann_entry, dict) and all(isinstance(ann_entry.get(f), str) for f in ("kind", "file"))
+        ):
+            raise fail(f"models.{key}.ann", "null or a mapping with a kind and a file", ann_entry)
+
+
 def load_index(path: str | Path) -> Index:
     """Open an index folder, or say in one line why it is not one."""
     root = Path(path)
@@ -244,8 +293,9 @@ def load_index(path: str | Path) -> Index:
     manifest = read_json_file(root / "manifest.json")
     if manifest.get("format") != FORMAT:
         raise IndexFolderError(
-            f"--index {root}: index format {manifest.get('format')}, expected {FORMAT}; rebuild it"
+            f"--index {root}: index format {shown(manifest.get('format'))}, expected {FORMAT}; rebuild it"
         )
+    check_manifest(manifest, root)
     _check_paths(root, manifest)
     try:
         table = pq.read_table(root / "candidates.parquet")
