@@ -188,7 +188,8 @@ def run_silver(
                 "score": pa.array([1] * kept.num_rows, pa.int32()),
             }
         )
-        for config, table in ((rel, kept), (f"{rel}-qrels", qrels)):
+        queries = kept.select(["query_id", "query"]).rename_columns(["id", "text"])
+        for config, table in ((rel, kept), (f"{rel}-qrels", qrels), (f"{rel}-queries", queries)):
             for stale in (root / "data" / config).glob(f"{SILVER}-*.parquet"):
                 stale.unlink()
             # an empty split is left out, as ``ratio build`` does (datasets cannot load one)
@@ -206,8 +207,8 @@ def run_silver(
             "invalid": verdicts.column("status").to_pylist().count("invalid"),
             "kept": kept.num_rows,
         }
-        manifest["rows"][rel][SILVER] = kept.num_rows
-        manifest["rows"][f"{rel}-qrels"][SILVER] = kept.num_rows
+        for config in (rel, f"{rel}-qrels", f"{rel}-queries"):
+            manifest["rows"].setdefault(config, {})[SILVER] = kept.num_rows
 
     manifest["silver"] = {
         "rule": "kept only if both prompts accept (decision true); invalid replies count as rejections",
