@@ -46,3 +46,14 @@ def test_python_m_ratio_bench_is_the_command():
         [sys.executable, "-m", "ratio_bench", "--version"], capture_output=True, text=True, timeout=60
     )
     assert run.returncode == 0 and run.stdout.startswith("ratio-bench ")
+
+
+def test_an_installed_lexicon_is_not_grown_in_place(tmp_path, monkeypatch, capsys):
+    from ratio_bench.cli import main
+
+    (tmp_path / "_data").mkdir()
+    monkeypatch.setattr(resources, "files", lambda package: tmp_path)
+    review = tmp_path / "review.tsv"
+    review.write_text("marker\tdecision\n", encoding="utf-8")
+    assert main(["lexicon", "accept", str(review)]) == 2
+    assert "--lexicon is required" in capsys.readouterr().err
