@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo test test-all lint bench bench-unified clean llama judge-server browser models screenshot
+.PHONY: install demo test test-all wheel-check lint bench bench-unified clean llama judge-server browser models screenshot
 
 install: $(VENV)/.installed
 
@@ -30,6 +30,11 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q -m "not slow"
+
+# The wheel as a user installs it, outside the checkout: build, install with [eval] into a new venv in a temporary
+# folder, then version, lexicon, build --config dev on a corpus sample, check, BM25 and mteb vs ratio score.
+wheel-check:
+	PYTHON=$(PYTHON) RATIO_SHARED_CORPUS=$(CORPUS) bash tests/wheel_smoke.sh
 
 test-all: install llama
 	$(PY) -m pytest -q

@@ -566,6 +566,34 @@ CASES = [
         ["judge-list.yaml", "silver.judge", "must be a mapping"],
         1,
     ),
+    # installed package: shipped presets, no default corpus outside the checkout
+    (
+        "build-preset-without-corpus",
+        ["build", "--config", "dev", "--out", "{tmp}/r"],
+        ["--config dev", "--corpus"],
+        2,
+    ),
+    (
+        "build-unknown-preset",
+        ["build", "--config", "devv", "--out", "{tmp}/r"],
+        ["--config devv", "dev, s2orc"],
+        1,
+    ),
+    ("stats-without-corpus", ["corpus", "stats", "--quiet"], ["paths"], 2),
+    ("mine-without-corpus", ["mine", "--out", "{tmp}/m"], ["--corpus"], 2),
+    (
+        "train-unknown-preset",
+        ["train", "--config", "nope", "--dataset", "{tmp}", "--out", "{tmp}/t"],
+        ["--config nope", "dev/all-MiniLM-L6-v2-generic-address"],
+        1,
+    ),
+    (
+        "train-all-unknown-dir",
+        ["train-all", "--dir", "devel", "--dataset", "{tmp}", "--out", "{tmp}/t"],
+        ["--dir devel", "spec, dev"],
+        1,
+    ),
+    ("mcp-bad-http", ["mcp", "--index", "{tmp}", "--http", "8000"], ["--http 8000", "HOST:PORT"], 2),
 ]
 
 # What each dirty corpus of the fixture rejects (reason: records).

@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ratio_bench.lexicon import cli as lexicon_cli
     from ratio_bench.mining import cli as mining_cli
     from ratio_bench.serve import cli as serve_cli
+    from ratio_bench.serve import mcp as mcp_cli
     from ratio_bench.training import cli as training_cli
 
     for stage in (
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         evaluation_cli,
         judge_cli,
         serve_cli,
+        mcp_cli,
         training_cli,
     ):
         stage.register(sub)
@@ -89,6 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except ModuleNotFoundError as exc:  # an optional extra that is not installed: say which to install
+        from ratio_bench.extras import missing_extra
+
+        missing = missing_extra(exc)
+        if missing is None:
+            return _internal_error(name, exc)
+        print(f"{name}: error: {missing}", file=sys.stderr)
+        return missing.exit_code
     except Exception as exc:
         from ratio_bench import faults
 

@@ -9,12 +9,9 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from ratio_bench.errors import UsageError
-
-DEFAULT_CORPUS = Path("../shared/corpus")
 
 
 def add_reader_options(p: argparse.ArgumentParser) -> None:

@@ -3,8 +3,8 @@ import shutil
 import pytest
 
 from ratio_bench.lexicon import Lexicon, LexiconError, default_lexicon_dir
-from ratio_bench.lexicon.cli import TEMPLATES
 from ratio_bench.lexicon.expand import accept_reviewed, expand, expand_template, write_review
+from ratio_bench.resources import data_path
 
 TERMS = {
     "response": ["address", "mitigate"],
@@ -13,6 +13,9 @@ TERMS = {
     "case": ["observation"],
     "report": ["suggest"],
 }
+
+
+TEMPLATES = data_path("lexicon", "templates")
 
 
 def test_slots_inflection_and_demonstrative_agreement():

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ratio_bench.cli_options import DEFAULT_CORPUS, add_reader_options, reader_settings
+from ratio_bench.cli_options import add_reader_options, reader_settings
 
 
 def cmd_segment(args: argparse.Namespace) -> int:
@@ -80,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         dest="corpus_command", required=True
     )
     p = corpus.add_parser("stats", help="read, section and segment a corpus; print the stage report")
-    p.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_CORPUS], help="files or folders")
+    p.add_argument("paths", nargs="+", type=Path, help="corpus files or folders")
     add_reader_options(p)
     p.add_argument("--rejects", type=Path, help="write one JSON line per rejected or flagged record here")
     p.add_argument("--json", type=Path, help="also write the report as JSON")
@@ -89,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_corpus_stats)
 
     p = corpus.add_parser("export", help="write normalised, sectioned, segmented papers as Parquet")
-    p.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_CORPUS], help="files or folders")
+    p.add_argument("paths", nargs="+", type=Path, help="corpus files or folders")
     p.add_argument(
         "--out", type=Path, required=True, help="Parquet file (schema: corpus.records.PAPER_SCHEMA)"
     )

@@ -18,8 +18,7 @@ from ratio_bench.dataset.assemble import Assembly
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig
 from ratio_bench.dataset.layout import configs_yaml, dataset_info_yaml
 from ratio_bench.lexicon import DISTRACTOR_CATEGORIES, RELATIONS
-
-TEMPLATE = Path(__file__).resolve().parents[3] / "model_cards" / "dataset_card.md"
+from ratio_bench.resources import data_path
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
@@ -143,7 +142,9 @@ def render_card(
     )
     total = sum(n for split in counts.values() for n in split.values())
     size = "1M<n<10M" if total >= 1_000_000 else "100K<n<1M" if total >= 100_000 else "10K<n<100K"
-    return string.Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
+    return string.Template(
+        data_path("model_cards", "dataset_card.md").read_text(encoding="utf-8")
+    ).substitute(
         pretty_name=f"Ratio ({cfg.name})",
         license_name=cfg.license.split(" ")[0] or "other",
         version=cfg.version,

@@ -23,6 +23,8 @@ from ratio_bench.dataset.config import PARTITIONS, BuildConfig, parse_config
 from ratio_bench.dataset.layout import (
     SILVER,
     SPLITS,
+    card_columns,
+    card_configs,
     config_names,
     config_schema,
     corpus_split,
@@ -145,9 +147,10 @@ def _configs_and_splits(r: _ReleaseViews) -> CheckResult:
     header = _card_header(r.root)
     declared = {c["config_name"]: {d["split"]: d["path"] for d in c["data_files"]} for c in header["configs"]}
     problems = []
-    if sorted(declared) != sorted(config_names()):
-        problems.append(f"card declares configs {sorted(declared)}, expected {sorted(config_names())}")
     rows = r.manifest.get("rows") or {}
+    expected_card = card_configs(rows)
+    if sorted(declared) != sorted(expected_card):
+        problems.append(f"card declares configs {sorted(declared)}, expected {sorted(expected_card)}")
     for name in config_names():
         for split in PARTITIONS:
             if split not in (rows.get(name) or {}):
@@ -160,8 +163,13 @@ def _configs_and_splits(r: _ReleaseViews) -> CheckResult:
                 problems.append(f"{name}/{split}: {got:,} rows in the shards, {expected:,} in the manifest")
             if bool(expected) != (split in declared.get(name, {})):
                 problems.append(f"{name}/{split}: declared in the card's header iff it has rows, but is not")
-            elif expected and declared[name][split] != f"data/{name}/{split}-*.parquet":
-                problems.append(f"{name}/{split}: card points at {declared[name][split]}")
+    columns = {c["config_name"]: c.get("columns") for c in header["configs"]}
+    for name, splits in expected_card.items():
+        if name in columns and columns[name] != card_columns(name):
+            problems.append(f"{name}: card reads columns {columns[name]}, not {card_columns(name)}")
+        for split, pattern in splits.items():
+            if name in declared and declared[name].get(split, pattern) != pattern:
+                problems.append(f"{name}/{split}: card points at {declared[name][split]}, not {pattern}")
     n = sum(len(fs) for splits in r.files.values() for fs in splits.values())
     return CheckResult(
         "configs and splits", not problems, _examples(problems) or f"{len(declared)} configs, {n} shards"
@@ -209,7 +217,19 @@ def _qrels(r: _ReleaseViews) -> CheckResult:
              SELECT split, query_id, gold_id, 1 FROM "{rel}"))""")[0][0]
         if n:
             bad.append(f"{rel}: {n:,} rows differ")
-    return CheckResult("qrels match queries", not bad, "; ".join(bad) or "one score-1 judgment per query")
+        n = r.rows(f"""SELECT count(*) FROM (
+            (SELECT split, query_id, query FROM "{rel}" EXCEPT ALL SELECT split, id, text FROM "{rel}-queries")
+            UNION ALL
+            (SELECT split, id, text FROM "{rel}-queries" EXCEPT ALL SELECT split, query_id, query FROM "{rel}"))""")[
+            0
+        ][0]
+        if n:
+            bad.append(f"{rel}-queries: {n:,} rows differ")
+    return CheckResult(
+        "qrels match queries",
+        not bad,
+        "; ".join(bad) or "one score-1 judgment and one (id, text) row in <relation>-queries per query",
+    )
 
 
 def _placed_rows(r: _ReleaseViews) -> str:

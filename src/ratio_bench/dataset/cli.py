@@ -6,8 +6,6 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-
 
 def cmd_build(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.build import build_release
@@ -17,11 +15,16 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ratio_bench.errors import UsageError
     from ratio_bench.faults import note_output
     from ratio_bench.io import prepare_output_dir, report_console
+    from ratio_bench.resources import data_path, is_path, preset
 
     if args.workers < 1:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
-    cfg = load_config(args.config)
-    note_output(f"the work_dir of {args.config.name}", cfg.work_dir)
+    cfg = load_config(preset("dataset_scripts", args.config, "--config"))
+    if not is_path(args.config):  # a shipped preset: its lexicon is the shipped one, its corpus a placeholder
+        if not args.corpus:
+            raise UsageError(f"--config {args.config}: a shipped preset needs --corpus PATH... (your papers)")
+        cfg = dataclasses.replace(cfg, lexicon=data_path(cfg.raw["lexicon"]))
+    note_output(f"the work_dir of {args.config}", cfg.work_dir)
     prepare_output_dir(args.out, KIND, keep=KEEP)  # before the corpus is read: nothing of the user's is lost
     if args.corpus:
         cfg = dataclasses.replace(cfg, corpus=[p.resolve() for p in args.corpus])
@@ -126,7 +129,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_silver)
 
     p = sub.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
-    p.add_argument("--config", type=Path, default=REPO_ROOT / "dataset_scripts" / "dev.yaml")
+    p.add_argument(
+        "--config",
+        default="dev",
+        help="a build config file, or a shipped preset: dev (default) or s2orc (both need --corpus)",
+    )
     p.add_argument("--out", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
     p.add_argument("--corpus", type=Path, nargs="+", help="corpus files or folders (overrides the config's)")
     p.add_argument("--workers", type=int, default=1)

@@ -1,9 +1,10 @@
 """The Hub-ready folder: Parquet shards per config and split, declared in the README's YAML header.
 
 Configs: ``address``, ``broaden``, ``specify`` (queries with their gold; splits train/validation/test), ``corpus``
-(the candidate pool of each partition, shared by the three relations) and ``<relation>-qrels`` (MTEB's
-query-id / corpus-id / score triples). MTEB's three tables therefore come without a second copy of the corpus:
-queries are the relation configs, the corpus is ``corpus`` and the judgments are the qrels configs.
+(the candidate pool of each partition, shared by the three relations), and MTEB's three tables per relation, named
+as mteb's stock ``RetrievalDatasetLoader`` looks for them (subset ``<relation>``): ``<relation>-queries`` (id,
+text), ``<relation>-qrels`` (query-id / corpus-id / score) and ``<relation>-corpus``, which the card points at
+``corpus``'s own shards, so the corpus has one copy however it is loaded.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ratio_bench.dataset.assemble import Assembly, sql_str
 from ratio_bench.dataset.config import PARTITIONS
@@ -41,6 +43,7 @@ QUERY_COLUMNS = f"""query_id, query, gold_id, gold, relation, marker, marker_sta
     date_start, date_end, venue, section, section_category, {WORK_COLUMNS}"""
 CORPUS_COLUMNS = f"id, text, paper_id, date, date_start, date_end, role, {WORK_COLUMNS}"
 QRELS_COLUMNS = """query_id AS "query-id", gold_id AS "corpus-id", CAST(1 AS INTEGER) AS score"""
+QUERIES_COLUMNS = "query_id AS id, query AS text"  # the columns mteb's stock loader reads
 
 
 _STR, _DATE = pa.string(), pa.date32()
@@ -56,17 +59,41 @@ CORPUS_SCHEMA = pa.schema(
     + [("work_id", _STR), ("work_date_start", _DATE), ("work_date_end", _DATE)]
 )
 QRELS_SCHEMA = pa.schema([("query-id", _STR), ("corpus-id", _STR), ("score", pa.int32())])
+QUERIES_SCHEMA = pa.schema([("id", _STR), ("text", _STR)])
 
 
 def config_schema(config: str) -> pa.Schema:
     """The column names and types every shard of ``config`` has (what ``ratio check`` holds a release to)."""
     if config == "corpus":
         return CORPUS_SCHEMA
+    if config.endswith("-queries"):
+        return QUERIES_SCHEMA
     return QRELS_SCHEMA if config.endswith("-qrels") else QUERY_SCHEMA
 
 
 def config_names() -> list[str]:
-    return [*RELATIONS, "corpus", *(f"{r}-qrels" for r in RELATIONS)]
+    """The configs with shards of their own, under ``data/<config>/``."""
+    return [*RELATIONS, "corpus", *(f"{r}-{t}" for t in ("qrels", "queries") for r in RELATIONS)]
+
+
+def card_configs(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, str]]:
+    """Every config the card declares, with its splits' file patterns (a split without rows is left out).
+
+    Besides :func:`config_names`, ``<relation>-corpus`` has a split for each split of the relation's queries
+    and points at the shards of the ``corpus`` split they retrieve from (silver: test's), read with the
+    columns of :func:`card_columns`.
+    """
+    declared = {
+        name: {s: f"data/{name}/{s}-*.parquet" for s in SPLITS if counts.get(name, {}).get(s)}
+        for name in config_names()
+    }
+    for rel in RELATIONS:
+        declared[f"{rel}-corpus"] = {
+            s: f"data/corpus/{corpus_split(s)}-*.parquet"
+            for s in SPLITS
+            if counts.get(f"{rel}-queries", {}).get(s) and counts["corpus"].get(corpus_split(s))
+        }
+    return declared
 
 
 def _copy(
@@ -100,17 +127,15 @@ def write_data(asm: Assembly, root: Path, rows_per_shard: int = ROWS_PER_SHARD) 
             _copy(
                 asm, f"SELECT {QUERY_COLUMNS} {where}", "query_id", root / "data" / rel, part, rows_per_shard
             )
-            _copy(
-                asm,
-                f"SELECT {QRELS_COLUMNS} {where}",
-                '"query-id"',
-                root / "data" / f"{rel}-qrels",
-                part,
-                rows_per_shard,
-            )
+            for config, columns, order in (
+                ("qrels", QRELS_COLUMNS, '"query-id"'),
+                ("queries", QUERIES_COLUMNS, "id"),
+            ):
+                folder = root / "data" / f"{rel}-{config}"
+                _copy(asm, f"SELECT {columns} {where}", order, folder, part, rows_per_shard)
             n = asm.con.execute(f"SELECT count(*) {where}").fetchone()[0]
-            counts.setdefault(rel, {})[part] = n
-            counts.setdefault(f"{rel}-qrels", {})[part] = n
+            for config in (rel, f"{rel}-qrels", f"{rel}-queries"):
+                counts.setdefault(config, {})[part] = n
     for part in PARTITIONS:
         select = f"SELECT {CORPUS_COLUMNS} FROM candidates WHERE partition = '{part}'"
         _copy(asm, select, "id", root / "data" / "corpus", part, rows_per_shard)
@@ -120,6 +145,12 @@ def write_data(asm: Assembly, root: Path, rows_per_shard: int = ROWS_PER_SHARD) 
     return counts
 
 
+def card_columns(config: str) -> list[str] | None:
+    """The columns a config reads from its shards (None: all). ``<relation>-corpus`` reads id and text only:
+    mteb's loader hands every column to its data loader, which cannot batch the date columns."""
+    return ["id", "text"] if config.endswith("-corpus") else None
+
+
 def dataset_info_yaml(root: Path, counts: dict[str, dict[str, int]]) -> str:
     """The ``dataset_info:`` block: split sizes per config (rows, and bytes of the Parquet files).
 
@@ -127,17 +158,17 @@ def dataset_info_yaml(root: Path, counts: dict[str, dict[str, int]]) -> str:
     folder name, so a rebuilt release is never served from the cache of an older one.
     """
     lines = ["dataset_info:"]
-    for name in config_names():
-        size = sum(p.stat().st_size for p in (root / "data" / name).glob("*.parquet"))
+    for name, splits in card_configs(counts).items():
+        size = sum(p.stat().st_size for pattern in set(splits.values()) for p in root.glob(pattern))
         lines += [f"- config_name: {name}", "  splits:"]
-        for part in SPLITS:
-            if counts[name].get(part):
-                nbytes = sum(p.stat().st_size for p in (root / "data" / name).glob(f"{part}-*.parquet"))
-                lines += [
-                    f"  - name: {part}",
-                    f"    num_bytes: {nbytes}",
-                    f"    num_examples: {counts[name][part]}",
-                ]
+        for part, pattern in splits.items():
+            files = sorted(root.glob(pattern))
+            rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+            lines += [
+                f"  - name: {part}",
+                f"    num_bytes: {sum(f.stat().st_size for f in files)}",
+                f"    num_examples: {rows}",
+            ]
         lines += [f"  download_size: {size}"]
     return "\n".join(lines)
 
@@ -148,14 +179,13 @@ def configs_yaml(counts: dict[str, dict[str, int]]) -> str:
     Empty splits are left out (``datasets`` cannot load a split without rows); the card's tables show them as 0.
     """
     lines = ["configs:"]
-    for name in config_names():
-        lines.append(f"- config_name: {name}")
-        lines.append("  data_files:")
-        for part in SPLITS:
-            if not counts[name].get(part):
-                continue
-            lines.append(f"  - split: {part}")
-            lines.append(f"    path: data/{name}/{part}-*.parquet")
+    for name, splits in card_configs(counts).items():
+        lines += [f"- config_name: {name}"]
+        if card_columns(name):
+            lines += [f"  columns: [{', '.join(card_columns(name))}]"]
+        lines += ["  data_files:"]
+        for part, pattern in splits.items():
+            lines += [f"  - split: {part}", f"    path: {pattern}"]
     return "\n".join(lines)
 
 

@@ -241,7 +241,8 @@ def _write_silver(
                 "score": pa.array([1] * kept.num_rows, pa.int32()),
             }
         )
-        for config, table in ((rel, kept), (f"{rel}-qrels", qrels)):
+        queries = kept.select(["query_id", "query"]).rename_columns(["id", "text"])
+        for config, table in ((rel, kept), (f"{rel}-qrels", qrels), (f"{rel}-queries", queries)):
             for stale in (stage / "data" / config).glob(f"{SILVER}-*.parquet"):
                 stale.unlink()  # the staging folder's link: the release in place keeps its file
             # an empty split is left out, as ``ratio build`` does (datasets cannot load one)
@@ -259,8 +260,8 @@ def _write_silver(
             "invalid": verdicts.column("status").to_pylist().count("invalid"),
             "kept": kept.num_rows,
         }
-        manifest["rows"][rel][SILVER] = kept.num_rows
-        manifest["rows"][f"{rel}-qrels"][SILVER] = kept.num_rows
+        for config in (rel, f"{rel}-qrels", f"{rel}-queries"):
+            manifest["rows"].setdefault(config, {})[SILVER] = kept.num_rows
     return sizes
 
 

@@ -1,24 +1,31 @@
-"""MTEB retrieval tasks ``RatioAddress``, ``RatioBroaden`` and ``RatioSpecify``.
+"""MTEB retrieval tasks ``RatioAddress``, ``RatioBroaden`` and ``RatioSpecify``, loaded by mteb's stock loader.
 
-Each task reads a release through ``datasets`` (a local release folder or a Hub repo id, from the task's
-``dataset_path``, default ``$RATIO_DATASET`` or ``ratio``): queries from the relation config, the shared corpus
-from ``corpus`` and judgments from ``<relation>-qrels``. So ``mteb.evaluate(model, tasks=ratio_tasks())``
-works with any MTEB model; ``ratio score --via mteb`` runs the same evaluation through mteb for comparison
-(mteb encodes the shared corpus once per task, which is what ``ratio score`` avoids).
+Each task is a plain ``AbsTaskRetrieval`` with no loader of its own: its hf_subset is the relation, so mteb's
+``RetrievalDatasetLoader`` reads the release's ``<relation>-queries``, ``<relation>-corpus`` (the shared corpus's
+own shards) and ``<relation>-qrels`` configs, from the Hub repo or local release folder named by
+``metadata.dataset``. The classes point at the published release; :func:`ratio_tasks` points instances at any
+other (``ratio score --via mteb`` passes the local folder). ``eval/mteb/ratio_retrieval.py`` is the same task file
+in the form of a pull request to mteb, kept identical by a test. A unified model's per-move instructions reach
+mteb as ``model_prompts`` keyed ``<task name>-query`` (:func:`model_prompts`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from ratio_bench.dataset.layout import corpus_split
+from mteb.abstasks.retrieval import AbsTaskRetrieval
+from mteb.abstasks.task_metadata import TaskMetadata
+
 from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint
 
+# The published release (``ratio publish`` tags it with its version); a task for another release or a local
+# folder is made by ratio_tasks(dataset_path=..., revision=...).
+HUB_DATASET = {"path": "ratio-bench/ratio", "revision": "1.0.0"}
 _DESCRIPTIONS = {
     "address": "Given a sentence stating a problem, retrieve a sentence from other papers with an approach or "
     "insight that can help address it.",
@@ -33,73 +40,77 @@ _BIBTEX = (
 )
 
 
-def _task_class(relation: str):
-    from mteb.abstasks.retrieval import AbsTaskRetrieval
-    from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
-    from mteb.abstasks.task_metadata import TaskMetadata
+def _metadata(relation: str) -> TaskMetadata:
+    return TaskMetadata(
+        name=f"Ratio{relation.capitalize()}",
+        description=_DESCRIPTIONS[relation],
+        reference="https://github.com/ratio-bench/ratio",
+        dataset=dict(HUB_DATASET),
+        type="Retrieval",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs={relation: ["eng-Latn"]},  # the hf_subset: the stock loader reads <relation>-* configs
+        main_score="mrr_at_10",
+        date=("2015-01-01", "2026-05-05"),
+        domains=["Academic", "Written"],
+        task_subtypes=[],
+        license="not specified",
+        annotations_creators="derived",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=_BIBTEX,
+    )
 
-    class RatioTask(AbsTaskRetrieval):
-        metadata = TaskMetadata(
-            name=f"Ratio{relation.capitalize()}",
-            description=_DESCRIPTIONS[relation],
-            reference="https://github.com/ratio-bench/ratio",
-            dataset={"path": "ratio", "revision": "local"},
-            type="Retrieval",
-            category="t2t",
-            modalities=["text"],
-            eval_splits=["test"],
-            eval_langs=["eng-Latn"],
-            main_score="mrr_at_10",
-            date=("2015-01-01", "2026-05-05"),
-            domains=["Academic", "Written"],
-            task_subtypes=[],
-            license="not specified",
-            annotations_creators="derived",
-            dialect=[],
-            sample_creation="found",
-            bibtex_citation=_BIBTEX,
-        )
 
-        def __init__(
-            self, dataset_path: str | None = None, splits: Sequence[str] | None = None, **kwargs: Any
-        ):
-            super().__init__(**kwargs)
-            self.dataset_path = dataset_path or os.environ.get("RATIO_DATASET", "ratio")
-            if splits:
-                self.metadata = self.metadata.model_copy(update={"eval_splits": list(splits)})
+class RatioAddress(AbsTaskRetrieval):
+    metadata = _metadata("address")
 
-        def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
-            if self.data_loaded:
-                return
-            from datasets import load_dataset
 
-            self.dataset = {"default": {}}
-            for split in self.metadata.eval_splits:
-                queries = load_dataset(self.dataset_path, relation, split=split)
-                corpus = load_dataset(self.dataset_path, "corpus", split=corpus_split(split))
-                qrels = load_dataset(self.dataset_path, f"{relation}-qrels", split=split)
-                relevant: dict[str, dict[str, int]] = {}
-                for row in qrels:
-                    relevant.setdefault(row["query-id"], {})[row["corpus-id"]] = int(row["score"])
-                self.dataset["default"][split] = RetrievalSplitData(
-                    queries=queries.select_columns(["query_id", "query"]).rename_columns(
-                        {"query_id": "id", "query": "text"}
-                    ),
-                    corpus=corpus.select_columns(["id", "text"]),
-                    relevant_docs=relevant,
-                    top_ranked=None,
-                )
-            self.data_loaded = True
+class RatioBroaden(AbsTaskRetrieval):
+    metadata = _metadata("broaden")
 
-    RatioTask.__name__ = RatioTask.__qualname__ = f"Ratio{relation.capitalize()}"
-    return RatioTask
+
+class RatioSpecify(AbsTaskRetrieval):
+    metadata = _metadata("specify")
+
+
+TASKS: dict[str, type[AbsTaskRetrieval]] = {
+    "address": RatioAddress,
+    "broaden": RatioBroaden,
+    "specify": RatioSpecify,
+}
 
 
 def ratio_tasks(
-    relations: Sequence[str] = RELATIONS, dataset_path: str | None = None, splits: Sequence[str] | None = None
-) -> list:
-    """Instances of the Ratio MTEB tasks for ``relations``, reading ``dataset_path``."""
-    return [_task_class(r)(dataset_path=dataset_path, splits=splits) for r in relations]
+    relations: Sequence[str] = RELATIONS,
+    dataset_path: str | Path | None = None,
+    splits: Sequence[str] | None = None,
+    revision: str | None = None,
+) -> list[AbsTaskRetrieval]:
+    """Task instances for ``relations`` reading ``dataset_path`` (a Hub repo id or a local release folder) at
+    ``revision`` (a tag or commit; a local folder has none), default the published release."""
+    tasks = []
+    for relation in relations:
+        task = TASKS[relation]()
+        update: dict[str, Any] = {}
+        if dataset_path is not None:
+            update["dataset"] = {"path": str(dataset_path), "revision": revision or "local"}
+        if splits:
+            update["eval_splits"] = list(splits)
+        task.metadata = task.metadata.model_copy(update=update)
+        tasks.append(task)
+    return tasks
+
+
+def model_prompts(setup: ModelSetup, relations: Sequence[str]) -> dict[str, str]:
+    """mteb's ``model_prompts`` for ``setup``: its query and document prompts, and for a unified model each
+    move's instruction under ``<task name>-query``, which mteb prefers over the plain query prompt."""
+    prompts = {"query": setup.query_prompt, "document": setup.document_prompt}
+    for relation in relations:
+        if setup.prompt_for(relation) != setup.query_prompt:
+            prompts[f"{TASKS[relation].metadata.name}-query"] = setup.prompt_for(relation)
+    return {key: text for key, text in prompts.items() if text}
 
 
 def _serve_ratio_embeddings(model: Any, setup: ModelSetup, dataset_path, split: str, relations) -> None:
@@ -157,17 +168,19 @@ def score_with_mteb(
         raise RatioError(
             "--via mteb scores dense sentence-transformers models only; score BM25 without --via"
         )
-    prompts = {k: v for k, v in (("query", setup.query_prompt), ("document", setup.document_prompt)) if v}
     check_model_folder(setup.path, setup.trust_remote_code)
-    model = SentenceTransformer(
-        setup.path, prompts=prompts or None, trust_remote_code=setup.trust_remote_code, local_files_only=True
-    )
+    model = SentenceTransformer(setup.path, trust_remote_code=setup.trust_remote_code, local_files_only=True)
+    model.prompts = {}  # the setup's prompts, not those saved with the model (setup `none` means none)
+    encoder = mteb.SentenceTransformerEncoderWrapper(model)
+    # Set after construction: mteb validates prompt keys against the task names it ships, which lists the Ratio
+    # tasks only once eval/mteb/ratio_retrieval.py is merged there; until then it would drop the per-move keys.
+    encoder.model_prompts = model_prompts(setup, relations)
     start = time.perf_counter()
     if reuse_embeddings:
         _serve_ratio_embeddings(model, setup, dataset_path, split, relations)
-    tasks = ratio_tasks(relations, str(dataset_path), [split])
+    tasks = ratio_tasks(relations, dataset_path, [split])
     result = mteb.evaluate(
-        model, tasks, cache=None, encode_kwargs={"batch_size": batch_size}, show_progress_bar=False
+        encoder, tasks, cache=None, encode_kwargs={"batch_size": batch_size}, show_progress_bar=False
     )
     metrics = {}
     for task_result in result.task_results:

@@ -22,7 +22,6 @@ from ratio_bench.lexicon import RELATIONS
 if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
     from ratio_bench.evaluation.evaluate import ScoreResult
 
-SCHEMA_PATH = Path(__file__).resolve().parents[3] / "eval" / "submission.schema.json"
 TASK_NAMES = {"address": "RatioAddress", "broaden": "RatioBroaden", "specify": "RatioSpecify"}
 MAIN_SCORE = "mrr_at_10"
 # The metrics every table shows (key in ``results``, column label); the schema requires them.
@@ -149,7 +148,9 @@ def validate_submission(entry: Any) -> None:
         raise SubmissionError(
             f"invalid submission at {'/'.join(where) or '(root)'}: NaN and infinities are not numbers in JSON"
         )
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    from ratio_bench.resources import data_path
+
+    schema = json.loads(data_path("eval", "submission.schema.json").read_text(encoding="utf-8"))
     errors = sorted(
         jsonschema.Draft202012Validator(schema).iter_errors(entry), key=lambda e: list(map(str, e.path))
     )

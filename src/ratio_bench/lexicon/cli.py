@@ -5,17 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ratio_bench.errors import RatioError
-
-TEMPLATES = Path(__file__).resolve().parents[3] / "lexicon" / "templates"
+from ratio_bench.errors import RatioError, UsageError
 
 
 def cmd_lexicon_check(args: argparse.Namespace) -> int:
-    from ratio_bench.lexicon import Lexicon
+    from ratio_bench.lexicon import Lexicon, default_lexicon_dir
 
     lex = Lexicon.load(args.lexicon)
     conflicts = lex.connective_conflicts()
-    print(f"lexicon {lex.version} sha256={lex.fingerprint()}")
+    print(f"lexicon {lex.version} sha256={lex.fingerprint()} ({args.lexicon or default_lexicon_dir()})")
     for label, n in lex.labels().items():
         print(f"  {label:22s} {n:5d}")
     print(f"  connective rules       {len(lex.connectives):5d}")
@@ -27,8 +25,9 @@ def cmd_lexicon_check(args: argparse.Namespace) -> int:
 def cmd_lexicon_expand(args: argparse.Namespace) -> int:
     from ratio_bench.lexicon import Lexicon
     from ratio_bench.lexicon.expand import expand, write_review
+    from ratio_bench.resources import data_path
 
-    candidates = expand(args.templates, args.relation)
+    candidates = expand(args.templates or data_path("lexicon", "templates"), args.relation)
     counts = write_review(args.out, candidates, Lexicon.load(args.lexicon))
     print(
         f"{len(candidates):,} candidates -> {args.out} (new {counts['new']:,}, already in the lexicon "
@@ -41,7 +40,13 @@ def cmd_lexicon_expand(args: argparse.Namespace) -> int:
 def cmd_lexicon_accept(args: argparse.Namespace) -> int:
     from ratio_bench.lexicon import default_lexicon_dir
     from ratio_bench.lexicon.expand import accept_reviewed
+    from ratio_bench.resources import installed
 
+    if args.lexicon is None and installed():
+        raise UsageError(
+            "--lexicon is required: the shipped lexicon is part of the installed package; copy it "
+            "(ratio lexicon check prints where it is) and pass --lexicon COPY"
+        )
     added = accept_reviewed(args.review, args.lexicon or default_lexicon_dir(), args.stage)
     print(
         f"added with stage {args.stage!r}: " + (", ".join(f"{r}={n}" for r, n in added.items()) or "nothing")
@@ -123,8 +128,6 @@ def cmd_lexicon_discover(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.cli_options import DEFAULT_CORPUS
-
     lex = sub.add_parser("lexicon", help="marker lexicon tools").add_subparsers(
         dest="lexicon_command", required=True
     )
@@ -133,7 +136,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_lexicon_check)
 
     p = lex.add_parser("expand", help="expand Hearst-style templates into a review file of candidates")
-    p.add_argument("--templates", type=Path, default=TEMPLATES, help="templates folder (with terms/)")
+    p.add_argument(
+        "--templates", type=Path, help="templates folder with terms/ (default: the shipped lexicon/templates)"
+    )
     p.add_argument(
         "--relation",
         action="append",
@@ -173,7 +178,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_lexicon_llm_classify)
 
     p = lex.add_parser("discover", help="most frequent sentence-initial comma-terminated spans of a corpus")
-    p.add_argument("--corpus", nargs="+", type=Path, default=[DEFAULT_CORPUS])
+    p.add_argument("--corpus", nargs="+", type=Path, required=True, help="corpus files or folders")
     p.add_argument("--top", type=int, default=400)
     p.add_argument("--max-words", type=int, default=7)
     p.add_argument("--limit", type=int, default=0, help="stop after N papers (0: all)")

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from ratio_bench.corpus.cleaning import MAX_MARKER_WORDS
 from ratio_bench.errors import RatioError
+from ratio_bench.resources import data_path
 from ratio_bench.yamlio import load_yaml
 
 RELATIONS: tuple[str, ...] = ("address", "broaden", "specify")
@@ -37,8 +38,8 @@ def normalise_marker(text: str) -> str:
 
 
 def default_lexicon_dir() -> Path:
-    """``lexicon/v1`` of the source checkout (the published lexicon)."""
-    return Path(__file__).resolve().parents[3] / "lexicon" / "v1"
+    """``lexicon/v1``, the published lexicon, as shipped with the package."""
+    return data_path("lexicon", "v1")
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,10 @@ class Lexicon:
         root = Path(directory) if directory else default_lexicon_dir()
         manifest_path = root / "lexicon.yaml"
         if not manifest_path.exists():
-            raise LexiconError(f"{manifest_path}: missing lexicon manifest")
+            raise LexiconError(
+                f"{root}: not a lexicon folder (missing lexicon manifest lexicon.yaml); "
+                "give a folder laid out like the shipped lexicon/v1 (--lexicon)"
+            )
         manifest = load_yaml(manifest_path.read_text(encoding="utf-8"))
         entries: list[MarkerEntry] = []
         for label, spec in manifest["labels"].items():

@@ -54,11 +54,11 @@ def cmd_mine_stats(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.cli_options import DEFAULT_CORPUS, add_reader_options
+    from ratio_bench.cli_options import add_reader_options
     from ratio_bench.mining.run import EXECUTORS
 
     p = sub.add_parser("mine", help="mine (query, marker, gold) tuples and distractors from a corpus")
-    p.add_argument("--corpus", nargs="+", type=Path, default=[DEFAULT_CORPUS], help="corpus files or folders")
+    p.add_argument("--corpus", nargs="+", type=Path, required=True, help="corpus files or folders")
     p.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
     p.add_argument("--workers", type=int, default=1, help="tasks run at once (local executor)")
     p.add_argument("--executor", choices=EXECUTORS, default="local", help="datatrove executor")

@@ -24,10 +24,10 @@ from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.leaderboard import markdown_text, parse_entry, read_entry
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.io import atomic_open, write_json
+from ratio_bench.resources import data_path
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SUMMARY_SCHEMA
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
 
-TEMPLATE = Path(__file__).resolve().parents[3] / "model_cards" / "model_card.md"
 MARKER = "<!-- ratio-model-card:"
 CARD_RESULTS = "card-results.json"  # the results last given to the card, so a re-render keeps them
 ST_START, ST_END = "<!-- sentence-transformers card: start -->", "<!-- sentence-transformers card: end -->"
@@ -353,7 +353,8 @@ def render_card(
         "licence": licence_md,
         "st_details": f"{ST_START}\n{st_details(folder / 'best' / 'README.md')}\n{ST_END}",
     }
-    return string.Template(TEMPLATE.read_text(encoding="utf-8")).substitute(values)
+    template = data_path("model_cards", "model_card.md").read_text(encoding="utf-8")
+    return string.Template(template).substitute(values)
 
 
 def write_card(

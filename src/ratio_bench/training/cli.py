@@ -7,11 +7,14 @@ from pathlib import Path
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from ratio_bench.extras import require
+    from ratio_bench.resources import preset
     from ratio_bench.training.config import load_config
     from ratio_bench.training.run import train
 
+    require("train")
     summary = train(
-        load_config(args.config),
+        load_config(preset("training", args.config, "--config")),
         args.dataset,
         args.out,
         args.trial,
@@ -32,11 +35,18 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_train_all(args: argparse.Namespace) -> int:
+    from ratio_bench.extras import require
+    from ratio_bench.resources import preset_dir
     from ratio_bench.training.card import write_card
     from ratio_bench.training.run import train_all
 
+    require("train")
     for summary in train_all(
-        args.dir, args.dataset, args.out, args.trust_remote_code, show_progress=not args.quiet
+        preset_dir("training", args.dir, "--dir", top="spec"),
+        args.dataset,
+        args.out,
+        args.trust_remote_code,
+        show_progress=not args.quiet,
     ):
         if not summary:
             continue
@@ -65,7 +75,12 @@ def cmd_publish_models(args: argparse.Namespace) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("train", help="fine-tune a retriever: every trial of one training config, best kept")
-    p.add_argument("--config", type=Path, required=True, help="a training config (training/*.yaml)")
+    p.add_argument(
+        "--config",
+        required=True,
+        help="a training config file, or a shipped one by name (all-mpnet-base-v2-generic-address, "
+        "dev/all-MiniLM-L6-v2-generic-address, ...)",
+    )
     p.add_argument("--dataset", type=Path, required=True, help="a release folder (ratio build --out)")
     p.add_argument("--out", type=Path, required=True, help="output folder (best/, summary.json, trials/)")
     p.add_argument("--trial", type=int, default=None, metavar="K", help="run only trial K (0-based)")
@@ -74,7 +89,11 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("train-all", help="every training config of a folder, resumable")
-    p.add_argument("--dir", type=Path, required=True, help="folder of training configs (e.g. training/dev)")
+    p.add_argument(
+        "--dir",
+        required=True,
+        help="a folder of training configs, or a shipped one: spec (the spec's setups), dev, dev/ablations",
+    )
     p.add_argument("--dataset", type=Path, required=True, help="a release folder (ratio build --out)")
     p.add_argument("--out", type=Path, required=True, help="output folder: one subfolder per config")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")

@@ -1,0 +1,49 @@
+"""Which optional extra of ``ratio-bench`` a missing module belongs to, so the fix is one ``pip install`` line.
+
+The base install reads releases, builds them and scores BM25 and sentence-transformers models; the rest comes
+with extras (``pyproject.toml``). A command that imports a module of a missing extra fails with
+:class:`MissingExtraError` naming the extra, whether the import is checked up front (:func:`require`) or
+fails deep inside a command (``ratio``'s main loop turns that ``ModuleNotFoundError`` into the same error).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from ratio_bench.errors import RatioError
+
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "eval": ("mteb", "matplotlib"),
+    "train": ("accelerate",),
+    "serve": ("fastapi", "uvicorn", "starlette", "mcp"),
+    "judge": ("openai", "krippendorff"),
+    "compare": ("blingfire", "pysbd", "syntok"),
+}
+_EXTRA_OF = {module: extra for extra, modules in EXTRAS.items() for module in modules}
+
+
+class MissingExtraError(RatioError):
+    """A command needs an optional dependency that is not installed."""
+
+    def __init__(self, module: str, extra: str):
+        super().__init__(
+            f"this needs {module}, which comes with the {extra} extra: pip install 'ratio-bench[{extra}]'"
+        )
+        self.module, self.extra = module, extra
+
+
+def missing_extra(exc: ModuleNotFoundError) -> MissingExtraError | None:
+    """The extra whose module ``exc`` failed to import, or None when the module belongs to no extra (a bug)."""
+    top = (exc.name or "").split(".")[0]
+    return MissingExtraError(top, _EXTRA_OF[top]) if top in _EXTRA_OF else None
+
+
+def require(extra: str) -> None:
+    """Fail now, with the install line, if a module of ``extra`` is missing (before minutes of loading data).
+
+    For modules whose absence would otherwise surface as another library's own ImportError (``transformers``
+    asks for accelerate in its own words) or only after a long first stage.
+    """
+    for module in EXTRAS[extra]:
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtraError(module, extra)

@@ -1,0 +1,120 @@
+"""``ratio mcp``: inspiration search as tools for agents, over the Model Context Protocol (the official SDK).
+
+Two tools over one loaded index: ``search_inspirations(text, moves, k)``, the answer and provenance of ``POST
+/api/search`` (the same :class:`~ratio_bench.serve.search.Searcher`, the same limits: 1 to 2,000 characters, k
+from 1 to 100, moves of the index), and ``describe_index()``, the body of ``GET /api/health``. A query the
+searcher refuses is a tool error carrying the API's message, so an agent reads what to change. Transports: stdio
+(an agent starts ``ratio mcp`` itself) or streamable HTTP (``--http HOST:PORT``, path ``/mcp``, loopback by
+default as ``ratio serve`` is).
+"""
+
+# No ``from __future__ import annotations``: the SDK reads the tools' annotations (the input schema) at runtime,
+# and they name types imported inside create_server (mcp and pydantic are the serve extra's, imported lazily).
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from ratio_bench.errors import UsageError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from starlette.applications import Starlette
+
+    from ratio_bench.serve.search import Searcher
+
+MCP_PATH = "/mcp"
+
+
+def create_server(searcher: "Searcher") -> "MCPServer":
+    """The MCP server over a loaded searcher (tests pass one built in-process)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import Field
+
+    from ratio_bench import __version__
+    from ratio_bench.serve.app import SearchResponse
+    from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError
+
+    server = MCPServer(
+        "ratio",
+        version=__version__,
+        instructions="Find sentences from other papers that address, broaden or specify a given sentence "
+        "(a problem, a claim, an idea), with the paper each comes from.",
+        log_level="WARNING",
+    )
+
+    @server.tool()
+    def search_inspirations(
+        text: Annotated[
+            str,
+            Field(description=f"the sentence to find inspirations for (1 to {MAX_QUERY_CHARS:,} characters)"),
+        ],
+        moves: Annotated[
+            list[str] | None,
+            Field(description="a subset of the index's moves: address, broaden, specify (default: all)"),
+        ] = None,
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="results per move")] = DEFAULT_K,
+    ) -> SearchResponse:
+        """Top-k sentences per ideation move: Address (approaches to the stated problem), Broaden (the statement
+        at a broader scope), Specify (a concrete case of it); each with its score, paper id, title, date,
+        venue, section and source link."""
+        try:
+            results = searcher.search(text, moves, k)
+        except QueryError as e:  # the API's own checks and messages (empty or too long text, unknown move)
+            raise ToolError(str(e)) from e
+        return SearchResponse(query=text, k=k, results=results)
+
+    @server.tool()
+    def describe_index() -> dict[str, Any]:
+        """The index's moves, candidate count, model per move, search mode, source and query limits."""
+        return searcher.describe()
+
+    return server
+
+
+def http_app(server: "MCPServer", host: str) -> "Starlette":
+    """The streamable HTTP app at ``/mcp`` (with the SDK's DNS-rebinding protection for ``host``)."""
+    return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8000`` for IPv6) from ``--http``."""
+    host, sep, port = value.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise UsageError(f"--http {value}: give HOST:PORT, e.g. 127.0.0.1:8765 (PORT 0: any free port)")
+    return host, int(port)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from ratio_bench.extras import require
+    from ratio_bench.serve.cli import _listen, _searcher
+
+    require("serve")
+    address = _host_port(args.http) if args.http else None
+    sock = _listen(*address) if address else None  # a taken port fails before minutes of loading models
+    server = create_server(_searcher(args))
+    if sock is None:
+        server.run("stdio")  # stdout is the protocol channel: everything else goes to stderr
+        return 0
+    import uvicorn
+
+    port = sock.getsockname()[1]
+    print(
+        f"MCP server on http://{args.http.rpartition(':')[0]}:{port}{MCP_PATH} (Ctrl-C stops)",
+        file=sys.stderr,
+    )
+    app = http_app(server, address[0])
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("mcp", help="serve an index's search as MCP tools for agents (stdio, or --http)")
+    p.add_argument("--index", type=Path, required=True, help="an index folder built by `ratio index`")
+    p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
+    p.add_argument(
+        "--http", metavar="HOST:PORT", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
+    p.set_defaults(func=cmd_mcp)

@@ -1,0 +1,89 @@
+"""The Ratio MTEB tasks: plain module-level mteb tasks read by mteb's stock loader, per-move prompts included."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mteb")
+
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader  # noqa: E402
+from sentence_transformers import SentenceTransformer  # noqa: E402
+from tests.training.conftest import build_tiny  # noqa: E402
+
+from ratio_bench.evaluation import mteb_tasks  # noqa: E402
+from ratio_bench.evaluation.evaluate import load_split, score  # noqa: E402
+from ratio_bench.lexicon import RELATIONS  # noqa: E402
+from ratio_bench.retrieval.cache import EmbeddingCache  # noqa: E402
+from ratio_bench.retrieval.registry import ModelSetup  # noqa: E402
+
+TASK_FILE = Path(__file__).resolve().parents[2] / "eval" / "mteb" / "ratio_retrieval.py"
+
+
+def test_tasks_are_module_level_classes_pointing_at_the_published_release(tmp_path):
+    for relation, cls in mteb_tasks.TASKS.items():
+        assert cls is getattr(mteb_tasks, cls.__qualname__) and cls.__qualname__ == cls.metadata.name
+        assert cls.metadata.dataset == mteb_tasks.HUB_DATASET and cls.metadata.hf_subsets == [relation]
+    [task] = mteb_tasks.ratio_tasks(["broaden"], tmp_path, ["validation"], revision="v2")
+    assert task.metadata.dataset == {"path": str(tmp_path), "revision": "v2"}
+    assert task.metadata.eval_splits == ["validation"]
+    assert mteb_tasks.RatioBroaden.metadata.dataset == mteb_tasks.HUB_DATASET  # the class is left alone
+
+
+def test_the_contributed_task_file_is_the_package_tasks():
+    spec = importlib.util.spec_from_file_location("ratio_retrieval", TASK_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for cls in mteb_tasks.TASKS.values():
+        theirs = getattr(module, cls.__qualname__)
+        assert theirs.metadata.model_dump() == cls.metadata.model_dump()
+
+
+def test_the_stock_loader_reads_a_release_without_a_second_corpus(small_release):
+    ours = load_split(small_release, "test", ["address"])
+    data = RetrievalDatasetLoader(str(small_release), "local", split="test", config="address").load()
+    qids, texts, golds = ours.queries["address"]
+    assert list(data["queries"]["id"]) == qids and list(data["queries"]["text"]) == texts
+    assert data["corpus"].column_names == ["id", "text"]
+    assert list(data["corpus"]["id"]) == ours.corpus_ids and list(data["corpus"]["text"]) == ours.corpus_texts
+    assert data["relevant_docs"] == {q: {g: 1} for q, g in zip(qids, golds, strict=True)}
+    assert not (small_release / "data" / "address-corpus").exists()  # the card points at data/corpus
+
+
+def test_a_unified_models_move_instructions_reach_mteb(small_release, tmp_path, monkeypatch):
+    monkeypatch.setenv("RATIO_CACHE", str(tmp_path / "cache"))
+    model = build_tiny("bert", tmp_path)
+    instructions = {"address": "Find a fix: ", "specify": "Find an example: "}
+    setup = ModelSetup(
+        "tiny unified",
+        "dense",
+        str(model),
+        "saved",
+        "query: ",
+        "document: ",
+        query_prompts=tuple(instructions.items()),
+    )
+    assert mteb_tasks.model_prompts(setup, RELATIONS) == {
+        "query": "query: ",
+        "document": "document: ",
+        "RatioAddress-query": "Find a fix: ",
+        "RatioSpecify-query": "Find an example: ",
+    }
+    seen = []
+    encode_query = SentenceTransformer.encode_query
+
+    def spy(self, sentences, *args, **kwargs):
+        seen.append(kwargs.get("prompt"))
+        return encode_query(self, sentences, *args, **kwargs)
+
+    monkeypatch.setattr(SentenceTransformer, "encode_query", spy)
+    relations = ["address", "specify"]  # the train split has queries of both
+    theirs = mteb_tasks.score_with_mteb(setup, small_release, "train", relations)
+    assert sorted(seen) == sorted(instructions.values())
+    ours = score(setup, load_split(small_release, "train", relations), EmbeddingCache(tmp_path / "c"))
+    for relation in relations:  # mteb rounds nDCG, MAP, recall and precision to 5 decimals (not MRR)
+        for key in ("mrr_at_10", "ndcg_at_10", "recall_at_1"):
+            mine, mteb_value = ours.metrics[relation][key], theirs.metrics[relation][key]
+            assert min(abs(mteb_value - mine), abs(mteb_value - round(mine, 5))) <= 1e-6, key

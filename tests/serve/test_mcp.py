@@ -1,0 +1,71 @@
+"""``ratio mcp``: the SDK's own client over stdio (the command as a subprocess) and streamable HTTP (in-process)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from ratio_bench.serve.browser import serve_in_thread  # noqa: E402
+from ratio_bench.serve.mcp import MCP_PATH, create_server, http_app  # noqa: E402
+
+QUERY = "Dense retrievers miss rare technical terms in scientific queries."
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+async def _session(server) -> dict:
+    """What an agent sees: the tool list, one search, its description of the index, and three refusals."""
+    async with Client(server, read_timeout_seconds=120) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        found = await client.call_tool("search_inspirations", {"text": QUERY, "moves": ["address"], "k": 2})
+        described = await client.call_tool("describe_index", {})
+        errors = [
+            await client.call_tool("search_inspirations", arguments)
+            for arguments in ({"text": " "}, {"text": "x" * 2001}, {"text": "ok", "moves": ["expand"]})
+        ]
+        too_many = await client.call_tool("search_inspirations", {"text": "ok", "k": 101})
+    return {"tools": tools, "found": found, "described": described, "errors": errors, "too_many": too_many}
+
+
+def _check(seen: dict, searcher) -> None:
+    tools = seen["tools"]
+    assert sorted(tools) == ["describe_index", "search_inspirations"]
+    schema = tools["search_inspirations"].input_schema["properties"]
+    assert (
+        schema["k"]["maximum"] == 100
+        and schema["k"]["minimum"] == 1
+        and set(schema) == {"text", "moves", "k"}
+    )
+    found = seen["found"]
+    assert not found.is_error
+    assert found.structured_content == {
+        "query": QUERY,
+        "k": 2,
+        "results": searcher.search(QUERY, ["address"], 2),
+    }
+    assert seen["described"].structured_content == searcher.describe()
+    messages = [e.content[0].text for e in seen["errors"]]
+    assert all(e.is_error for e in seen["errors"])
+    assert "text is empty" in messages[0] and "the limit is 2,000" in messages[1]
+    assert "unknown move 'expand'" in messages[2]
+    assert seen["too_many"].is_error and "k" in seen["too_many"].content[0].text
+
+
+def test_stdio_transport_runs_the_command(bm25_index, searcher):
+    env = {k: v for k, v in os.environ.items() if k != "RATIO_DEBUG"} | {"PYTHONPATH": SRC}
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "ratio_bench", "mcp", "--index", str(bm25_index)], env=env
+    )
+    _check(anyio.run(_session, server), searcher)
+
+
+def test_streamable_http_transport(searcher):
+    with serve_in_thread(http_app(create_server(searcher), "127.0.0.1")) as url:
+        _check(anyio.run(_session, url + MCP_PATH), searcher)
