@@ -349,7 +349,7 @@ CASES = [
     ),
     (
         "rebuild-over-a-user-file",
-        ["build", "--out", "{strayrel}", "--quiet"],
+        ["build", "--config", "dev", "--corpus", "{corpus}", "--out", "{strayrel}", "--quiet"],
         ["--out", "notes.txt", "not the release's own", "Move them away"],
         1,
     ),

@@ -142,6 +142,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_query_options(p: argparse.ArgumentParser) -> None:
+    """The options of every command that searches an index (search, serve, mcp)."""
+    p.add_argument("--index", type=Path, required=True, help="an index folder built by `ratio index`")
+    p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
+    p.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="allow the index's models to run their own code (never taken from the index itself)",
+    )
+
+
 def register(sub) -> None:
     from ratio_bench.cli_options import add_reader_options
     from ratio_bench.serve.ann import ANN_KINDS
@@ -178,18 +189,9 @@ def register(sub) -> None:
     add_reader_options(p)
     p.set_defaults(func=cmd_index)
 
-    def query_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--index", type=Path, required=True, help="an index folder built by `ratio index`")
-        p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
-        p.add_argument(
-            "--trust-remote-code",
-            action="store_true",
-            help="allow the index's models to run their own code (never taken from the index itself)",
-        )
-
     p = sub.add_parser("search", help="find inspirations for one sentence in an index")
     p.add_argument("text", help="the sentence to search for")
-    query_options(p)
+    add_query_options(p)
     p.add_argument(
         "--moves", nargs="+", metavar="MOVE", help=f"a subset of {', '.join(MOVES)} (default: all)"
     )
@@ -198,7 +200,7 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("serve", help="serve an index: JSON API, OpenAPI docs and a search page")
-    query_options(p)
+    add_query_options(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free port)")
     p.add_argument("--docs-assets", type=Path, help="local Swagger UI / ReDoc files for offline /docs")

@@ -12,7 +12,6 @@ default as ``ratio serve`` is).
 # and they name types imported inside create_server (mcp and pydantic are the serve extra's, imported lazily).
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from ratio_bench.errors import UsageError
@@ -112,8 +111,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mcp", help="serve an index's search as MCP tools for agents (stdio, or --http)")
-    p.add_argument("--index", type=Path, required=True, help="an index folder built by `ratio index`")
-    p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
+    from ratio_bench.serve.cli import add_query_options
+
+    add_query_options(p)
     p.add_argument(
         "--http", metavar="HOST:PORT", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio"
     )
