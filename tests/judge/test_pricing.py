@@ -2,7 +2,7 @@
 
 import pytest
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 from ratio_bench.judge.pricing import CostMeter, PriceTable, token_count
 
 

@@ -23,8 +23,8 @@ from typing import Any
 import duckdb
 import pyarrow.parquet as pq
 
+from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig
-from ratio_bench.errors import RatioError
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from ratio_bench.core.errors import UsageError
+    from ratio_bench.core.faults import note_output
+    from ratio_bench.core.io import prepare_output_dir, report_console
+    from ratio_bench.core.resources import data_path, is_path, preset
     from ratio_bench.dataset.build import build_release
     from ratio_bench.dataset.check import ReleaseCheckError, print_results
     from ratio_bench.dataset.config import load_config
     from ratio_bench.dataset.layout import KEEP, KIND
-    from ratio_bench.errors import UsageError
-    from ratio_bench.faults import note_output
-    from ratio_bench.io import prepare_output_dir, report_console
-    from ratio_bench.resources import data_path, is_path, preset
 
     if args.workers < 1:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
@@ -49,8 +49,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ratio_bench.core.io import write_json
     from ratio_bench.dataset.check import check_release, print_results, results_json
-    from ratio_bench.io import write_json
 
     results = check_release(args.folder)
     print_results(args.folder, results)
@@ -68,15 +68,15 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_silver(args: argparse.Namespace) -> int:
-    from ratio_bench.cli_options import parse_assignments, sample_size
+    from ratio_bench.core.errors import shown
+    from ratio_bench.core.io import report_console
+    from ratio_bench.core.options import parse_assignments, sample_size
+    from ratio_bench.core.yamlio import read_yaml_file
     from ratio_bench.dataset.config import ConfigError, SilverError, SilverSettings
     from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import run_silver
-    from ratio_bench.errors import shown
-    from ratio_bench.io import report_console
     from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.lexicon import RELATIONS
-    from ratio_bench.yamlio import read_yaml_file
 
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
@@ -112,7 +112,7 @@ def cmd_silver(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.cli_options import add_strict_option
+    from ratio_bench.core.options import add_strict_option
     from ratio_bench.judge.options import add_judge_options
 
     p = sub.add_parser(

@@ -16,10 +16,10 @@ from typing import Any
 
 import yaml
 
-from ratio_bench.errors import RatioError, field_name, shown
+from ratio_bench.core.errors import RatioError, field_name, shown
+from ratio_bench.core.yamlio import SafeLoader, load_yaml, yaml_problem
 from ratio_bench.judge.prompts import PromptError, get_prompt
 from ratio_bench.lexicon import RELATIONS
-from ratio_bench.yamlio import SafeLoader, load_yaml, yaml_problem
 
 PARTITIONS = ("train", "validation", "test")
 STRADDLE_POLICIES = ("drop", "start", "end")

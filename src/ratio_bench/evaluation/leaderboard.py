@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 from ratio_bench.evaluation.metrics import AGREEMENTS
 from ratio_bench.evaluation.results import (
     MAIN_SCORE,

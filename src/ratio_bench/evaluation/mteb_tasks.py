@@ -18,7 +18,7 @@ from typing import Any
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ratio_bench import __version__
+from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.release import manifest_sha256
-from ratio_bench.errors import RatioError
 from ratio_bench.lexicon import RELATIONS
 
 if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
@@ -148,7 +148,7 @@ def validate_submission(entry: Any) -> None:
         raise SubmissionError(
             f"invalid submission at {'/'.join(where) or '(root)'}: NaN and infinities are not numbers in JSON"
         )
-    from ratio_bench.resources import data_path
+    from ratio_bench.core.resources import data_path
 
     schema = json.loads(data_path("eval", "submission.schema.json").read_text(encoding="utf-8"))
     errors = sorted(

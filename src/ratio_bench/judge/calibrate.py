@@ -25,7 +25,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
 from ratio_bench.judge.prompts import Prompt
 from ratio_bench.lexicon import RELATIONS

@@ -16,11 +16,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.config import DEFAULT_PROMPTS
 from ratio_bench.dataset.layout import SILVER, corpus_split
 from ratio_bench.dataset.release import Release
 from ratio_bench.dataset.silver import stratified_sample
-from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.judged import JudgedSample, judged_report
 from ratio_bench.evaluation.pool import JudgedPool, Judgement
 from ratio_bench.evaluation.runs import RunError, SavedRun

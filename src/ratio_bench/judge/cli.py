@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.dataset.release import Release
-from ratio_bench.errors import RatioError, UsageError
 from ratio_bench.lexicon import RELATIONS
 
 
@@ -102,7 +102,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    from ratio_bench.io import prepare_output_dir, report_console
+    from ratio_bench.core.io import prepare_output_dir, report_console
     from ratio_bench.judge.estimate import estimate_requests
     from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.judge.pairwise import (
@@ -195,7 +195,7 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ratio_bench.io import write_json
+    from ratio_bench.core.io import write_json
     from ratio_bench.judge.calibrate import calibrate, read_labels, report_table
     from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.judge.prompts import get_prompt, prompts_for
@@ -220,10 +220,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_candidates(args: argparse.Namespace) -> int:
     """Judge the sampled queries' top-k of saved runs; store verdicts in the pool; write the report."""
+    from ratio_bench.core.io import atomic_open, folder_files, staged_dir, write_json
     from ratio_bench.evaluation import judged
     from ratio_bench.evaluation.pool import JudgedPool, default_pool_dir
     from ratio_bench.evaluation.runs import load_run
-    from ratio_bench.io import atomic_open, folder_files, staged_dir, write_json
     from ratio_bench.judge import candidates as cj
     from ratio_bench.judge.options import make_judge, print_run_summary
 

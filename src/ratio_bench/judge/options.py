@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ratio_bench.cli_options import json_or_text, parse_assignments
-from ratio_bench.errors import UsageError
+from ratio_bench.core.errors import UsageError
+from ratio_bench.core.options import json_or_text, parse_assignments
 from ratio_bench.judge.cache import ReplyCache
 from ratio_bench.judge.client import Judge, JudgeSettings
 from ratio_bench.judge.endpoint import normalise_base_url
@@ -148,7 +148,7 @@ def make_judge(args: argparse.Namespace, defaults: dict[str, Any] | None = None)
 
 
 def print_run_summary(summary: dict[str, Any]) -> None:
-    from ratio_bench.io import report_console
+    from ratio_bench.core.io import report_console
 
     console = report_console()
     cost = f"${summary['cost_usd']:.4f}" if summary["priced"] else "unpriced model ($0 counted)"

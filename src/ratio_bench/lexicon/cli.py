@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ratio_bench.errors import RatioError, UsageError
+from ratio_bench.core.errors import RatioError, UsageError
 
 
 def cmd_lexicon_check(args: argparse.Namespace) -> int:
@@ -23,9 +23,9 @@ def cmd_lexicon_check(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_expand(args: argparse.Namespace) -> int:
+    from ratio_bench.core.resources import data_path
     from ratio_bench.lexicon import Lexicon
     from ratio_bench.lexicon.expand import expand, write_review
-    from ratio_bench.resources import data_path
 
     candidates = expand(args.templates or data_path("lexicon", "templates"), args.relation)
     counts = write_review(args.out, candidates, Lexicon.load(args.lexicon))
@@ -38,9 +38,9 @@ def cmd_lexicon_expand(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_accept(args: argparse.Namespace) -> int:
+    from ratio_bench.core.resources import installed
     from ratio_bench.lexicon import default_lexicon_dir
     from ratio_bench.lexicon.expand import accept_reviewed
-    from ratio_bench.resources import installed
 
     if args.lexicon is None and installed():
         raise UsageError(

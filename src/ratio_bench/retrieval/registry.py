@@ -23,8 +23,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ratio_bench.errors import RatioError, UsageError
-from ratio_bench.io import atomic_path
+from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.io import atomic_path
 from ratio_bench.retrieval.bm25 import NGRAM_SETUPS
 
 # The spec's generic prefixes (appendix C), and each model's recommended ones.

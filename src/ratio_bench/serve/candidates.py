@@ -21,8 +21,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ratio_bench.errors import RatioError
-from ratio_bench.io import RejectLog
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import RejectLog
 
 PROVENANCE_SCHEMA = pa.schema(
     [

@@ -19,12 +19,12 @@ from typing import Any
 import yaml
 
 from ratio_bench import __version__
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import atomic_open, write_json
+from ratio_bench.core.resources import data_path
 from ratio_bench.dataset.release import Release
-from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.leaderboard import markdown_text, parse_entry, read_entry
 from ratio_bench.evaluation.results import SubmissionError
-from ratio_bench.io import atomic_open, write_json
-from ratio_bench.resources import data_path
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SUMMARY_SCHEMA
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
 

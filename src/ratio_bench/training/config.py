@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.lexicon import RELATIONS
-from ratio_bench.yamlio import load_yaml
 
 
 class TrainingConfigError(RatioError, ValueError):

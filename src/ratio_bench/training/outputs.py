@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ratio_bench.errors import RatioError
-from ratio_bench.io import write_json
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import write_json
 
 MARKER = "ratio-training.json"
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ratio_bench.io import write_json
+from ratio_bench.core.io import write_json
 from ratio_bench.lexicon import RELATIONS
 from ratio_bench.training.backbone import freeze, load_backbone, prompts_for
 from ratio_bench.training.config import TrainingConfig
