@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import MANIFEST
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.assemble import sql_str
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig, parse_config
@@ -34,7 +35,6 @@ from ratio_bench.dataset.layout import (
     file_checksums,
 )
 from ratio_bench.dataset.release import Release
-from ratio_bench.lexicon import RELATIONS
 
 EXAMPLES = 3  # offending ids shown per failed check
 READABLE = "shards readable"

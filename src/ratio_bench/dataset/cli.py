@@ -71,12 +71,12 @@ def cmd_silver(args: argparse.Namespace) -> int:
     from ratio_bench.core.errors import shown
     from ratio_bench.core.io import report_console
     from ratio_bench.core.options import parse_assignments, sample_size
+    from ratio_bench.core.relations import RELATIONS
     from ratio_bench.core.yamlio import read_yaml_file
     from ratio_bench.dataset.config import ConfigError, SilverError, SilverSettings
     from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import run_silver
     from ratio_bench.judge.options import make_judge, print_run_summary
-    from ratio_bench.lexicon import RELATIONS
 
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"

@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 
 from ratio_bench.core.errors import RatioError, field_name, shown
+from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
 from ratio_bench.core.yamlio import SafeLoader, load_yaml, yaml_problem
 from ratio_bench.judge.prompts import PromptError, get_prompt
-from ratio_bench.lexicon import RELATIONS
 
 PARTITIONS = ("train", "validation", "test")
 STRADDLE_POLICIES = ("drop", "start", "end")
@@ -266,12 +266,8 @@ def _sampling(c: _Checker, raw: Any) -> dict[str, Sampling]:
     return out
 
 
-DEFAULT_PROMPTS = {
-    "address": ["address-silver-split", "address-silver-stepwise"],
-    "broaden": ["broaden-silver-inclusive", "broaden-silver-directional"],
-    "specify": ["specify-silver-anchored", "specify-silver-compact"],
-}
-SPEC_SAMPLE: dict[str, int | None] = {"address": None, "broaden": None, "specify": 10_000}  # spec 4.3
+DEFAULT_PROMPTS = {r.name: list(r.silver_prompts) for r in RELATION_SPECS}
+SPEC_SAMPLE: dict[str, int | None] = {r.name: r.silver_sample for r in RELATION_SPECS}  # spec 4.3
 
 
 class SilverError(RatioError, RuntimeError):

@@ -17,9 +17,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.assemble import Assembly, sql_str
 from ratio_bench.dataset.config import PARTITIONS
-from ratio_bench.lexicon import RELATIONS
 
 KIND = "release"  # manifest kind: what Release.open accepts and a rebuild may replace
 JUDGMENTS = (

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ratio_bench.core.io import MANIFEST, atomic_path, prepare_output_dir, staged_dir, write_json
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.config import SilverSettings
 from ratio_bench.dataset.layout import (
     JUDGMENTS,
@@ -40,7 +41,6 @@ from ratio_bench.dataset.layout import (
 from ratio_bench.dataset.release import Release
 from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
 from ratio_bench.judge.prompts import Prompt, get_prompt
-from ratio_bench.lexicon import RELATIONS
 
 VERDICT_SCHEMA = pa.schema(
     [

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
-from ratio_bench.lexicon import RELATIONS
 
 if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside the commands
     from rich.console import Console
@@ -36,7 +36,7 @@ def results_table(entries: list[dict], title: str):
     from rich.markup import escape
     from rich.table import Table
 
-    from ratio_bench.lexicon import RELATIONS
+    from ratio_bench.core.relations import RELATIONS
 
     t = Table(title=title)
     t.add_column("model setup")

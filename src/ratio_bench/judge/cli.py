@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import Release
-from ratio_bench.lexicon import RELATIONS
 
 
 def cmd_prompts(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.relations import RELATIONS
 
 
 def cmd_lexicon_check(args: argparse.Namespace) -> int:
@@ -142,7 +143,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--relation",
         action="append",
-        choices=["address", "broaden", "specify"],
+        choices=RELATIONS,
         help="only these relations (repeatable; default all with templates)",
     )
     p.add_argument("--lexicon", type=Path, help="lexicon folder used to mark known candidates")
@@ -160,7 +161,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.judge.options import add_judge_options
 
     p = lex.add_parser("llm-expand", help="generate marker candidates from seeds with an LLM (review file)")
-    p.add_argument("--relation", choices=["address", "broaden", "specify"], required=True)
+    p.add_argument("--relation", choices=RELATIONS, required=True)
     p.add_argument(
         "--seeds", type=Path, help="seed markers, one per line (default: the relation's manual ones)"
     )

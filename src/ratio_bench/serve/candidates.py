@@ -83,8 +83,8 @@ def from_release(
     """
     import duckdb
 
+    from ratio_bench.core.relations import RELATIONS
     from ratio_bench.dataset.release import Release
-    from ratio_bench.lexicon import RELATIONS
 
     release = Release.open(dataset)
     root = release.root

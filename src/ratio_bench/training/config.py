@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.yamlio import load_yaml
-from ratio_bench.lexicon import RELATIONS
 
 
 class TrainingConfigError(RatioError, ValueError):
