@@ -23,7 +23,8 @@ from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.check import ReleaseCheckError, check_release
 from ratio_bench.dataset.config import BuildConfig
-from ratio_bench.dataset.layout import KEEP, KIND, file_checksums, write_data
+from ratio_bench.dataset.contract import KEEP, KIND, file_checksums
+from ratio_bench.dataset.layout import write_data
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.run import run_mining
 from ratio_bench.mining.step import MiningSettings

@@ -24,7 +24,7 @@ from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.assemble import sql_str
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig, parse_config
-from ratio_bench.dataset.layout import (
+from ratio_bench.dataset.contract import (
     SILVER,
     SPLITS,
     card_columns,

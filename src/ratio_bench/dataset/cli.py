@@ -15,7 +15,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.build import build_release
     from ratio_bench.dataset.check import ReleaseCheckError, print_results
     from ratio_bench.dataset.config import load_config
-    from ratio_bench.dataset.layout import KEEP, KIND
+    from ratio_bench.dataset.contract import KEEP, KIND
 
     if args.workers < 1:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
@@ -76,7 +76,7 @@ def cmd_silver(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.config import ConfigError, SilverError, SilverSettings
     from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import run_silver
-    from ratio_bench.judge.options import make_judge, print_run_summary
+    from ratio_bench.llm.options import make_judge, print_run_summary
 
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
@@ -113,7 +113,7 @@ def cmd_silver(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.core.options import add_strict_option
-    from ratio_bench.judge.options import add_judge_options
+    from ratio_bench.llm.options import add_judge_options
 
     p = sub.add_parser(
         "silver", help="judge a test sample with two prompts per relation; add the silver split"

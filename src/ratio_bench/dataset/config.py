@@ -19,9 +19,9 @@ import yaml
 from ratio_bench.core.errors import RatioError, field_name, shown
 from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
 from ratio_bench.core.yamlio import SafeLoader, load_yaml, yaml_problem
-from ratio_bench.judge.prompts import PromptError, get_prompt
+from ratio_bench.dataset.contract import PARTITIONS
+from ratio_bench.llm.prompts import PromptError, get_prompt
 
-PARTITIONS = ("train", "validation", "test")
 STRADDLE_POLICIES = ("drop", "start", "end")
 MODES = ("temporal", "cumulative")
 

@@ -12,7 +12,7 @@ from ratio_bench.dataset.release import Release
 
 
 def cmd_prompts(args: argparse.Namespace) -> int:
-    from ratio_bench.judge.prompts import load_prompts
+    from ratio_bench.llm.prompts import load_prompts
 
     for p in sorted(load_prompts().values(), key=lambda p: (p.purpose, p.relation, p.id)):
         print(
@@ -63,7 +63,7 @@ def _estimate_counts(args: argparse.Namespace) -> None:
 def cmd_estimate(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.config import DEFAULT_PROMPTS
     from ratio_bench.judge.estimate import estimate_candidates, estimate_pairwise, estimate_silver
-    from ratio_bench.judge.pricing import PriceTable
+    from ratio_bench.llm.pricing import PriceTable
 
     _estimate_counts(args)
     prices = PriceTable.load(args.prices)
@@ -104,7 +104,6 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 def cmd_pairwise(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import prepare_output_dir, report_console
     from ratio_bench.judge.estimate import estimate_requests
-    from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.judge.pairwise import (
         KIND,
         PROMPT_ID,
@@ -113,7 +112,8 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         run_pairwise,
         write_outputs,
     )
-    from ratio_bench.judge.prompts import get_prompt
+    from ratio_bench.llm.options import make_judge, print_run_summary
+    from ratio_bench.llm.prompts import get_prompt
 
     plan = plan_pairwise(args.dataset, args.runs, args.sample, args.k, args.seed, args.split, args.relations)
     if args.out:
@@ -163,7 +163,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.release import Release
     from ratio_bench.dataset.silver import stratified_sample
     from ratio_bench.judge.labelling import label_pairs
-    from ratio_bench.judge.prompts import get_prompt
+    from ratio_bench.llm.prompts import get_prompt
 
     if args.sample < 1:
         raise UsageError(f"--sample {args.sample}: must be at least 1")
@@ -197,8 +197,8 @@ def cmd_label(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import write_json
     from ratio_bench.judge.calibrate import calibrate, read_labels, report_table
-    from ratio_bench.judge.options import make_judge, print_run_summary
-    from ratio_bench.judge.prompts import get_prompt, prompts_for
+    from ratio_bench.llm.options import make_judge, print_run_summary
+    from ratio_bench.llm.prompts import get_prompt, prompts_for
 
     labels = read_labels(args.labels)
     relations = args.relation or sorted({lab.relation for lab in labels})
@@ -225,7 +225,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
     from ratio_bench.evaluation.pool import JudgedPool, default_pool_dir
     from ratio_bench.evaluation.runs import load_run
     from ratio_bench.judge import candidates as cj
-    from ratio_bench.judge.options import make_judge, print_run_summary
+    from ratio_bench.llm.options import make_judge, print_run_summary
 
     for flag, value in (("--sample", args.sample), ("--k", args.k)):
         if value < 1:
@@ -301,7 +301,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.judge.options import add_judge_options
+    from ratio_bench.llm.options import add_judge_options
 
     judge = sub.add_parser("judge", help="LLM judge tools").add_subparsers(
         dest="judge_command", required=True

@@ -22,13 +22,13 @@ import pyarrow.parquet as pq
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import atomic_open, atomic_path, staged_dir, write_json
-from ratio_bench.dataset.layout import SILVER, corpus_split
+from ratio_bench.dataset.contract import SILVER, corpus_split
 from ratio_bench.dataset.release import Release, manifest_sha256
 from ratio_bench.dataset.silver import stratified_sample
 from ratio_bench.evaluation.pairwise_stats import FIRST, SECOND, TIE, preferred_system, relation_stats
 from ratio_bench.evaluation.runs import SavedRun, load_run
-from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
-from ratio_bench.judge.prompts import Prompt, get_prompt
+from ratio_bench.llm.client import Judge, JudgeRequest, Outcome
+from ratio_bench.llm.prompts import Prompt, get_prompt
 
 PROMPT_ID = "inspiration-pairwise"
 KIND = "pairwise"

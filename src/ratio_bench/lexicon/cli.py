@@ -56,9 +56,9 @@ def cmd_lexicon_accept(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_llm_expand(args: argparse.Namespace) -> int:
-    from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.lexicon import Lexicon
     from ratio_bench.lexicon.llm import llm_expand
+    from ratio_bench.llm.options import make_judge, print_run_summary
 
     lexicon = Lexicon.load(args.lexicon)
     if args.seeds:
@@ -78,8 +78,8 @@ def cmd_lexicon_llm_expand(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_llm_classify(args: argparse.Namespace) -> int:
-    from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.lexicon.llm import llm_classify
+    from ratio_bench.llm.options import make_judge, print_run_summary
 
     judge, _ = make_judge(args)
     counts = llm_classify(args.review, judge, args.strong_threshold)
@@ -158,7 +158,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_lexicon_accept)
 
-    from ratio_bench.judge.options import add_judge_options
+    from ratio_bench.llm.options import add_judge_options
 
     p = lex.add_parser("llm-expand", help="generate marker candidates from seeds with an LLM (review file)")
     p.add_argument("--relation", choices=RELATIONS, required=True)

@@ -15,10 +15,10 @@ from typing import Any
 
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.options import json_or_text, parse_assignments
-from ratio_bench.judge.cache import ReplyCache
-from ratio_bench.judge.client import Judge, JudgeSettings
-from ratio_bench.judge.endpoint import normalise_base_url
-from ratio_bench.judge.pricing import PriceTable
+from ratio_bench.llm.cache import ReplyCache
+from ratio_bench.llm.client import Judge, JudgeSettings
+from ratio_bench.llm.endpoint import normalise_base_url
+from ratio_bench.llm.pricing import PriceTable
 
 DEFAULT_CACHE = (
     Path(os.environ.get("RATIO_CACHE", Path.home() / ".cache" / "ratio")) / "judge" / "replies.sqlite"
@@ -141,7 +141,7 @@ def make_judge(args: argparse.Namespace, defaults: dict[str, Any] | None = None)
     judge = Judge(settings, ReplyCache(args.cache), prices, progress=not args.quiet)
     batch = None
     if args.batch:
-        from ratio_bench.judge.batch import BatchJudge
+        from ratio_bench.llm.batch import BatchJudge
 
         batch = BatchJudge(judge, poll_s=args.poll_seconds)
     return judge, batch
