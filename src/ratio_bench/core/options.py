@@ -8,10 +8,10 @@ another's command module and ``cli.py`` only assembles them.
 from __future__ import annotations
 
 import argparse
-import difflib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ratio_bench.core.config import closest
 from ratio_bench.core.errors import UsageError
 
 
@@ -40,8 +40,8 @@ def parse_assignment(
     if not sep or not key.isidentifier():
         raise UsageError(f"{flag} expects {example}, got {item!r}")
     if keys is not None and key not in keys:
-        close = difflib.get_close_matches(key, keys, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        close = closest(key, keys)
+        hint = f"did you mean {close!r}? " if close else ""
         raise UsageError(f"{flag} {item}: unknown {key_name} {key!r}; {hint}known: {', '.join(keys)}")
     try:
         return key, value_type(raw)
