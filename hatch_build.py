@@ -1,6 +1,6 @@
 """Build hook: the data folders (``[tool.hatch.build.targets.wheel.hooks.custom.data]``) go into the wheel.
 
-Only into a standard wheel: an editable install finds them in the checkout (``ratio_bench.resources``), and a
+Only into a standard wheel: an editable install finds them in the checkout (``ratio_bench.core.resources``), and a
 copy in site-packages would go stale as soon as a lexicon file is edited.
 """
 

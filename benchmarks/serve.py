@@ -23,7 +23,7 @@ import time
 import numpy as np
 from rich.table import Table
 
-from ratio_bench.io import report_console
+from ratio_bench.core.io import report_console
 from ratio_bench.serve import ann
 from ratio_bench.serve.index import load_index
 from ratio_bench.serve.search import Searcher

@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from ratio_bench.cli_options import parse_assignment
-from ratio_bench.errors import RatioError, UsageError
-from ratio_bench.io import write_json
+from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.io import write_json
+from ratio_bench.core.options import parse_assignment
 from ratio_bench.serve.index import MOVES
 
 ARMS = ("unified", "specialists")

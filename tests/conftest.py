@@ -129,8 +129,8 @@ def fake_server():
 @pytest.fixture
 def make_judge(tmp_path: Path):
     """A factory of judges against a fake server, sharing one reply cache under ``tmp_path``."""
-    from ratio_bench.judge.cache import ReplyCache
-    from ratio_bench.judge.client import Judge, JudgeSettings
+    from ratio_bench.llm.cache import ReplyCache
+    from ratio_bench.llm.client import Judge, JudgeSettings
 
     def make(server, **overrides) -> Judge:
         settings = JudgeSettings(
@@ -174,7 +174,7 @@ JUDGED_RUNS = {
 
 def judged_decide(messages: list[dict[str, str]]) -> bool:
     """The fake judge's verdict on a candidate-mode request (see JUDGED_CORPUS)."""
-    from ratio_bench.judge.prompts import get_prompt
+    from ratio_bench.llm.prompts import get_prompt
 
     first = get_prompt("address-silver-split").messages("candidate", query="", candidate="")[0]["content"]
     words = set(messages[1]["content"].split("\ns2: ", 1)[1].split())
@@ -188,7 +188,7 @@ def write_judged_release(root: Path, version: str = "0.0") -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ratio_bench.dataset.layout import CORPUS_SCHEMA, QUERY_SCHEMA
+    from ratio_bench.dataset.contract import CORPUS_SCHEMA, QUERY_SCHEMA
 
     queries = [
         {"query_id": q, "query": t, "gold_id": g, "gold": JUDGED_CORPUS[g][0], "relation": "address",
@@ -204,7 +204,7 @@ def write_judged_release(root: Path, version: str = "0.0") -> Path:
         pq.write_table(
             pa.Table.from_pylist(rows, schema=schema), root / "data" / config / "test-00000-of-00001.parquet"
         )
-    from ratio_bench.dataset.layout import file_checksums
+    from ratio_bench.dataset.contract import file_checksums
 
     manifest = {"kind": "release", "name": "tiny", "version": version, "lexicon_sha256": "-",
                 "files": file_checksums(root), "rows": {"address": {"test": 3}, "corpus": {"test": 9}}}  # fmt: skip

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from ratio_bench import extras
 from ratio_bench.cli import main
+from ratio_bench.core import extras
 
 
 def test_a_missing_extra_module_names_the_install(tmp_path, monkeypatch, capsys):

@@ -15,7 +15,7 @@ import pytest
 from cli_helpers import assert_user_error, run_ratio
 from conftest import write_jsonl
 from dataset.conftest import records, write_config
-from ratio_bench import faults
+from ratio_bench.core import faults
 
 
 def test_an_os_error_with_a_file_name_names_that_file() -> None:

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import shared_record, write_jsonl
+from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.config import load_config
-from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.leaderboard import (
     Board,
     group_releases,

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ratio_bench.corpus.report import CorpusReport
-from ratio_bench.io import (
+from ratio_bench.core.io import (
     MAX_MANIFEST_BYTES,
     FileTooLargeError,
     OutputDirError,
@@ -20,6 +19,7 @@ from ratio_bench.io import (
     sum_nested,
     write_json,
 )
+from ratio_bench.corpus.report import CorpusReport
 
 
 def _mode(path: Path) -> int:

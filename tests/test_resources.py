@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ratio_bench import resources
-from ratio_bench.errors import RatioError
+from ratio_bench.core import resources
+from ratio_bench.core.errors import RatioError
 
 ROOT = Path(__file__).resolve().parents[1]
 

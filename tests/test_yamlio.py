@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ratio_bench.yamlio import MAX_YAML_BYTES, YAMLLimitError, expanded_size, load_yaml
+from ratio_bench.core.yamlio import MAX_YAML_BYTES, YAMLLimitError, expanded_size, load_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 

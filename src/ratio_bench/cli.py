@@ -71,7 +71,7 @@ def _write_traceback() -> Path | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. User mistakes print one line and exit 1 (2 for usage); ``--debug`` re-raises."""
-    from ratio_bench.errors import RatioError
+    from ratio_bench.core.errors import RatioError
 
     given = sys.argv[1:] if argv is None else list(argv)
     words = [w for w in given if w != "--debug"]  # accepted anywhere, not only before the command
@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 130
     except ModuleNotFoundError as exc:  # an optional extra that is not installed: say which to install
-        from ratio_bench.extras import missing_extra
+        from ratio_bench.core.extras import missing_extra
 
         missing = missing_extra(exc)
         if missing is None:
@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name}: error: {missing}", file=sys.stderr)
         return missing.exit_code
     except Exception as exc:
-        from ratio_bench import faults
+        from ratio_bench.core import faults
 
         message = faults.describe(exc, args)
         if message is None and isinstance(exc, OSError) and exc.filename is not None:

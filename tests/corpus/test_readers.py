@@ -6,11 +6,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import DATA, shared_record, write_jsonl, write_shared_parquet
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import RejectLog
 from ratio_bench.corpus.dates import DatePrecision
 from ratio_bench.corpus.readers import CorpusFormatError, PaperReader, ReaderSettings, detect_format
 from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
-from ratio_bench.errors import RatioError
-from ratio_bench.io import RejectLog
 
 
 def test_s2orc_records(tmp_path):

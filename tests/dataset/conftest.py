@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from conftest import shared_record, write_jsonl
-from ratio_bench.dataset.layout import file_checksums
+from ratio_bench.dataset.contract import file_checksums
 
 PAIRS = {
     "A": (

@@ -10,11 +10,11 @@ import pytest
 
 from cli_helpers import assert_user_error, run_ratio
 from conftest import write_jsonl
+from ratio_bench.core.io import OutputDirError
 from ratio_bench.dataset.assemble import AssemblyError, assemble
 from ratio_bench.dataset.build import build_release, file_checksums
 from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.config import load_config
-from ratio_bench.io import OutputDirError
 from ratio_bench.mining.run import run_mining
 from ratio_bench.mining.step import MiningSettings
 

@@ -11,7 +11,7 @@ import pytest
 
 from cli_helpers import run_ratio
 from ratio_bench.dataset.check import check_release
-from ratio_bench.dataset.layout import file_checksums
+from ratio_bench.dataset.contract import file_checksums
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ratio_bench.dataset.layout import CORPUS_SCHEMA
+from ratio_bench.dataset.contract import CORPUS_SCHEMA
 from ratio_bench.dataset.release import DatasetError, NotAReleaseError, Release, manifest_sha256
 from ratio_bench.evaluation.evaluate import load_split
 from ratio_bench.evaluation.results import leaderboard_entry

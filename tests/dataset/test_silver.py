@@ -20,13 +20,13 @@ from ratio_bench.cli import main
 from ratio_bench.dataset.build import file_checksums
 from ratio_bench.dataset.config import SilverError, SilverSettings
 from ratio_bench.dataset.release import Release
-from ratio_bench.dataset.silver import (
+from ratio_bench.evaluation.evaluate import load_split
+from ratio_bench.judge.silver import (
     equal_allocation,
     plan_silver,
     run_silver,
     stratified_sample,
 )
-from ratio_bench.evaluation.evaluate import load_split
 
 
 def settings(**sample) -> SilverSettings:
@@ -212,7 +212,7 @@ def test_all_invalid_replies_give_an_empty_but_valid_split(silver_release, fake_
 
 KILLED_AT_MANIFEST = """
 import os, sys
-from ratio_bench.dataset import silver
+from ratio_bench.judge import silver
 write_json = silver.write_json
 def killed(path, obj):  # SIGKILL's effect: the process is gone, nothing is cleaned up
     if path.name == "manifest.json":

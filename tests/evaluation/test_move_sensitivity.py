@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from tests.training.conftest import build_tiny, write_release
 
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.evaluate import load_split
 from ratio_bench.evaluation.move_sensitivity import markdown, measure, model_vectors
-from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import resolve
 

@@ -13,9 +13,9 @@ from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader  # no
 from sentence_transformers import SentenceTransformer  # noqa: E402
 from tests.training.conftest import build_tiny  # noqa: E402
 
+from ratio_bench.core.relations import RELATIONS  # noqa: E402
 from ratio_bench.evaluation import mteb_tasks  # noqa: E402
 from ratio_bench.evaluation.evaluate import load_split, score  # noqa: E402
-from ratio_bench.lexicon import RELATIONS  # noqa: E402
 from ratio_bench.retrieval.cache import EmbeddingCache  # noqa: E402
 from ratio_bench.retrieval.registry import ModelSetup  # noqa: E402
 

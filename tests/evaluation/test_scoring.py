@@ -3,8 +3,8 @@ import json
 import pytest
 
 from ratio_bench.cli import main
+from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.release import NotAReleaseError
-from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.evaluate import load_split, score
 from ratio_bench.evaluation.results import SubmissionError, validate_submission
 from ratio_bench.retrieval.cache import EmbeddingCache

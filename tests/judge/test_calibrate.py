@@ -11,7 +11,7 @@ from ratio_bench.judge.calibrate import (
     read_labels,
     report_table,
 )
-from ratio_bench.judge.prompts import prompts_for
+from ratio_bench.llm.prompts import prompts_for
 
 
 def test_binary_agreement_on_a_worked_example():

@@ -131,7 +131,7 @@ def test_calibrate_refuses_to_rank_on_no_judgments(fake_server, tmp_path, capsys
 
 
 def test_a_full_cache_is_one_error_line_naming_it(fake_server, tmp_path, capsys, monkeypatch):
-    from ratio_bench.judge import options
+    from ratio_bench.llm import options
 
     class FullCache(options.ReplyCache):
         def __init__(self, path):

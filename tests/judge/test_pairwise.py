@@ -10,9 +10,9 @@ import pytest
 
 from cli_helpers import assert_user_error, run_ratio
 from ratio_bench.cli import build_parser, main
+from ratio_bench.core.io import write_json
 from ratio_bench.evaluation.evaluate import ScoreResult
 from ratio_bench.evaluation.runs import save_run
-from ratio_bench.io import write_json
 
 K = 3
 MARK = "marked idea"

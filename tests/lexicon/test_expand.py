@@ -2,9 +2,9 @@ import shutil
 
 import pytest
 
+from ratio_bench.core.resources import data_path
 from ratio_bench.lexicon import Lexicon, LexiconError, default_lexicon_dir
 from ratio_bench.lexicon.expand import accept_reviewed, expand, expand_template, write_review
-from ratio_bench.resources import data_path
 
 TERMS = {
     "response": ["address", "mitigate"],

@@ -2,7 +2,8 @@ import shutil
 
 import pytest
 
-from ratio_bench.lexicon import DISTRACTOR_CATEGORIES, RELATIONS, Lexicon, LexiconError, default_lexicon_dir
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.lexicon import DISTRACTOR_CATEGORIES, Lexicon, LexiconError, default_lexicon_dir
 
 
 @pytest.fixture(scope="module")

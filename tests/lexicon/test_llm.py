@@ -4,11 +4,11 @@ import shutil
 import pytest
 
 from openai_server import expected_decision
-from ratio_bench.judge.prompts import get_prompt
 from ratio_bench.lexicon import Lexicon, default_lexicon_dir
 from ratio_bench.lexicon.expand import accept_reviewed
 from ratio_bench.lexicon.llm import classify_label, llm_classify, llm_expand
 from ratio_bench.lexicon.model import LexiconError
+from ratio_bench.llm.prompts import get_prompt
 
 SEEDS = ["to address this issue", "to remedy this shortcoming of prior work here"]
 

@@ -1,11 +1,11 @@
 import pytest
 
+from ratio_bench.core.io import RejectLog
 from ratio_bench.corpus.cleaning import Cleaner
 from ratio_bench.corpus.dates import parse_date
 from ratio_bench.corpus.pipeline import SegmentedPaper
 from ratio_bench.corpus.records import Paper, Paragraph
 from ratio_bench.corpus.sections import SectionCategory
-from ratio_bench.io import RejectLog
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.extract import MiningCounts, PairMiner
 

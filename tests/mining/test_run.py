@@ -15,7 +15,7 @@ import pytest
 
 from cli_helpers import assert_user_error, run_ratio
 from conftest import shared_record, write_jsonl
-from ratio_bench.io import RejectLog
+from ratio_bench.core.io import RejectLog
 from ratio_bench.lexicon.model import default_lexicon_dir
 from ratio_bench.mining.outdir import FolderBusyError
 from ratio_bench.mining.run import PlanMismatchError, run_mining

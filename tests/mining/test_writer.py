@@ -2,7 +2,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ratio_bench.mining.writer import ShardWriter
+from ratio_bench.core.shards import ShardWriter
 
 SCHEMA = pa.schema([("text", pa.string()), ("n", pa.int32())])
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import assert_user_error, run_ratio
-from ratio_bench.errors import UsageError
+from ratio_bench.core.errors import UsageError
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import (
     GENERIC,

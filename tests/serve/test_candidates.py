@@ -1,8 +1,8 @@
 import pytest
 
 from conftest import shared_record, write_jsonl
+from ratio_bench.core.io import RejectLog
 from ratio_bench.dataset.release import NotAReleaseError
-from ratio_bench.io import RejectLog
 from ratio_bench.serve import candidates
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ratio_bench.errors import UsageError
-from ratio_bench.io import OutputDirError
+from ratio_bench.core.errors import UsageError
+from ratio_bench.core.io import OutputDirError
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelUnavailableError, fingerprint, resolve
 from ratio_bench.serve import candidates

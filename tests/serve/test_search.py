@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from tests.retrieval.conftest import make_remote_code
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelUnavailableError
 from ratio_bench.serve.index import IndexFolderError, load_index

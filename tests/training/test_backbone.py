@@ -69,7 +69,7 @@ def test_a_config_weights_folder_is_checked_before_it_is_loaded(tmp_path, tiny_m
     [UNK] (no tokenizer files) is refused by name, not trained on."""
     import shutil
 
-    from ratio_bench.errors import RatioError
+    from ratio_bench.core.errors import RatioError
 
     broken = tmp_path / "no-tokenizer"
     shutil.copytree(tiny_models["bert"], broken)

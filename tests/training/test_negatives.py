@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from ratio_bench.lexicon import RELATIONS
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.training.data import load_train_pairs
 from ratio_bench.training.negatives import mine
 

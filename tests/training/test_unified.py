@@ -9,7 +9,7 @@ import pytest
 import yaml
 from tests.training.conftest import REGISTERED, write_release
 
-from ratio_bench.lexicon import RELATIONS
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.training.config import TrainingConfigError, load_config
 from ratio_bench.training.run import train
 from ratio_bench.training.sampler import text_ids

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ratio_bench.cli_options import add_reader_options, reader_settings
+from ratio_bench.corpus.options import add_reader_options, reader_settings
 
 
 def cmd_segment(args: argparse.Namespace) -> int:
@@ -28,9 +28,9 @@ def cmd_segment(args: argparse.Namespace) -> int:
 def cmd_corpus_stats(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from ratio_bench.core.io import RejectLog, write_json
     from ratio_bench.corpus.pipeline import segment_papers
     from ratio_bench.corpus.readers import PaperReader
-    from ratio_bench.io import RejectLog, write_json
 
     start = time.perf_counter()
     with RejectLog(args.rejects) as rejects:
@@ -51,11 +51,11 @@ def cmd_corpus_export(args: argparse.Namespace) -> int:
     """Write the corpus stage's output (one row per paper, paragraphs with sentences) as Parquet."""
     from tqdm import tqdm
 
+    from ratio_bench.core.io import RejectLog
+    from ratio_bench.core.shards import ShardWriter
     from ratio_bench.corpus.pipeline import paper_row, segment_papers
     from ratio_bench.corpus.readers import PaperReader
     from ratio_bench.corpus.records import PAPER_SCHEMA
-    from ratio_bench.io import RejectLog
-    from ratio_bench.mining.writer import ShardWriter
 
     writer = ShardWriter(args.out, PAPER_SCHEMA, rows_per_group=2_000)
     try:

@@ -10,7 +10,7 @@ Supported inputs, detected from the file's columns or first JSON object (overrid
 
 Bad input never raises: malformed lines, fields of the wrong type, text that is not valid Unicode (a lone
 surrogate such as a JSON ``"\\ud800"``, which no UTF-8 output can hold), records without id or text, bodies with
-no prose are dropped and logged to the :class:`~ratio_bench.io.RejectLog`, a file that cannot be read is logged as
+no prose are dropped and logged to the :class:`~ratio_bench.core.io.RejectLog`, a file that cannot be read is logged as
 one rejected row and skipped, and non-UTF-8 bytes and unparsable dates are kept and flagged. Under
 ``ReaderSettings(strict=True)`` (``--strict``) malformed input is an error naming the file instead.
 Reading the bytes is :mod:`ratio_bench.corpus.sources`; this module turns raw records into papers.
@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import RejectLog
 from ratio_bench.corpus import blocks
 from ratio_bench.corpus.dates import parse_date
 from ratio_bench.corpus.markdown import SectionTracker, looks_like_markdown, parse_markdown, parse_plain
@@ -40,8 +42,6 @@ from ratio_bench.corpus.sources import (
     format_of_keys,
     iter_raw_records,
 )
-from ratio_bench.errors import RatioError
-from ratio_bench.io import RejectLog
 
 FORMATS = ("shared", "s2orc")
 TEXT_FORMATS = ("auto", "markdown", "plain", "abstract")

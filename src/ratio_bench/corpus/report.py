@@ -74,7 +74,7 @@ class CorpusReport:
 
     def print(self, console: Console | None = None, seconds: float | None = None) -> None:
         if console is None:
-            from ratio_bench.io import report_console
+            from ratio_bench.core.io import report_console
 
             console = report_console()
         rows = sorted(self.sources.items()) + [("TOTAL", self.total())]

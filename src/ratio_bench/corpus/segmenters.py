@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ratio_bench.core.errors import RatioError
 from ratio_bench.corpus.segmentation import sentence_spans
-from ratio_bench.errors import RatioError
 
 Spans = list[tuple[int, int]]
 SpanFn = Callable[[str], Spans]

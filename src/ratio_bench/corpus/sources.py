@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 
 _PARQUET_BATCH = 64
 # What reading a damaged file raises: I/O errors (including gzip.BadGzipFile), a gzip stream cut short, a bad

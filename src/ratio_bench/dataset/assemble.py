@@ -23,9 +23,9 @@ from typing import Any
 import duckdb
 import pyarrow.parquet as pq
 
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig
-from ratio_bench.errors import RatioError
-from ratio_bench.lexicon import RELATIONS
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 
 TITLE_KEY_MIN_CHARS = 20  # shorter normalised titles ("introduction", "") are not trusted to identify a work

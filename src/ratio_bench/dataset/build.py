@@ -2,7 +2,7 @@
 
 The release is written to a staging folder, checked by ``ratio check`` and only then swapped into place, so the
 output folder is always either the previous complete release or the new one; a folder that is not a Ratio release
-is refused before any work starts (:func:`ratio_bench.io.prepare_output_dir`). ``manifest.json`` records the version, config,
+is refused before any work starts (:func:`ratio_bench.core.io.prepare_output_dir`). ``manifest.json`` records the version, config,
 lexicon hash, code version, row counts and a SHA-256 per file; it holds no timestamp, so two builds from the
 same inputs are byte-identical. Timings and peak memory go to ``<work_dir>/build_report.json`` instead.
 """
@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
+from ratio_bench.core.io import prepare_output_dir, staged_dir, write_json
 from ratio_bench.corpus.readers import ReaderSettings
 from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.check import ReleaseCheckError, check_release
 from ratio_bench.dataset.config import BuildConfig
-from ratio_bench.dataset.layout import KEEP, KIND, file_checksums, write_data
-from ratio_bench.io import prepare_output_dir, staged_dir, write_json
+from ratio_bench.dataset.contract import KEEP, KIND, file_checksums
+from ratio_bench.dataset.layout import write_data
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.run import run_mining
 from ratio_bench.mining.step import MiningSettings

@@ -14,11 +14,12 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from ratio_bench import __version__
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.resources import data_path
 from ratio_bench.dataset.assemble import Assembly
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig
-from ratio_bench.dataset.layout import configs_yaml, dataset_info_yaml
-from ratio_bench.lexicon import DISTRACTOR_CATEGORIES, RELATIONS
-from ratio_bench.resources import data_path
+from ratio_bench.dataset.contract import configs_yaml, dataset_info_yaml
+from ratio_bench.lexicon import DISTRACTOR_CATEGORIES
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:

@@ -18,9 +18,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import MANIFEST
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.assemble import sql_str
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig, parse_config
-from ratio_bench.dataset.layout import (
+from ratio_bench.dataset.contract import (
     SILVER,
     SPLITS,
     card_columns,
@@ -31,10 +35,6 @@ from ratio_bench.dataset.layout import (
     file_checksums,
 )
 from ratio_bench.dataset.release import Release
-from ratio_bench.errors import RatioError
-from ratio_bench.io import MANIFEST
-from ratio_bench.lexicon import RELATIONS
-from ratio_bench.yamlio import load_yaml
 
 EXAMPLES = 3  # offending ids shown per failed check
 READABLE = "shards readable"
@@ -373,7 +373,7 @@ def check_release(root: str | Path) -> list[CheckResult]:
 def print_results(root: Path, results: list[CheckResult]) -> None:
     from rich.table import Table
 
-    from ratio_bench.io import report_console
+    from ratio_bench.core.io import report_console
 
     table = Table(title=f"ratio check {root}")
     table.add_column("check")

@@ -1,4 +1,4 @@
-"""``ratio build``, ``ratio check``, ``ratio silver`` and ``ratio publish``."""
+"""``ratio build``, ``ratio check`` and ``ratio publish`` (``ratio silver`` is a judge job: judge/cli.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from pathlib import Path
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from ratio_bench.core.errors import UsageError
+    from ratio_bench.core.faults import note_output
+    from ratio_bench.core.io import prepare_output_dir, report_console
+    from ratio_bench.core.resources import data_path, is_path, preset
     from ratio_bench.dataset.build import build_release
     from ratio_bench.dataset.check import ReleaseCheckError, print_results
     from ratio_bench.dataset.config import load_config
-    from ratio_bench.dataset.layout import KEEP, KIND
-    from ratio_bench.errors import UsageError
-    from ratio_bench.faults import note_output
-    from ratio_bench.io import prepare_output_dir, report_console
-    from ratio_bench.resources import data_path, is_path, preset
+    from ratio_bench.dataset.contract import KEEP, KIND
 
     if args.workers < 1:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
@@ -49,8 +49,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ratio_bench.core.io import write_json
     from ratio_bench.dataset.check import check_release, print_results, results_json
-    from ratio_bench.io import write_json
 
     results = check_release(args.folder)
     print_results(args.folder, results)
@@ -67,66 +67,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_silver(args: argparse.Namespace) -> int:
-    from ratio_bench.cli_options import parse_assignments, sample_size
-    from ratio_bench.dataset.config import ConfigError, SilverError, SilverSettings
-    from ratio_bench.dataset.release import Release
-    from ratio_bench.dataset.silver import run_silver
-    from ratio_bench.errors import shown
-    from ratio_bench.io import report_console
-    from ratio_bench.judge.options import make_judge, print_run_summary
-    from ratio_bench.lexicon import RELATIONS
-    from ratio_bench.yamlio import read_yaml_file
-
-    sample = parse_assignments(
-        args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
-    )
-    release = Release.open(args.dataset)
-    raw, source = release.config, str(release.root / "manifest.json")
-    if args.config:
-        raw, source = read_yaml_file(args.config, "--config") or {}, f"--config {args.config}"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: must be a mapping (key: value) with a silver block, got {shown(raw)}")
-    try:
-        settings = SilverSettings.from_config(raw)
-    except SilverError as e:
-        raise SilverError(f"{source}: {e}") from None
-    settings.sample.update(sample)
-    judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
-    report = run_silver(args.dataset, settings, judge, batch)
-    print_run_summary(report["judge_run"])
-    console = report_console()
-    if not report["complete"]:
-        console.print(
-            f"[red]silver split NOT written: requests by status {report['requests_by_status']}. Re-run the same "
-            "command: cached replies are not sent again.[/red]"
-        )
-        return 1
-    for rel, s in report["sizes"].items():
-        console.print(
-            f"  {rel:8s} test {s['test_pairs']:,} -> sampled {s['sampled']:,} -> kept {s['kept']:,} "
-            f"(accepted per prompt: {', '.join(str(n) for n in s['accepted_by_prompt'].values())}; invalid {s['invalid']})"
-        )
-    console.print(f"silver split written to {args.dataset}/data/<relation>/silver-*.parquet")
-    return 0
-
-
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.cli_options import add_strict_option
-    from ratio_bench.judge.options import add_judge_options
-
-    p = sub.add_parser(
-        "silver", help="judge a test sample with two prompts per relation; add the silver split"
-    )
-    p.add_argument("--dataset", type=Path, required=True, help="release folder written by ratio build")
-    p.add_argument(
-        "--config", type=Path, help="build config whose silver: block to use (default: the release's)"
-    )
-    p.add_argument(
-        "--sample", action="append", metavar="RELATION=N", help="override a sample size (N or all)"
-    )
-    add_judge_options(p, model_required=False)
-    p.set_defaults(func=cmd_silver)
+    from ratio_bench.core.options import add_strict_option
 
     p = sub.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
     p.add_argument(

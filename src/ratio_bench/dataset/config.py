@@ -8,20 +8,19 @@ that are invalid or out of order. A build therefore never mines for minutes and 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ratio_bench.errors import RatioError, field_name, shown
-from ratio_bench.judge.prompts import PromptError, get_prompt
-from ratio_bench.lexicon import RELATIONS
-from ratio_bench.yamlio import SafeLoader, load_yaml, yaml_problem
+from ratio_bench.core.config import Checker
+from ratio_bench.core.errors import RatioError, shown
+from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
+from ratio_bench.core.yamlio import SafeLoader, load_yaml, yaml_problem
+from ratio_bench.dataset.contract import PARTITIONS
+from ratio_bench.llm.prompts import PromptError, get_prompt
 
-PARTITIONS = ("train", "validation", "test")
 STRADDLE_POLICIES = ("drop", "start", "end")
 MODES = ("temporal", "cumulative")
 
@@ -41,7 +40,6 @@ RELEASE_KEYS = ("name", "version", "license", "publish")
 SPLIT_KEYS = ("start", "end")
 SAMPLING_KEYS = ("max_queries", "distractors_per_gold")
 SILVER_KEYS = ("sample", "prompts", "judge", "seed")
-MAX_COUNT = 2**63 - 1  # a query cap becomes a DuckDB LIMIT, a BIGINT
 MAX_DISTRACTORS_PER_GOLD = 1_000_000  # times the golds of a partition, still a LIMIT
 
 
@@ -87,112 +85,6 @@ class BuildConfig:
         return next(s for s in self.splits if s.name == name)
 
 
-class _Checker:
-    """Type and range checks that raise a :class:`ConfigError` naming the file and the dotted field."""
-
-    def __init__(self, source: str):
-        self.source = source
-
-    def fail(self, where: str, message: str) -> ConfigError:
-        return ConfigError(f"{self.source}: {where}: {message}" if where else f"{self.source}: {message}")
-
-    def mapping(self, value: Any, where: str, allowed: tuple[str, ...] | None, null_ok: bool = True) -> dict:
-        """A mapping (null reads as empty unless ``null_ok`` is false) whose keys are in ``allowed`` (None: any)."""
-        if value is None and null_ok:
-            return {}
-        if not isinstance(value, dict):
-            raise self.fail(where, f"must be a mapping (key: value), got {_kind(value)} {shown(value)}")
-        for key in value:
-            if allowed is not None and key not in allowed:
-                close = difflib.get_close_matches(str(key), allowed, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(allowed)}"
-                name = field_name(key)
-                raise self.fail(f"{where}.{name}" if where else name, f"unknown field; {hint}")
-        return value
-
-    def required(self, mapping: dict, key: str, where: str) -> Any:
-        if mapping.get(key) is None:
-            raise self.fail(f"{where}.{key}" if where else key, "missing field")
-        return mapping[key]
-
-    def string(self, value: Any, where: str) -> str:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value).strip() == "":
-            raise self.fail(where, f"must be a non-empty string, got {_kind(value)} {shown(value)}")
-        return str(value)
-
-    def boolean(self, value: Any, where: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(where, f"must be true or false, got {_kind(value)} {shown(value)}")
-        return value
-
-    def integer(self, value: Any, where: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(where, f"must be an integer, got {_kind(value)} {shown(value)}")
-        return value
-
-    def count(self, value: Any, where: str) -> int | None:
-        """A positive integer a LIMIT can hold, or null."""
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT
-        ):
-            raise self.fail(
-                where, f"must be a positive integer up to {MAX_COUNT:,} or null, got {shown(value)}"
-            )
-        return value
-
-    def number(self, value: Any, where: str, high: float) -> float | None:
-        """A finite number in [0, high], or null (YAML reads ``.nan`` and ``.inf`` as numbers)."""
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= high
-        ):
-            raise self.fail(where, f"must be a number from 0 to {high:,} or null, got {shown(value)}")
-        return value
-
-    def plain_data(self, raw: dict[str, Any]) -> None:
-        """Every key text, every number finite, every text valid Unicode: the config is copied into the
-        release manifest (sorted JSON), which could hold nothing else."""
-        stack: list[tuple[str, Any]] = [("", raw)]
-        while stack:
-            where, value = stack.pop()
-            if isinstance(value, float) and not math.isfinite(value):
-                raise self.fail(where, f"must be a finite number, got {shown(value)}")
-            if isinstance(value, str) and not _is_unicode(value):
-                raise self.fail(where, "is not valid Unicode text (a lone surrogate escape such as \\ud800)")
-            if isinstance(value, list):
-                stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
-            elif isinstance(value, dict):
-                for key in value:
-                    if not isinstance(key, str) or not _is_unicode(key):
-                        raise self.fail(where, f"field names must be text, got {_kind(key)} {shown(key)}")
-                stack.extend(
-                    (f"{where}.{field_name(k)}" if where else field_name(k), v) for k, v in value.items()
-                )
-
-    def choice(self, value: Any, where: str, choices: tuple[str, ...]) -> str:
-        if value not in choices:
-            raise self.fail(where, f"must be one of {', '.join(choices)}, got {shown(value)}")
-        return value
-
-    def string_list(self, value: Any, where: str) -> list[str]:
-        if not isinstance(value, list):
-            raise self.fail(where, f"must be a list (e.g. [a, b]), got {_kind(value)} {shown(value)}")
-        if not value:
-            raise self.fail(where, "must list at least one path")
-        return [self.string(v, f"{where}[{i}]") for i, v in enumerate(value)]
-
-    def date(self, value: Any, where: str) -> dt.date | None:
-        if value is None:
-            return None
-        if isinstance(value, dt.datetime):
-            return value.date()
-        if isinstance(value, dt.date):
-            return value
-        try:
-            return dt.date.fromisoformat(str(value))
-        except ValueError:
-            raise self.fail(where, f"must be an ISO date (YYYY-MM-DD) or null, got {shown(value)}") from None
-
-
 class _Loader(SafeLoader):
     """Safe YAML that leaves dates as text, so an impossible date is reported with its field, not by PyYAML."""
 
@@ -200,34 +92,11 @@ class _Loader(SafeLoader):
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_scalar)
 
 
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-_KINDS = {
-    dict: "a mapping",
-    list: "a list",
-    str: "a string",
-    bool: "a boolean",
-    int: "an integer",
-    float: "a number",
-    type(None): "null",
-}
-
-
-def _kind(value: Any) -> str:
-    return _KINDS.get(type(value), f"a {type(value).__name__}")
-
-
 def _resolve(root: Path, p: str) -> Path:
     return Path(p) if Path(p).is_absolute() else (root / p).resolve()
 
 
-def _splits(c: _Checker, raw: Any) -> list[Split]:
+def _splits(c: Checker, raw: Any) -> list[Split]:
     spec = c.mapping(raw, "splits", PARTITIONS, null_ok=False)
     missing = [p for p in PARTITIONS if p not in spec]
     if missing:
@@ -250,7 +119,7 @@ def _splits(c: _Checker, raw: Any) -> list[Split]:
     return splits
 
 
-def _sampling(c: _Checker, raw: Any) -> dict[str, Sampling]:
+def _sampling(c: Checker, raw: Any) -> dict[str, Sampling]:
     out = {}
     for part, spec in c.mapping(raw, "sampling", PARTITIONS).items():
         where = f"sampling.{part}"
@@ -266,12 +135,8 @@ def _sampling(c: _Checker, raw: Any) -> dict[str, Sampling]:
     return out
 
 
-DEFAULT_PROMPTS = {
-    "address": ["address-silver-split", "address-silver-stepwise"],
-    "broaden": ["broaden-silver-inclusive", "broaden-silver-directional"],
-    "specify": ["specify-silver-anchored", "specify-silver-compact"],
-}
-SPEC_SAMPLE: dict[str, int | None] = {"address": None, "broaden": None, "specify": 10_000}  # spec 4.3
+DEFAULT_PROMPTS = {r.name: list(r.silver_prompts) for r in RELATION_SPECS}
+SPEC_SAMPLE: dict[str, int | None] = {r.name: r.silver_sample for r in RELATION_SPECS}  # spec 4.3
 
 
 class SilverError(RatioError, RuntimeError):
@@ -329,7 +194,7 @@ class SilverSettings:
         return cls(sample, {r: list(ids) for r, ids in prompts.items()}, seed)
 
 
-def _silver(c: _Checker, raw: dict[str, Any]) -> None:
+def _silver(c: Checker, raw: dict[str, Any]) -> None:
     """Checked now so that a typo fails the build, not a judge run days later."""
     c.mapping(raw["silver"], "silver", SILVER_KEYS)
     try:
@@ -340,7 +205,7 @@ def _silver(c: _Checker, raw: dict[str, Any]) -> None:
 
 def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
     """Validate a config's parsed YAML (``source`` names it in messages); relative paths resolve against root."""
-    c = _Checker(source)
+    c = Checker(source, ConfigError)
     raw = c.mapping(raw, "", TOP_KEYS, null_ok=False)
     release = c.mapping(c.required(raw, "release", ""), "release", RELEASE_KEYS, null_ok=False)
     corpus = c.mapping(c.required(raw, "corpus", ""), "corpus", ("paths",), null_ok=False)

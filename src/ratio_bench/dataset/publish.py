@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import MANIFEST
 from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.release import Release
-from ratio_bench.errors import RatioError
-from ratio_bench.io import MANIFEST
 
 
 class PublishError(RatioError, RuntimeError):

@@ -22,10 +22,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ratio_bench.dataset.layout import SPLITS, config_schema, corpus_split
-from ratio_bench.errors import RatioError
-from ratio_bench.io import MANIFEST, manifest_kind, read_json_file
-from ratio_bench.lexicon import RELATIONS
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import MANIFEST, manifest_kind, read_json_file
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.dataset.contract import SPLITS, config_schema, corpus_split
 
 
 class DatasetError(RatioError, ValueError):

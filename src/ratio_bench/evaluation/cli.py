@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ratio_bench.errors import UsageError
+from ratio_bench.core.errors import UsageError
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
-from ratio_bench.lexicon import RELATIONS
 
 if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside the commands
     from rich.console import Console
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside 
 def cmd_models(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from ratio_bench.io import report_console
+    from ratio_bench.core.io import report_console
     from ratio_bench.retrieval.registry import available
 
     t = Table(title="Models (NAME[:SETUP] for `ratio score --model`)")
@@ -36,7 +36,7 @@ def results_table(entries: list[dict], title: str):
     from rich.markup import escape
     from rich.table import Table
 
-    from ratio_bench.lexicon import RELATIONS
+    from ratio_bench.core.relations import RELATIONS
 
     t = Table(title=title)
     t.add_column("model setup")
@@ -71,9 +71,9 @@ def _results_paths(out: Path | None, models: list[str]) -> list[Path]:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from ratio_bench.core.io import report_console, write_json
     from ratio_bench.evaluation.evaluate import load_split, score
     from ratio_bench.evaluation.results import check_results_path, leaderboard_entry, mteb_results
-    from ratio_bench.io import report_console, write_json
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
 
@@ -196,8 +196,8 @@ def _judged_scores(
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from ratio_bench.core.io import atomic_open, report_console
     from ratio_bench.evaluation import leaderboard as lb
-    from ratio_bench.io import atomic_open, report_console
 
     board = lb.load_board(args.results)
     console = report_console()
@@ -229,9 +229,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 def cmd_analyze(args: argparse.Namespace) -> int:
     from rich.table import Table
 
+    from ratio_bench.core.io import report_console, write_json
     from ratio_bench.evaluation import analyses
     from ratio_bench.evaluation.evaluate import load_split
-    from ratio_bench.io import report_console, write_json
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
 
@@ -285,7 +285,7 @@ def _check_analysis_out(out: Path, analysis: str) -> None:
     """Refuse, before any work, an ``--out`` (or the Markdown beside it) that holds something of the user's."""
     import json
 
-    from ratio_bench.errors import RatioError
+    from ratio_bench.core.errors import RatioError
 
     ours = False
     if out.is_file():
@@ -304,9 +304,9 @@ def _check_analysis_out(out: Path, analysis: str) -> None:
 
 def _move_sensitivity(args: argparse.Namespace, data, cache, console) -> int:
     """One unified model (``--model M``) or a specialist trio (``--model address=A broaden=B specify=C``)."""
-    from ratio_bench.errors import UsageError
+    from ratio_bench.core.errors import UsageError
+    from ratio_bench.core.io import atomic_open, write_json
     from ratio_bench.evaluation import move_sensitivity
-    from ratio_bench.io import atomic_open, write_json
     from ratio_bench.retrieval.registry import resolve
 
     named = dict(m.split("=", 1) for m in args.model if "=" in m and m.split("=", 1)[0] in RELATIONS)

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import DatasetError, Release
 from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
-from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder

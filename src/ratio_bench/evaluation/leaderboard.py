@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.metrics import AGREEMENTS
 from ratio_bench.evaluation.results import (
     MAIN_SCORE,
@@ -34,7 +35,6 @@ from ratio_bench.evaluation.results import (
     entry_label,
     validate_submission,
 )
-from ratio_bench.lexicon import RELATIONS
 
 MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
 SHORT_SHA = 12

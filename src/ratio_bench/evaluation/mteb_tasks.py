@@ -18,22 +18,14 @@ from typing import Any
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.relations import BY_NAME, RELATIONS
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
-from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint
 
 # The published release (``ratio publish`` tags it with its version); a task for another release or a local
 # folder is made by ratio_tasks(dataset_path=..., revision=...).
 HUB_DATASET = {"path": "ratio-bench/ratio", "revision": "1.0.0"}
-_DESCRIPTIONS = {
-    "address": "Given a sentence stating a problem, retrieve a sentence from other papers with an approach or "
-    "insight that can help address it.",
-    "broaden": "Given a scientific statement, retrieve a sentence that reformulates it at a broader scope or "
-    "greater generality.",
-    "specify": "Given a scientific statement, retrieve a sentence that instantiates it through a concrete case, "
-    "mechanism or example.",
-}
 _BIBTEX = (
     "@misc{ratio2026, title = {Ratio: A Benchmark for Retrieval Across Typed Ideation Operations in "
     "Scientific Literature}, year = {2026}}"
@@ -42,8 +34,8 @@ _BIBTEX = (
 
 def _metadata(relation: str) -> TaskMetadata:
     return TaskMetadata(
-        name=f"Ratio{relation.capitalize()}",
-        description=_DESCRIPTIONS[relation],
+        name=BY_NAME[relation].task_name,
+        description=BY_NAME[relation].description,
         reference="https://github.com/ratio-bench/ratio",
         dataset=dict(HUB_DATASET),
         type="Retrieval",
@@ -63,23 +55,14 @@ def _metadata(relation: str) -> TaskMetadata:
     )
 
 
-class RatioAddress(AbsTaskRetrieval):
-    metadata = _metadata("address")
+def _task_class(relation: str) -> type[AbsTaskRetrieval]:
+    """A module-level class named after the task (``RatioAddress``), as mteb's task registry expects."""
+    name = BY_NAME[relation].task_name
+    return type(name, (AbsTaskRetrieval,), {"metadata": _metadata(relation), "__module__": __name__})
 
 
-class RatioBroaden(AbsTaskRetrieval):
-    metadata = _metadata("broaden")
-
-
-class RatioSpecify(AbsTaskRetrieval):
-    metadata = _metadata("specify")
-
-
-TASKS: dict[str, type[AbsTaskRetrieval]] = {
-    "address": RatioAddress,
-    "broaden": RatioBroaden,
-    "specify": RatioSpecify,
-}
+TASKS: dict[str, type[AbsTaskRetrieval]] = {r: _task_class(r) for r in RELATIONS}
+globals().update({cls.__name__: cls for cls in TASKS.values()})  # RatioAddress, RatioBroaden, RatioSpecify
 
 
 def ratio_tasks(

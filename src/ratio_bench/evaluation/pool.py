@@ -20,10 +20,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import atomic_path, read_json_file, write_json
 from ratio_bench.dataset.release import manifest_sha256
-from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.metrics import SET_METRICS, evaluate_run
-from ratio_bench.io import atomic_path, read_json_file, write_json
 
 POOL_KIND = "judged-pool"
 POOL_MANIFEST = "pool.json"

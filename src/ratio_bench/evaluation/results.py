@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ratio_bench import __version__
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
 from ratio_bench.dataset.release import manifest_sha256
-from ratio_bench.errors import RatioError
-from ratio_bench.lexicon import RELATIONS
 
 if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
     from ratio_bench.evaluation.evaluate import ScoreResult
 
-TASK_NAMES = {"address": "RatioAddress", "broaden": "RatioBroaden", "specify": "RatioSpecify"}
+TASK_NAMES = {r.name: r.task_name for r in RELATION_SPECS}
 MAIN_SCORE = "mrr_at_10"
 # The metrics every table shows (key in ``results``, column label); the schema requires them.
 TABLE_METRICS = (
@@ -148,7 +148,7 @@ def validate_submission(entry: Any) -> None:
         raise SubmissionError(
             f"invalid submission at {'/'.join(where) or '(root)'}: NaN and infinities are not numbers in JSON"
         )
-    from ratio_bench.resources import data_path
+    from ratio_bench.core.resources import data_path
 
     schema = json.loads(data_path("eval", "submission.schema.json").read_text(encoding="utf-8"))
     errors = sorted(

@@ -15,10 +15,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import atomic_open, atomic_path, folder_files, read_manifest, staged_dir, write_json
 from ratio_bench.dataset.release import manifest_sha256
-from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.evaluate import ScoreResult
-from ratio_bench.io import atomic_open, atomic_path, folder_files, read_manifest, staged_dir, write_json
 
 RUN_KIND = "run"
 RUN_DEPTH = 100

@@ -25,10 +25,10 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from ratio_bench.errors import RatioError
-from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
-from ratio_bench.judge.prompts import Prompt
-from ratio_bench.lexicon import RELATIONS
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.llm.client import Judge, JudgeRequest, Outcome
+from ratio_bench.llm.prompts import Prompt
 
 Pair = tuple[str, str, str]  # query, marker, gold
 

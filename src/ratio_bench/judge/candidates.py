@@ -16,17 +16,17 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.config import DEFAULT_PROMPTS
-from ratio_bench.dataset.layout import SILVER, corpus_split
+from ratio_bench.dataset.contract import SILVER, corpus_split
 from ratio_bench.dataset.release import Release
-from ratio_bench.dataset.silver import stratified_sample
-from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.judged import JudgedSample, judged_report
 from ratio_bench.evaluation.pool import JudgedPool, Judgement
 from ratio_bench.evaluation.runs import RunError, SavedRun
-from ratio_bench.judge.client import Judge, JudgeRequest, JudgeSettings, Outcome
-from ratio_bench.judge.pricing import prompt_tokens
-from ratio_bench.judge.prompts import Prompt, get_prompt
+from ratio_bench.judge.judged import JudgedSample, judged_report
+from ratio_bench.judge.silver import stratified_sample
+from ratio_bench.llm.client import Judge, JudgeRequest, JudgeSettings, Outcome
+from ratio_bench.llm.pricing import prompt_tokens
+from ratio_bench.llm.prompts import Prompt, get_prompt
 
 MODE = "candidate"
 

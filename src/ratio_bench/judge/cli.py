@@ -1,4 +1,4 @@
-"""``ratio judge``: list prompts, estimate costs, label pairs by hand, calibrate prompts, judge runs pairwise."""
+"""``ratio judge`` and ``ratio silver``: prompts, cost estimates, hand labels, calibration, silver, pairwise runs."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import argparse
 import json
 from pathlib import Path
 
+from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import Release
-from ratio_bench.errors import RatioError, UsageError
-from ratio_bench.lexicon import RELATIONS
 
 
 def cmd_prompts(args: argparse.Namespace) -> int:
-    from ratio_bench.judge.prompts import load_prompts
+    from ratio_bench.llm.prompts import load_prompts
 
     for p in sorted(load_prompts().values(), key=lambda p: (p.purpose, p.relation, p.id)):
         print(
@@ -63,7 +63,7 @@ def _estimate_counts(args: argparse.Namespace) -> None:
 def cmd_estimate(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.config import DEFAULT_PROMPTS
     from ratio_bench.judge.estimate import estimate_candidates, estimate_pairwise, estimate_silver
-    from ratio_bench.judge.pricing import PriceTable
+    from ratio_bench.llm.pricing import PriceTable
 
     _estimate_counts(args)
     prices = PriceTable.load(args.prices)
@@ -102,9 +102,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    from ratio_bench.io import prepare_output_dir, report_console
+    from ratio_bench.core.io import prepare_output_dir, report_console
     from ratio_bench.judge.estimate import estimate_requests
-    from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.judge.pairwise import (
         KIND,
         PROMPT_ID,
@@ -113,7 +112,8 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         run_pairwise,
         write_outputs,
     )
-    from ratio_bench.judge.prompts import get_prompt
+    from ratio_bench.llm.options import make_judge, print_run_summary
+    from ratio_bench.llm.prompts import get_prompt
 
     plan = plan_pairwise(args.dataset, args.runs, args.sample, args.k, args.seed, args.split, args.relations)
     if args.out:
@@ -161,9 +161,9 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
 
 def cmd_label(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.release import Release
-    from ratio_bench.dataset.silver import stratified_sample
     from ratio_bench.judge.labelling import label_pairs
-    from ratio_bench.judge.prompts import get_prompt
+    from ratio_bench.judge.silver import stratified_sample
+    from ratio_bench.llm.prompts import get_prompt
 
     if args.sample < 1:
         raise UsageError(f"--sample {args.sample}: must be at least 1")
@@ -195,10 +195,10 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ratio_bench.io import write_json
+    from ratio_bench.core.io import write_json
     from ratio_bench.judge.calibrate import calibrate, read_labels, report_table
-    from ratio_bench.judge.options import make_judge, print_run_summary
-    from ratio_bench.judge.prompts import get_prompt, prompts_for
+    from ratio_bench.llm.options import make_judge, print_run_summary
+    from ratio_bench.llm.prompts import get_prompt, prompts_for
 
     labels = read_labels(args.labels)
     relations = args.relation or sorted({lab.relation for lab in labels})
@@ -220,12 +220,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_candidates(args: argparse.Namespace) -> int:
     """Judge the sampled queries' top-k of saved runs; store verdicts in the pool; write the report."""
-    from ratio_bench.evaluation import judged
+    from ratio_bench.core.io import atomic_open, folder_files, staged_dir, write_json
     from ratio_bench.evaluation.pool import JudgedPool, default_pool_dir
     from ratio_bench.evaluation.runs import load_run
-    from ratio_bench.io import atomic_open, folder_files, staged_dir, write_json
     from ratio_bench.judge import candidates as cj
-    from ratio_bench.judge.options import make_judge, print_run_summary
+    from ratio_bench.judge import judged
+    from ratio_bench.llm.options import make_judge, print_run_summary
 
     for flag, value in (("--sample", args.sample), ("--k", args.k)):
         if value < 1:
@@ -300,9 +300,72 @@ def cmd_candidates(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.judge.options import add_judge_options
+def cmd_silver(args: argparse.Namespace) -> int:
+    from ratio_bench.core.errors import shown
+    from ratio_bench.core.io import report_console
+    from ratio_bench.core.options import parse_assignments, sample_size
+    from ratio_bench.core.relations import RELATIONS
+    from ratio_bench.core.yamlio import read_yaml_file
+    from ratio_bench.dataset.config import ConfigError, SilverError, SilverSettings
+    from ratio_bench.dataset.release import Release
+    from ratio_bench.judge.silver import run_silver
+    from ratio_bench.llm.options import make_judge, print_run_summary
 
+    sample = parse_assignments(
+        args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
+    )
+    release = Release.open(args.dataset)
+    raw, source = release.config, str(release.root / "manifest.json")
+    if args.config:
+        raw, source = read_yaml_file(args.config, "--config") or {}, f"--config {args.config}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: must be a mapping (key: value) with a silver block, got {shown(raw)}")
+    try:
+        settings = SilverSettings.from_config(raw)
+    except SilverError as e:
+        raise SilverError(f"{source}: {e}") from None
+    settings.sample.update(sample)
+    judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
+    report = run_silver(args.dataset, settings, judge, batch)
+    print_run_summary(report["judge_run"])
+    console = report_console()
+    if not report["complete"]:
+        console.print(
+            f"[red]silver split NOT written: requests by status {report['requests_by_status']}. Re-run the same "
+            "command: cached replies are not sent again.[/red]"
+        )
+        return 1
+    for rel, s in report["sizes"].items():
+        console.print(
+            f"  {rel:8s} test {s['test_pairs']:,} -> sampled {s['sampled']:,} -> kept {s['kept']:,} "
+            f"(accepted per prompt: {', '.join(str(n) for n in s['accepted_by_prompt'].values())}; invalid {s['invalid']})"
+        )
+    console.print(f"silver split written to {args.dataset}/data/<relation>/silver-*.parquet")
+    return 0
+
+
+def register_silver(sub: argparse._SubParsersAction) -> None:
+    """``ratio silver``: a judge job over a release, so it lives here although it is a top-level command."""
+    from ratio_bench.llm.options import add_judge_options
+
+    p = sub.add_parser(
+        "silver", help="judge a test sample with two prompts per relation; add the silver split"
+    )
+    p.add_argument("--dataset", type=Path, required=True, help="release folder written by ratio build")
+    p.add_argument(
+        "--config", type=Path, help="build config whose silver: block to use (default: the release's)"
+    )
+    p.add_argument(
+        "--sample", action="append", metavar="RELATION=N", help="override a sample size (N or all)"
+    )
+    add_judge_options(p, model_required=False)
+    p.set_defaults(func=cmd_silver)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from ratio_bench.llm.options import add_judge_options
+
+    register_silver(sub)
     judge = sub.add_parser("judge", help="LLM judge tools").add_subparsers(
         dest="judge_command", required=True
     )

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.release import Release
-from ratio_bench.dataset.silver import silver_input
-from ratio_bench.errors import RatioError
-from ratio_bench.judge.client import JudgeRequest
-from ratio_bench.judge.pricing import PriceTable, prompt_tokens
-from ratio_bench.judge.prompts import get_prompt
+from ratio_bench.judge.silver import silver_input
+from ratio_bench.llm.client import JudgeRequest
+from ratio_bench.llm.pricing import PriceTable, prompt_tokens
+from ratio_bench.llm.prompts import get_prompt
 
 
 @dataclass(frozen=True)

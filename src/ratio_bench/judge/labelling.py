@@ -14,11 +14,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
-QUESTIONS = {
-    "address": "Does S2 propose a concrete remedy aimed directly at the problem that S1 states?",
-    "broaden": "Is S2 a genuine broadening of S1 (same topic, higher level, references resolve to S1)?",
-    "specify": "Is S2 a concrete instance or finer-grained account of the very claim S1 makes?",
-}
+from ratio_bench.core.relations import BY_NAME
+
 KEYS = "[y] valid  [n] not valid  [s] skip  [q] quit"
 
 
@@ -51,7 +48,7 @@ def label_pairs(
     with out.open("a", encoding="utf-8") as fh:
         for i, pair in enumerate(todo, 1):
             show(
-                f"\n[{i}/{len(todo)}] {pair['relation'].upper()}: {QUESTIONS[pair['relation']]}\n"
+                f"\n[{i}/{len(todo)}] {pair['relation'].upper()}: {BY_NAME[pair['relation']].question}\n"
                 f"  S1: {pair['query']}\n  marker: {pair.get('marker', '')}\n  S2: {pair['gold']}\n{KEYS}"
             )
             while True:

@@ -20,15 +20,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio_bench.dataset.layout import SILVER, corpus_split
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import atomic_open, atomic_path, staged_dir, write_json
+from ratio_bench.dataset.contract import SILVER, corpus_split
 from ratio_bench.dataset.release import Release, manifest_sha256
-from ratio_bench.dataset.silver import stratified_sample
-from ratio_bench.errors import RatioError
-from ratio_bench.evaluation.pairwise_stats import FIRST, SECOND, TIE, preferred_system, relation_stats
 from ratio_bench.evaluation.runs import SavedRun, load_run
-from ratio_bench.io import atomic_open, atomic_path, staged_dir, write_json
-from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
-from ratio_bench.judge.prompts import Prompt, get_prompt
+from ratio_bench.judge.pairwise_stats import FIRST, SECOND, TIE, preferred_system, relation_stats
+from ratio_bench.judge.silver import stratified_sample
+from ratio_bench.llm.client import Judge, JudgeRequest, Outcome
+from ratio_bench.llm.prompts import Prompt, get_prompt
 
 PROMPT_ID = "inspiration-pairwise"
 KIND = "pairwise"
@@ -237,7 +237,7 @@ def provenance(plan: PairwisePlan, prompt: Prompt, judge: Judge) -> dict[str, An
         "k": plan.k,
         "queries_per_relation": plan.per_relation,
         "seed": plan.seed,
-        "sampling": "equal allocation across markers, capped (dataset.silver.stratified_sample)",
+        "sampling": "equal allocation across markers, capped (judge.silver.stratified_sample)",
         "rule": "a query prefers a system only when both list orders pick it; invalid replies leave it out",
         "prompt": {"ref": prompt.ref("<relation>"), "sha256": prompt.sha256},
         "judge": judge.settings.describe(),

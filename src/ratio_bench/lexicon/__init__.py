@@ -2,7 +2,6 @@
 
 from ratio_bench.lexicon.model import (
     DISTRACTOR_CATEGORIES,
-    RELATIONS,
     ConnectiveRule,
     Lexicon,
     LexiconError,
@@ -13,7 +12,6 @@ from ratio_bench.lexicon.model import (
 
 __all__ = [
     "DISTRACTOR_CATEGORIES",
-    "RELATIONS",
     "ConnectiveRule",
     "Lexicon",
     "LexiconError",

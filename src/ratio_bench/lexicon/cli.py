@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ratio_bench.errors import RatioError, UsageError
+from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.relations import RELATIONS
 
 
 def cmd_lexicon_check(args: argparse.Namespace) -> int:
@@ -23,9 +24,9 @@ def cmd_lexicon_check(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_expand(args: argparse.Namespace) -> int:
+    from ratio_bench.core.resources import data_path
     from ratio_bench.lexicon import Lexicon
     from ratio_bench.lexicon.expand import expand, write_review
-    from ratio_bench.resources import data_path
 
     candidates = expand(args.templates or data_path("lexicon", "templates"), args.relation)
     counts = write_review(args.out, candidates, Lexicon.load(args.lexicon))
@@ -38,9 +39,9 @@ def cmd_lexicon_expand(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_accept(args: argparse.Namespace) -> int:
+    from ratio_bench.core.resources import installed
     from ratio_bench.lexicon import default_lexicon_dir
     from ratio_bench.lexicon.expand import accept_reviewed
-    from ratio_bench.resources import installed
 
     if args.lexicon is None and installed():
         raise UsageError(
@@ -55,9 +56,9 @@ def cmd_lexicon_accept(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_llm_expand(args: argparse.Namespace) -> int:
-    from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.lexicon import Lexicon
     from ratio_bench.lexicon.llm import llm_expand
+    from ratio_bench.llm.options import make_judge, print_run_summary
 
     lexicon = Lexicon.load(args.lexicon)
     if args.seeds:
@@ -77,8 +78,8 @@ def cmd_lexicon_llm_expand(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_llm_classify(args: argparse.Namespace) -> int:
-    from ratio_bench.judge.options import make_judge, print_run_summary
     from ratio_bench.lexicon.llm import llm_classify
+    from ratio_bench.llm.options import make_judge, print_run_summary
 
     judge, _ = make_judge(args)
     counts = llm_classify(args.review, judge, args.strong_threshold)
@@ -142,7 +143,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--relation",
         action="append",
-        choices=["address", "broaden", "specify"],
+        choices=RELATIONS,
         help="only these relations (repeatable; default all with templates)",
     )
     p.add_argument("--lexicon", type=Path, help="lexicon folder used to mark known candidates")
@@ -157,10 +158,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_lexicon_accept)
 
-    from ratio_bench.judge.options import add_judge_options
+    from ratio_bench.llm.options import add_judge_options
 
     p = lex.add_parser("llm-expand", help="generate marker candidates from seeds with an LLM (review file)")
-    p.add_argument("--relation", choices=["address", "broaden", "specify"], required=True)
+    p.add_argument("--relation", choices=RELATIONS, required=True)
     p.add_argument(
         "--seeds", type=Path, help="seed markers, one per line (default: the relation's manual ones)"
     )

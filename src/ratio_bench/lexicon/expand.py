@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ratio_bench.lexicon.model import RELATIONS, Lexicon, LexiconError, normalise_marker
-from ratio_bench.yamlio import load_yaml
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.yamlio import load_yaml
+from ratio_bench.lexicon.model import Lexicon, LexiconError, normalise_marker
 
 _TOKEN = re.compile(r"\(|\)|\{[^}]*\}|[^\s(){}]+")
 _SINGULAR_DEM = ("this", "that")

@@ -14,13 +14,14 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ratio_bench.judge.client import Judge, JudgeRequest
-from ratio_bench.judge.prompts import get_prompt
+from ratio_bench.core.relations import RELATION_SPECS
 from ratio_bench.lexicon.expand import REVIEW_COLUMNS, Candidate, write_review
 from ratio_bench.lexicon.model import Lexicon, normalise_marker
+from ratio_bench.llm.client import Judge, JudgeRequest
+from ratio_bench.llm.prompts import get_prompt
 
 LLM_COLUMNS = ("llm_label", "llm_confidence", "llm_reason")
-CLASSIFIERS = {"address": "address-marker-classifier", "broaden": "broaden-marker-classifier"}
+CLASSIFIERS = {r.name: r.marker_classifier for r in RELATION_SPECS if r.marker_classifier}
 MAX_WORDS = 7
 
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.resources import data_path
+from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.corpus.cleaning import MAX_MARKER_WORDS
-from ratio_bench.errors import RatioError
-from ratio_bench.resources import data_path
-from ratio_bench.yamlio import load_yaml
 
-RELATIONS: tuple[str, ...] = ("address", "broaden", "specify")
 DISTRACTOR_CATEGORIES: tuple[str, ...] = (
     "explicit_contrast",
     "implicit_similarity",

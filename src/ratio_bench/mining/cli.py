@@ -7,9 +7,10 @@ from pathlib import Path
 
 
 def cmd_mine(args: argparse.Namespace) -> int:
-    from ratio_bench.cli_options import parse_assignments, reader_settings, yaml_scalar
-    from ratio_bench.errors import UsageError
-    from ratio_bench.io import report_console
+    from ratio_bench.core.errors import UsageError
+    from ratio_bench.core.io import report_console
+    from ratio_bench.core.options import parse_assignments, yaml_scalar
+    from ratio_bench.corpus.options import reader_settings
     from ratio_bench.mining.report import print_mining_report
     from ratio_bench.mining.run import run_mining
     from ratio_bench.mining.step import MiningSettings
@@ -45,7 +46,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
 
 
 def cmd_mine_stats(args: argparse.Namespace) -> int:
-    from ratio_bench.io import report_console
+    from ratio_bench.core.io import report_console
     from ratio_bench.mining.report import print_mining_report
     from ratio_bench.mining.run import merge_stats
 
@@ -54,7 +55,7 @@ def cmd_mine_stats(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.cli_options import add_reader_options
+    from ratio_bench.corpus.options import add_reader_options
     from ratio_bench.mining.run import EXECUTORS
 
     p = sub.add_parser("mine", help="mine (query, marker, gold) tuples and distractors from a corpus")

@@ -6,12 +6,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from ratio_bench.core.io import RejectLog
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.corpus.cleaning import Cleaner
 from ratio_bench.corpus.pipeline import SegmentedPaper
 from ratio_bench.corpus.records import Paper
 from ratio_bench.corpus.segmentation import sentence_spans
-from ratio_bench.io import RejectLog
-from ratio_bench.lexicon import RELATIONS, Lexicon
+from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.schema import PAPER_PROVENANCE
 
 

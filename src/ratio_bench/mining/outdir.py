@@ -1,7 +1,7 @@
 """The mining output folder: one local run at a time, and no leftovers of a killed one.
 
 Every output is written as ``.<name>.<random>.tmp`` next to ``<name>`` and renamed into place
-(:func:`ratio_bench.io.atomic_path`, :class:`ratio_bench.io.RejectLog`). A run killed with SIGKILL cannot remove
+(:func:`ratio_bench.core.io.atomic_path`, :class:`ratio_bench.core.io.RejectLog`). A run killed with SIGKILL cannot remove
 its temporary files, so the next run does: each task removes the temporary files of its own shards before it
 writes them (safe on every executor, since one task owns its shard names), and a local run removes those of
 the folder's own files (``plan.json``, ``stats.json``). Only names of that pattern in the folders the run
@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 
 SHARD_DIRS = {"pairs": "parquet", "distractors": "parquet", "rejects": "jsonl", "stats": "json"}
 ROOT_FILES = ("plan.json", "stats.json")

@@ -7,10 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ratio_bench.lexicon import DISTRACTOR_CATEGORIES, RELATIONS
-
-# The paper's Table 2 "found in data" totals, for comparison.
-PAPER_MARKERS_FOUND = {"address": 717, "broaden": 38, "specify": 54}
+from ratio_bench.core.relations import BY_NAME, RELATIONS
+from ratio_bench.lexicon import DISTRACTOR_CATEGORIES
 
 
 def _rejects_line(stats: dict[str, Any], corpus: dict[str, Any]) -> str:
@@ -41,7 +39,7 @@ def print_mining_report(stats: dict[str, Any], console: Console) -> None:
             f"{stats['tuples'].get(r, 0):,}",
             str(stats["markers_fired"][r]),
             str(stats["markers_kept"][r]),
-            str(PAPER_MARKERS_FOUND[r]),
+            str(BY_NAME[r].paper_markers_found),
         )
     console.print(t)
     d = Table(title="Distractors by category")

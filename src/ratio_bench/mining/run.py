@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
-from ratio_bench.errors import RatioError
-from ratio_bench.io import sum_nested, write_json
-from ratio_bench.lexicon import RELATIONS, Lexicon
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import sum_nested, write_json
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.children import die_with_parent
 from ratio_bench.mining.outdir import ROOT_FILES, exclusive, remove_stale_temps
 from ratio_bench.mining.step import MineUnits, MiningSettings, read_task_stats

@@ -18,16 +18,16 @@ from pathlib import Path
 from datatrove.pipeline.base import PipelineStep
 from tqdm import tqdm
 
+from ratio_bench.core.io import RejectLog, write_json
+from ratio_bench.core.shards import ShardWriter
 from ratio_bench.corpus.cleaning import MIN_SENTENCE_CHARS, Cleaner
 from ratio_bench.corpus.readers import PaperReader, ReaderSettings
-from ratio_bench.io import RejectLog, write_json
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.lexicon.model import default_lexicon_dir
 from ratio_bench.mining.extract import MiningCounts, PairMiner
 from ratio_bench.mining.outdir import remove_stale_temps, shard_paths
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 from ratio_bench.mining.units import WorkUnit
-from ratio_bench.mining.writer import ShardWriter
 
 
 @dataclass(frozen=True)

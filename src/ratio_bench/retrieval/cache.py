@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from ratio_bench.io import atomic_path
+from ratio_bench.core.io import atomic_path
 
 CHUNK_TEXTS = 4096
 

@@ -23,8 +23,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ratio_bench.errors import RatioError, UsageError
-from ratio_bench.io import atomic_path
+from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.io import atomic_path
 from ratio_bench.retrieval.bm25 import NGRAM_SETUPS
 
 # The spec's generic prefixes (appendix C), and each model's recommended ones.
@@ -331,7 +331,7 @@ def saved_prompts(folder: str | Path) -> tuple[str, str] | None:
 
 def saved_relation_prompts(folder: str | Path) -> dict[str, str]:
     """A unified model's saved query prompts under the relation names (empty for any other model)."""
-    from ratio_bench.lexicon import RELATIONS
+    from ratio_bench.core.relations import RELATIONS
 
     config = Path(folder) / "config_sentence_transformers.json"
     if not config.is_file():

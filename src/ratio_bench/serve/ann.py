@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.search import exact_search
 
 ANN_KINDS = ("hnsw", "ivf")

@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ratio_bench import __version__
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError, Searcher
 
 STATIC = files("ratio_bench.serve") / "static"

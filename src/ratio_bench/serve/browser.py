@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 
 SHOT_SIZE = (1400, 900)  # the window the screenshot is taken in: three columns side by side
 SHOT_WIDTH = 1000  # the committed PNG's width (a few hundred KB at most)
@@ -102,7 +102,7 @@ def screenshot(index: Path, text: str, out: Path, width: int = SHOT_WIDTH, k: in
     from PIL import Image
     from selenium.webdriver.common.by import By
 
-    from ratio_bench.io import atomic_path
+    from ratio_bench.core.io import atomic_path
     from ratio_bench.serve.app import create_app
     from ratio_bench.serve.index import load_index
     from ratio_bench.serve.search import Searcher

@@ -21,8 +21,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ratio_bench.errors import RatioError
-from ratio_bench.io import RejectLog
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import RejectLog
 
 PROVENANCE_SCHEMA = pa.schema(
     [
@@ -83,8 +83,8 @@ def from_release(
     """
     import duckdb
 
+    from ratio_bench.core.relations import RELATIONS
     from ratio_bench.dataset.release import Release
-    from ratio_bench.lexicon import RELATIONS
 
     release = Release.open(dataset)
     root = release.root

@@ -7,13 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from ratio_bench.errors import RatioError, UsageError
+from ratio_bench.core.errors import RatioError, UsageError
 
 QUERY_FLAGS = {"text": "TEXT", "moves": "--moves", "k": "--k"}  # a query error's field, as a flag
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from ratio_bench.io import RejectLog, prepare_output_dir, report_console
+    from ratio_bench.core.io import RejectLog, prepare_output_dir, report_console
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.serve import candidates
     from ratio_bench.serve.index import KIND, build_index, parse_model_args
@@ -27,7 +27,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     models = parse_model_args(args.model)
     prepare_output_dir(args.out, KIND)  # before minutes of reading and encoding
     console = report_console()
-    from ratio_bench.cli_options import reader_settings
+    from ratio_bench.corpus.options import reader_settings
 
     if args.dataset:
         cands = candidates.from_release(
@@ -77,7 +77,7 @@ def _searcher(args: argparse.Namespace):
 def cmd_search(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from ratio_bench.io import report_console
+    from ratio_bench.core.io import report_console
     from ratio_bench.serve.index import load_index
     from ratio_bench.serve.search import QueryError, Searcher, check_query
 
@@ -154,7 +154,7 @@ def add_query_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub) -> None:
-    from ratio_bench.cli_options import add_reader_options
+    from ratio_bench.corpus.options import add_reader_options
     from ratio_bench.serve.ann import ANN_KINDS
     from ratio_bench.serve.index import MOVES
     from ratio_bench.serve.search import DEFAULT_K

@@ -34,10 +34,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ratio_bench import __version__
-from ratio_bench.cli_options import parse_assignment
-from ratio_bench.errors import RatioError, UsageError, field_name, shown
-from ratio_bench.io import artefact_kind, folder_files, read_json_file, staged_dir, write_json
-from ratio_bench.lexicon import RELATIONS
+from ratio_bench.core.errors import RatioError, UsageError, field_name, shown
+from ratio_bench.core.io import artefact_kind, folder_files, read_json_file, staged_dir, write_json
+from ratio_bench.core.options import parse_assignment
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve

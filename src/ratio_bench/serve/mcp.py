@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
-from ratio_bench.errors import UsageError
+from ratio_bench.core.errors import UsageError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -87,7 +87,7 @@ def _host_port(value: str) -> tuple[str, int]:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from ratio_bench.extras import require
+    from ratio_bench.core.extras import require
     from ratio_bench.serve.cli import _listen, _searcher
 
     require("serve")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve

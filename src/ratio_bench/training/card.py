@@ -19,12 +19,13 @@ from typing import Any
 import yaml
 
 from ratio_bench import __version__
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import atomic_open, write_json
+from ratio_bench.core.relations import BY_NAME
+from ratio_bench.core.resources import data_path
 from ratio_bench.dataset.release import Release
-from ratio_bench.errors import RatioError
 from ratio_bench.evaluation.leaderboard import markdown_text, parse_entry, read_entry
 from ratio_bench.evaluation.results import SubmissionError
-from ratio_bench.io import atomic_open, write_json
-from ratio_bench.resources import data_path
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SUMMARY_SCHEMA
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
 
@@ -41,11 +42,6 @@ ST_SECTIONS = (
     "MultipleNegativesRankingLoss",
     "CachedMultipleNegativesRankingLoss",
 )
-GLOSS = {
-    "address": "offers an approach or insight that can help address the problem the query states",
-    "broaden": "reformulates the query at a broader scope or greater generality",
-    "specify": "instantiates the query through a concrete case, mechanism or example",
-}
 
 
 class CardError(RatioError, ValueError):
@@ -338,7 +334,7 @@ def render_card(
         "title": markdown_text(f"{name} - {backbone} {setup}-Tuned for {rel.capitalize()}"),
         "relation": rel,
         "relation_title": rel.capitalize(),
-        "relation_gloss": GLOSS.get(rel, "makes the move"),
+        "relation_gloss": BY_NAME[rel].gloss if rel in BY_NAME else "makes the move",
         "backbone": markdown_text(backbone),
         "setup": markdown_text(setup),
         "repo_id": (repo_id or f"ORG/{name}").replace('"', ""),

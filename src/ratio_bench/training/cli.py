@@ -7,8 +7,8 @@ from pathlib import Path
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ratio_bench.extras import require
-    from ratio_bench.resources import preset
+    from ratio_bench.core.extras import require
+    from ratio_bench.core.resources import preset
     from ratio_bench.training.config import load_config
     from ratio_bench.training.run import train
 
@@ -35,8 +35,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_train_all(args: argparse.Namespace) -> int:
-    from ratio_bench.extras import require
-    from ratio_bench.resources import preset_dir
+    from ratio_bench.core.extras import require
+    from ratio_bench.core.resources import preset_dir
     from ratio_bench.training.card import write_card
     from ratio_bench.training.run import train_all
 

@@ -15,9 +15,10 @@ from typing import Any
 
 import yaml
 
-from ratio_bench.errors import RatioError
-from ratio_bench.lexicon import RELATIONS
-from ratio_bench.yamlio import load_yaml
+from ratio_bench.core.config import closest
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.yamlio import load_yaml
 
 
 class TrainingConfigError(RatioError, ValueError):
@@ -89,8 +90,8 @@ _TRIAL_KEYS = set(Trial.__dataclass_fields__)
 
 def _unknown(keys: set[str], valid: set[str], where: str) -> None:
     for key in sorted(keys - valid):
-        near = difflib.get_close_matches(key, sorted(valid), n=1)
-        hint = f"; did you mean {near[0]!r}?" if near else f"; valid fields: {', '.join(sorted(valid))}"
+        near = closest(key, sorted(valid))
+        hint = f"; did you mean {near!r}?" if near else f"; valid fields: {', '.join(sorted(valid))}"
         raise TrainingConfigError(f"{where}: unknown field {key!r}{hint}")
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import DatasetError, Release
-from ratio_bench.lexicon import RELATIONS
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.training.data import TrainPairs
 

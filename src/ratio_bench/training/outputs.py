@@ -4,7 +4,7 @@ A folder is ours when it holds the marker written at its creation, which also re
 (config and dataset), so a resumed run never mixes trials of another setup or release into one summary.
 A non-empty folder without the marker is the user's and is never written into. Unlike a release or an index,
 a training folder is filled in place (trials and checkpoints appear as they finish, so a killed run resumes),
-never swapped in, so ``io.staged_dir`` does not apply and nothing here ever removes a folder.
+never swapped in, so ``core.io.staged_dir`` does not apply and nothing here ever removes a folder.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ratio_bench.errors import RatioError
-from ratio_bench.io import write_json
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import write_json
 
 MARKER = "ratio-training.json"
 

@@ -22,8 +22,8 @@ from typing import Any
 from tqdm import tqdm
 
 from ratio_bench import __version__
-from ratio_bench.errors import UsageError
-from ratio_bench.io import write_json
+from ratio_bench.core.errors import UsageError
+from ratio_bench.core.io import write_json
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SCHEMA  # shared with scoring (tuned names)
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
 from ratio_bench.training.backbone import backbone_path

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ratio_bench.io import write_json
-from ratio_bench.lexicon import RELATIONS
+from ratio_bench.core.io import write_json
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.training.backbone import freeze, load_backbone, prompts_for
 from ratio_bench.training.config import TrainingConfig
 from ratio_bench.training.data import DatasetInfo, TrainPairs, dataset_info, load_train_pairs, load_validation

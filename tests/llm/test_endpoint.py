@@ -2,10 +2,10 @@
 
 import pytest
 
-from ratio_bench.errors import UsageError
-from ratio_bench.judge.cache import request_key
-from ratio_bench.judge.client import JudgeSettings
-from ratio_bench.judge.endpoint import NO_KEY, api_key_for, normalise_base_url
+from ratio_bench.core.errors import UsageError
+from ratio_bench.llm.cache import request_key
+from ratio_bench.llm.client import JudgeSettings
+from ratio_bench.llm.endpoint import NO_KEY, api_key_for, normalise_base_url
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 import pytest
 
-from ratio_bench.evaluation.pairwise_stats import preferred_system, query_preference, relation_stats
+from ratio_bench.judge.pairwise_stats import preferred_system, query_preference, relation_stats
 
 
 def test_a_reply_names_a_system_through_its_order():

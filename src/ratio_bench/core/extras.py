@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     "eval": ("mteb", "matplotlib"),

@@ -3,9 +3,9 @@ import time
 import pytest
 
 from openai_server import expected_decision
-from ratio_bench.judge.client import JudgeError, JudgeRequest
-from ratio_bench.judge.pricing import PriceTable
-from ratio_bench.judge.prompts import get_prompt
+from ratio_bench.llm.client import JudgeError, JudgeRequest
+from ratio_bench.llm.pricing import PriceTable
+from ratio_bench.llm.prompts import get_prompt
 
 
 def requests(n: int, tag: str = "") -> list[JudgeRequest]:

@@ -26,8 +26,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ratio_bench.core.io import MANIFEST, atomic_path, prepare_output_dir, staged_dir, write_json
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.config import SilverSettings
-from ratio_bench.dataset.layout import (
+from ratio_bench.dataset.contract import (
     JUDGMENTS,
     KEEP,
     KIND,
@@ -37,10 +39,8 @@ from ratio_bench.dataset.layout import (
     file_checksums,
 )
 from ratio_bench.dataset.release import Release
-from ratio_bench.io import MANIFEST, atomic_path, prepare_output_dir, staged_dir, write_json
-from ratio_bench.judge.client import Judge, JudgeRequest, Outcome
-from ratio_bench.judge.prompts import Prompt, get_prompt
-from ratio_bench.lexicon import RELATIONS
+from ratio_bench.llm.client import Judge, JudgeRequest, Outcome
+from ratio_bench.llm.prompts import Prompt, get_prompt
 
 VERDICT_SCHEMA = pa.schema(
     [

@@ -1,6 +1,6 @@
 import pytest
 
-from ratio_bench.judge.parse import InvalidReply, parse_reply
+from ratio_bench.llm.parse import InvalidReply, parse_reply
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
-from ratio_bench.errors import RatioError
-from ratio_bench.yamlio import load_yaml
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.yamlio import load_yaml
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 OUTPUT_KINDS = ("verdict", "pairwise", "markers")

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 
 MAX_YAML_BYTES = 16 * 1024 * 1024
 MAX_YAML_VALUES = 1_000_000  # values after alias expansion; the s2orc build config has a few hundred

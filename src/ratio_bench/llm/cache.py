@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 
 SCHEMA_VERSION = 2  # 1: keys without the judge's identity
 

@@ -13,12 +13,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ratio_bench.cli_options import json_or_text, parse_assignments
-from ratio_bench.errors import UsageError
-from ratio_bench.judge.cache import ReplyCache
-from ratio_bench.judge.client import Judge, JudgeSettings
-from ratio_bench.judge.endpoint import normalise_base_url
-from ratio_bench.judge.pricing import PriceTable
+from ratio_bench.core.errors import UsageError
+from ratio_bench.core.options import json_or_text, parse_assignments
+from ratio_bench.llm.cache import ReplyCache
+from ratio_bench.llm.client import Judge, JudgeSettings
+from ratio_bench.llm.endpoint import normalise_base_url
+from ratio_bench.llm.pricing import PriceTable
 
 DEFAULT_CACHE = (
     Path(os.environ.get("RATIO_CACHE", Path.home() / ".cache" / "ratio")) / "judge" / "replies.sqlite"
@@ -141,14 +141,14 @@ def make_judge(args: argparse.Namespace, defaults: dict[str, Any] | None = None)
     judge = Judge(settings, ReplyCache(args.cache), prices, progress=not args.quiet)
     batch = None
     if args.batch:
-        from ratio_bench.judge.batch import BatchJudge
+        from ratio_bench.llm.batch import BatchJudge
 
         batch = BatchJudge(judge, poll_s=args.poll_seconds)
     return judge, batch
 
 
 def print_run_summary(summary: dict[str, Any]) -> None:
-    from ratio_bench.io import report_console
+    from ratio_bench.core.io import report_console
 
     console = report_console()
     cost = f"${summary['cost_usd']:.4f}" if summary["priced"] else "unpriced model ($0 counted)"

@@ -2,8 +2,8 @@
 
 import pytest
 
-from ratio_bench.errors import RatioError
-from ratio_bench.judge.pricing import CostMeter, PriceTable, token_count
+from ratio_bench.core.errors import RatioError
+from ratio_bench.llm.pricing import CostMeter, PriceTable, token_count
 
 
 @pytest.mark.parametrize(

@@ -1,46 +1,18 @@
-"""Command-line option groups and value parsers shared by several stages' commands.
+"""Command-line option parsers shared by several stages' commands (``KEY=VALUE`` flags, ``--strict``).
 
 Each stage registers its own commands (``<stage>/cli.py: register(subparsers)``); what more than one stage
-needs lives here, so no stage imports another's command module and ``cli.py`` only assembles them.
+needs lives here (or, for the corpus reader flags, in :mod:`ratio_bench.corpus.options`), so no stage imports
+another's command module and ``cli.py`` only assembles them.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ratio_bench.errors import UsageError
-
-
-def add_reader_options(p: argparse.ArgumentParser) -> None:
-    """How corpus files are read: schema, body format, kept sections and ``--strict``."""
-    from ratio_bench.corpus.readers import FORMATS, TEXT_FORMATS
-    from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
-
-    p.add_argument(
-        "--format",
-        dest="fmt",
-        choices=FORMATS,
-        default=None,
-        help="record schema (default: detected per file)",
-    )
-    p.add_argument(
-        "--text-format",
-        choices=TEXT_FORMATS,
-        default="auto",
-        help="how bodies are parsed (default: Markdown if it has headings, else plain)",
-    )
-    p.add_argument(
-        "--keep-sections",
-        nargs="+",
-        metavar="CATEGORY",
-        choices=[c.value for c in SectionCategory],
-        default=sorted(c.value for c in PROSE_CATEGORIES),
-        help="section categories to keep (default: all prose categories, appendices included)",
-    )
-    add_strict_option(p)
+from ratio_bench.core.config import closest
+from ratio_bench.core.errors import UsageError
 
 
 def add_strict_option(p: argparse.ArgumentParser) -> None:
@@ -48,19 +20,6 @@ def add_strict_option(p: argparse.ArgumentParser) -> None:
         "--strict",
         action="store_true",
         help="fail on malformed input (bad JSON, wrong field types, unreadable files) instead of rejecting it",
-    )
-
-
-def reader_settings(args: argparse.Namespace):
-    """The ``ReaderSettings`` chosen by :func:`add_reader_options`' flags."""
-    from ratio_bench.corpus.readers import ReaderSettings
-    from ratio_bench.corpus.sections import SectionCategory
-
-    return ReaderSettings(
-        fmt=args.fmt,
-        text_format=args.text_format,
-        keep_categories=frozenset(SectionCategory(c) for c in args.keep_sections),
-        strict=args.strict,
     )
 
 
@@ -81,8 +40,8 @@ def parse_assignment(
     if not sep or not key.isidentifier():
         raise UsageError(f"{flag} expects {example}, got {item!r}")
     if keys is not None and key not in keys:
-        close = difflib.get_close_matches(key, keys, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        close = closest(key, keys)
+        hint = f"did you mean {close!r}? " if close else ""
         raise UsageError(f"{flag} {item}: unknown {key_name} {key!r}; {hint}known: {', '.join(keys)}")
     try:
         return key, value_type(raw)
@@ -106,7 +65,7 @@ def yaml_scalar(text: str) -> Any:
     """``8``, ``true``, ``04:00:00`` as YAML reads them."""
     import yaml
 
-    from ratio_bench.yamlio import load_yaml
+    from ratio_bench.core.yamlio import load_yaml
 
     try:
         return load_yaml(text)

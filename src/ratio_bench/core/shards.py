@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ratio_bench.io import atomic_path
+from ratio_bench.core.io import atomic_path
 
 
 class ShardWriter:

@@ -16,7 +16,7 @@ import socket
 import sys
 from urllib.parse import urlsplit
 
-from ratio_bench.errors import UsageError
+from ratio_bench.core.errors import UsageError
 
 OPENAI_URL = "https://api.openai.com/v1"
 OPENAI_HOST = "api.openai.com"

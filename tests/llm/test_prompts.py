@@ -1,7 +1,7 @@
 import pytest
 
-from ratio_bench.judge.prompts import PromptError, get_prompt, load_prompts, prompts_for
-from ratio_bench.lexicon import RELATIONS
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.llm.prompts import PromptError, get_prompt, load_prompts, prompts_for
 
 
 def test_every_prompt_file_loads_with_its_metadata():

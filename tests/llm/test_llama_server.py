@@ -20,9 +20,9 @@ import pytest
 
 from conftest import save_judged_run
 from ratio_bench.cli import main
-from ratio_bench.judge.cache import ReplyCache
-from ratio_bench.judge.client import Judge, JudgeRequest, JudgeSettings
-from ratio_bench.judge.prompts import get_prompt
+from ratio_bench.llm.cache import ReplyCache
+from ratio_bench.llm.client import Judge, JudgeRequest, JudgeSettings
+from ratio_bench.llm.prompts import get_prompt
 
 pytestmark = pytest.mark.slow
 

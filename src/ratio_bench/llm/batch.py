@@ -18,8 +18,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ratio_bench.judge.cache import CachedReply
-from ratio_bench.judge.client import (
+from ratio_bench.llm.cache import CachedReply
+from ratio_bench.llm.client import (
     MAX_BODY_BYTES,
     MAX_REPLY_CHARS,
     BadReply,
@@ -28,8 +28,8 @@ from ratio_bench.judge.client import (
     JudgeRequest,
     Outcome,
 )
-from ratio_bench.judge.endpoint import unreachable
-from ratio_bench.judge.parse import parse_reply
+from ratio_bench.llm.endpoint import unreachable
+from ratio_bench.llm.parse import parse_reply
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 ENDPOINT = "/v1/chat/completions"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 
 
 def data_root() -> Path:
@@ -22,7 +22,7 @@ def data_root() -> Path:
         if not isinstance(packaged, Path):  # a zip import: the lexicon loader and datatrove need real files
             raise RatioError(f"{packaged}: ratio-bench must be installed unpacked (pip install ratio-bench)")
         return packaged
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = Path(__file__).resolve().parents[3]
     if (checkout / "lexicon" / "v1").is_dir():
         return checkout
     raise RatioError(

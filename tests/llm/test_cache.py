@@ -2,8 +2,8 @@
 
 import pytest
 
-from ratio_bench.judge.cache import CachedReply, CacheError, ReplyCache
-from ratio_bench.judge.client import JudgeRequest
+from ratio_bench.llm.cache import CachedReply, CacheError, ReplyCache
+from ratio_bench.llm.client import JudgeRequest
 
 
 def fill_up(cache: ReplyCache) -> None:

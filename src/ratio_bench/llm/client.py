@@ -35,11 +35,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ratio_bench.errors import RatioError
-from ratio_bench.judge.cache import CachedReply, ReplyCache, request_key
-from ratio_bench.judge.endpoint import api_key_for, normalise_base_url, unreachable
-from ratio_bench.judge.parse import InvalidReply, Verdict, parse_reply
-from ratio_bench.judge.pricing import (
+from ratio_bench.core.errors import RatioError
+from ratio_bench.llm.cache import CachedReply, ReplyCache, request_key
+from ratio_bench.llm.endpoint import api_key_for, normalise_base_url, unreachable
+from ratio_bench.llm.parse import InvalidReply, Verdict, parse_reply
+from ratio_bench.llm.pricing import (
     CHARS_PER_TOKEN,
     BudgetExhausted,
     CostMeter,

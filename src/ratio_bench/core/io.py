@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ratio_bench.errors import RatioError
+from ratio_bench.core.errors import RatioError
 
 MANIFEST = "manifest.json"
 

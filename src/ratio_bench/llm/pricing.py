@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ratio_bench.errors import RatioError
-from ratio_bench.yamlio import read_yaml_file
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.yamlio import read_yaml_file
 
 DEFAULT_PRICES = Path(__file__).resolve().parent / "prices.yaml"
 CHARS_PER_TOKEN = 4
