@@ -83,7 +83,8 @@ class Board:
             "--cache-dir", self.home / "embeddings", *more, timeout=timeout,
         )  # fmt: skip
 
-    def start_worker(self, dataset: Path, *more: str) -> subprocess.Popen:
+    def start_worker(self, dataset: Path, *more: str, home: str = "hf") -> subprocess.Popen:
+        """A worker in the background, with its own Hub cache ``home`` (so that its downloads are its own)."""
         command = [sys.executable, "-m", "ratio_bench.cli", "leaderboard", "worker", "--requests", REQUESTS,
                    "--results", RESULTS, "--dataset", str(dataset), "--cache-dir", str(self.home / "embeddings"),
                    *more]  # fmt: skip
@@ -91,7 +92,7 @@ class Board:
 
         return subprocess.Popen(
             command,
-            env={**os.environ, **self.env},
+            env={**os.environ, **self.env, "HF_HOME": str(self.home / home)},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

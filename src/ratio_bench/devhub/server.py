@@ -21,6 +21,7 @@ import json
 import os
 import struct
 import threading
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
@@ -44,6 +45,8 @@ class HubState:
         self.users: dict[str, str] = {}  # token -> user name (whoami)
         self.tokens_seen: set[str] = set()
         self.holds: dict[str, threading.Event] = {}  # path in repo -> released (tests: a download in flight)
+        self.waiting: Counter[str] = Counter()  # path -> downloads held so far
+        self.conflicts = 0  # commits refused because their parent was not the head
         self.lock = threading.Lock()
         self.root = root
         if root is not None:
@@ -220,6 +223,7 @@ def make_handler(state: HubState):
             if data is None:
                 return self._not_found("Entry not found", "EntryNotFound")
             if path in state.holds and self.command == "GET":
+                state.waiting[path] += 1
                 state.holds[path].wait(timeout=60)
             headers = {"ETag": f'"{_blob_id(data)}"', "X-Repo-Commit": sha, "Accept-Ranges": "bytes"}
             rng = self.headers.get("Range")
@@ -383,6 +387,7 @@ def make_handler(state: HubState):
                     changes[item["value"]["path"]] = None
             sha = state.commit(repo, branch, changes, parent)
             if sha is None:
+                state.conflicts += 1
                 return self._send(412, STALE_HEAD)
             host = self.headers["Host"]
             self._json(

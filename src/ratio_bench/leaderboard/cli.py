@@ -94,8 +94,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     if args.poll is not None and args.poll <= 0:
         raise UsageError("--poll: give a number of seconds above 0")
-    if args.lease < 10:
-        raise UsageError("--lease: at least 10 seconds (the time one model may take, with publishing)")
+    if args.lease < 5:
+        raise UsageError("--lease: at least 5 seconds (the time one model may take, with publishing)")
     requests = RepoRef.parse(args.requests, "--requests").repo_id
     results = RepoRef.parse(args.results, "--results").repo_id
     dataset, source = local_dataset(args.dataset)
