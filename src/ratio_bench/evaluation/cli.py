@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside 
     from rich.console import Console
 
     from ratio_bench.evaluation.evaluate import ScoreResult, SplitData
+    from ratio_bench.evaluation.leaderboard import Board
     from ratio_bench.evaluation.pool import JudgedPool
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import ModelSetup
@@ -226,7 +227,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def render_board(
-    board, args: argparse.Namespace, source: str, markdown_extra: str = "", html_extra: str = ""
+    board: Board, args: argparse.Namespace, source: str, markdown_extra: str = "", html_extra: str = ""
 ) -> int:
     """Print ``board`` and write its ``--markdown``/``--plot``/``--html`` (``*_extra``: sections appended, such as
     the leaderboard service's queue); ``source`` names where the entries came from."""
@@ -236,8 +237,10 @@ def render_board(
     console = report_console()
     for release in board.releases:
         rows = [
-            {"model": f"{entry_label(e)} ({e['split']})", "results": e["results"]} for e in release.entries
-        ]
+            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], lb.provenance_text(e))))})",
+             "results": e["results"]}
+            for e in release.entries
+        ]  # fmt: skip
         console.print(results_table(rows, lb.terminal_text(f"Leaderboard {release.title} (%)")))
     for r in board.rejected:
         console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")

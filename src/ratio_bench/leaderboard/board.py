@@ -125,6 +125,20 @@ def _detail(r: Request, now: datetime) -> str:
 QUEUE_HEAD = ["status", "model", "setup", "submitter", "submitted", "detail"]
 
 
+def queue_table(queue: Queue, now: datetime | None = None):
+    """The queue for a terminal (rich), every field escaped."""
+    from rich.table import Table
+
+    t = Table(title=lb.terminal_text(f"Queue {queue.repo_id}"))
+    for head in QUEUE_HEAD:
+        t.add_column(head)
+    for _, cells in queue_rows(queue, now or now_utc()):
+        t.add_row(*(lb.terminal_text(c) for c in cells))
+    for path, why in queue.rejected:
+        t.add_row("skipped", lb.terminal_text(path), "", "", "", lb.terminal_text(why))
+    return t
+
+
 def queue_markdown(queue: Queue, now: datetime | None = None) -> str:
     now = now or now_utc()
     lines = ["", f"## Queue ({lb.markdown_text(queue.repo_id)})", ""]
