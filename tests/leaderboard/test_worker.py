@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.leaderboard.conftest import RESULTS
+from tests.leaderboard.conftest import REQUESTS, RESULTS
 
 from ratio_bench.leaderboard.requests import now_utc, parse_time
 
@@ -100,3 +100,22 @@ def test_two_workers_racing_on_one_queue_score_every_request_once(board, tiny_mo
     claimed = [line for log in logs for line in log.splitlines() if ": claimed by " in line]
     assert len(claimed) == 2, logs  # every request claimed once, by one worker or the other
     assert _entries(board) == [f"org/a/{sha}/generic/test.json", f"org/a/{sha}/none/test.json"]
+
+
+def test_a_request_out_of_attempts_is_failed_not_claimed(board, small_release):
+    sha = "b" * 40
+    path = f"org/gone/{sha}_generic.json"
+    request = {
+        "schema": "ratio-leaderboard-request/1", "model": "org/gone", "revision": "main", "sha": sha,
+        "setup": "generic", "prompts": {"query": "query: ", "document": "document: "}, "precision": "float32",
+        "submitter": "bob", "submitted_at": "2000-01-01T00:00:00Z", "status": "RUNNING", "attempts": 3,
+        "worker": "w9", "lease_expires": "2000-01-01T01:00:00Z", "started_at": "2000-01-01T00:00:00Z",
+    }  # fmt: skip
+    board.hub.state.commit(f"datasets/{REQUESTS}", "main", {path: json.dumps(request).encode()})
+    work = board.worker(small_release, "--once")
+    assert work.code == 0, work.err
+    done = board.requests()[path]
+    assert (done["status"], done["attempts"]) == ("FAILED", 3) and "no result after 3 attempts" in done[
+        "reason"
+    ]
+    assert "claimed" not in work.err and _entries(board) == []
