@@ -237,7 +237,7 @@ def render_board(
     console = report_console()
     for release in board.releases:
         rows = [
-            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], lb.provenance_text(e))))})",
+            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'))))})",
              "results": e["results"]}
             for e in release.entries
         ]  # fmt: skip

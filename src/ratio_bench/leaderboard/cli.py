@@ -62,18 +62,17 @@ def cmd_board(args: argparse.Namespace) -> int:
         return cmd_leaderboard(args)
     if getattr(args, "_results_given", False):
         raise UsageError(f"give RESULTS ({args.results}) or --from {args.from_repo}, not both")
-    from ratio_bench.leaderboard.board import load_board_from_repo, queue_html, queue_markdown
+    from ratio_bench.io import report_console
+    from ratio_bench.leaderboard.board import load_board_from_repo, queue_html, queue_markdown, queue_table
     from ratio_bench.leaderboard.hub import RepoRef
     from ratio_bench.leaderboard.requests import read_queue
 
     board = load_board_from_repo(RepoRef.parse(args.from_repo, "--from"))
-    queue = (
-        read_queue(RepoRef.parse(args.board_requests, "--requests").repo_id) if args.board_requests else None
-    )
-    markdown = queue_markdown(queue) if queue else ""
-    if queue:
-        print(markdown, end="")
-    return render_board(board, args, f"--from {args.from_repo}", markdown, queue_html(queue) if queue else "")
+    if not args.board_requests:
+        return render_board(board, args, f"--from {args.from_repo}")
+    queue = read_queue(RepoRef.parse(args.board_requests, "--requests").repo_id)
+    report_console().print(queue_table(queue))
+    return render_board(board, args, f"--from {args.from_repo}", queue_markdown(queue), queue_html(queue))
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
