@@ -125,6 +125,10 @@ def _detail(r: Request, now: datetime) -> str:
 QUEUE_HEAD = ["status", "model", "setup", "submitter", "submitted", "detail"]
 
 
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def queue_table(queue: Queue, now: datetime | None = None):
     """The queue for a terminal (rich), every field escaped."""
     from rich.table import Table
@@ -142,8 +146,8 @@ def queue_table(queue: Queue, now: datetime | None = None):
 def queue_markdown(queue: Queue, now: datetime | None = None) -> str:
     now = now or now_utc()
     lines = ["", f"## Queue ({lb.markdown_text(queue.repo_id)})", ""]
-    lines += [lb._md_row(QUEUE_HEAD), "|" + "---|" * len(QUEUE_HEAD)]
-    lines += [lb._md_row([lb.markdown_text(c) for c in cells]) for _, cells in queue_rows(queue, now)]
+    lines += [_md_row(QUEUE_HEAD), "|" + "---|" * len(QUEUE_HEAD)]
+    lines += [_md_row([lb.markdown_text(c) for c in cells]) for _, cells in queue_rows(queue, now)]
     if queue.rejected:
         lines += [
             "",

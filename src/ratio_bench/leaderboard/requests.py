@@ -16,7 +16,6 @@ import json
 import re
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from ratio_bench.leaderboard import hub
 
@@ -218,7 +217,3 @@ def read_queue(repo_id: str, sha: str | None = None) -> Queue:
 def write_request(repo_id: str, request: Request, parent: str, message: str) -> str:
     """Commit ``request`` at its path, only on top of ``parent`` (:class:`hub.StaleHead` otherwise)."""
     return hub.commit(repo_id, "dataset", {request.path: request.to_json()}, message, parent=parent)
-
-
-def as_dict(request: Request) -> dict[str, Any]:
-    return json.loads(request.to_json())
