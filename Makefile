@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo test test-all wheel-check lint bench bench-unified clean llama judge-server browser models screenshot
+.PHONY: install demo leaderboard-demo test test-all wheel-check lint bench bench-unified clean llama judge-server browser models screenshot
 
 install: $(VENV)/.installed
 
@@ -30,6 +30,13 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q -m "not slow"
+
+# The leaderboard service on loopback (tests/leaderboard_demo.sh): a dev Hub, two small models published and
+# submitted, one worker pass on LB_DATASET (default ./ratio; else a small release from a sample of CORPUS, built
+# once into build/leaderboard-demo), then the live board on http://127.0.0.1:8766/leaderboard (Ctrl-C ends).
+LB_DATASET ?= ratio
+leaderboard-demo: install
+	PY=$(PY) CORPUS=$(CORPUS) LB_DATASET=$(LB_DATASET) LB_DIR=$(OUT)/leaderboard-demo bash tests/leaderboard_demo.sh
 
 # The wheel as a user installs it, outside the checkout: build, install with [eval] into a new venv in a temporary
 # folder, then version, lexicon, build --config dev on a corpus sample, check, BM25 and mteb vs ratio score.

@@ -20,7 +20,7 @@ ROOT = Path(ratio_bench.__file__).resolve().parent
 # Lowest first. A package may import its own modules and any package of a lower layer, never one of its own
 # layer or above. ``ratio_bench/__init__.py`` (the version) counts as core; ``cli.py`` and ``__main__.py`` are cli.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("core",),
+    ("core", "devhub"),
     ("llm",),
     ("corpus",),
     ("lexicon",),
@@ -28,7 +28,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("dataset",),
     ("retrieval",),
     ("evaluation",),
-    ("training", "judge", "serve"),
+    ("training", "judge"),
+    ("leaderboard",),
+    ("serve",),
     ("cli",),
 )
 RANK = {package: rank for rank, layer in enumerate(LAYERS) for package in layer}

@@ -594,6 +594,63 @@ CASES = [
         1,
     ),
     ("mcp-bad-http", ["mcp", "--index", "{tmp}", "--http", "8000"], ["--http 8000", "HOST:PORT"], 2),
+    # leaderboard service (refused before any Hub request)
+    (
+        "leaderboard-submit-not-a-repo",
+        ["leaderboard", "submit", "not a repo", "--requests", "o/q"],
+        ["MODEL 'not a repo'", "OWNER/NAME"],
+        1,
+    ),
+    (
+        "leaderboard-submit-builtin",
+        ["leaderboard", "submit", "bm25", "--requests", "o/q"],
+        ["MODEL bm25", "built-in baseline", "ratio score"],
+        1,
+    ),
+    (
+        "leaderboard-submit-registered-remote-code",
+        ["leaderboard", "submit", "stella-en-1.5b-v5", "--requests", "o/q"],
+        ["stella-en-1.5b-v5", "remote code", "never runs"],
+        1,
+    ),
+    (
+        "leaderboard-submit-bad-requests",
+        ["leaderboard", "submit", "o/m", "--requests", "{tmp}"],
+        ["--requests", "OWNER/NAME"],
+        1,
+    ),
+    (
+        "leaderboard-worker-short-lease",
+        [
+            "leaderboard",
+            "worker",
+            "--requests",
+            "o/q",
+            "--results",
+            "o/r",
+            "--dataset",
+            "{tmp}",
+            "--lease",
+            "1",
+        ],
+        ["--lease", "5 seconds"],
+        2,
+    ),
+    (
+        "leaderboard-worker-bad-dataset",
+        ["leaderboard", "worker", "--requests", "o/q", "--results", "o/r", "--dataset", "no/such/folder"],
+        ["--dataset 'no/such/folder'", "OWNER/NAME"],
+        1,
+    ),
+    ("leaderboard-queue-without-from", ["leaderboard", "--requests", "o/q"], ["--requests", "--from"], 2),
+    ("leaderboard-two-results", ["leaderboard", "{tmp}", "{tmp}/b"], ["one RESULTS", "b'"], 2),
+    ("serve-nothing-to-serve", ["serve"], ["--index", "--leaderboard-from"], 2),
+    (
+        "serve-submissions-without-board",
+        ["serve", "--index", "{tmp}", "--allow-submissions"],
+        ["--allow-submissions", "--leaderboard-from"],
+        2,
+    ),
 ]
 
 # What each dirty corpus of the fixture rejects (reason: records).

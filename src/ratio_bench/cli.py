@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ratio_bench.dataset import cli as dataset_cli
     from ratio_bench.evaluation import cli as evaluation_cli
     from ratio_bench.judge import cli as judge_cli
+    from ratio_bench.leaderboard import cli as leaderboard_cli
     from ratio_bench.lexicon import cli as lexicon_cli
     from ratio_bench.mining import cli as mining_cli
     from ratio_bench.serve import cli as serve_cli
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         serve_cli,
         mcp_cli,
         training_cli,
+        leaderboard_cli,  # after evaluation_cli: it adds submit, worker and --from to `ratio leaderboard`
     ):
         stage.register(sub)
     return parser

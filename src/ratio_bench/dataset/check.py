@@ -1,7 +1,7 @@
 """``ratio check``: hold a release folder to the contract its card states.
 
 The checks are independent reads of the published files (Parquet shards, the card's YAML header, the manifest);
-they share no code path with assembly beyond the column contract in :mod:`ratio_bench.dataset.layout`, so a bug
+they share no code path with assembly beyond the column contract in :mod:`ratio_bench.dataset.contract`, so a bug
 in the build shows up here rather than being repeated. Each check reads its tables through DuckDB (out of core),
 and a check that cannot even run on a damaged release counts as failed, with the reason.
 """

@@ -3,7 +3,7 @@
 :meth:`Release.open` is the only place that decides whether a folder is a release (its ``manifest.json`` says
 ``kind: release``), so scoring, training, silver, check, publish, the judge and the search index all refuse a
 wrong folder with the same message and fix. Tables are read per config and split through
-:meth:`Release.read`, which holds every shard to the column contract of :mod:`ratio_bench.dataset.layout`, so a
+:meth:`Release.read`, which holds every shard to the column contract of :mod:`ratio_bench.dataset.contract`, so a
 damaged or foreign shard is named instead of failing somewhere downstream. The identity that results, runs,
 judged pools, model cards and training summaries record is :func:`manifest_sha256`, computed one way, so a model
 card's hash can be looked up on the leaderboard.

@@ -14,7 +14,10 @@ if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside 
     from rich.console import Console
 
     from ratio_bench.evaluation.evaluate import ScoreResult, SplitData
+    from ratio_bench.evaluation.leaderboard import Board
     from ratio_bench.evaluation.pool import JudgedPool
+    from ratio_bench.retrieval.cache import EmbeddingCache
+    from ratio_bench.retrieval.registry import ModelSetup
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -72,7 +75,7 @@ def _results_paths(out: Path | None, models: list[str]) -> list[Path]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import report_console, write_json
-    from ratio_bench.evaluation.evaluate import load_split, score
+    from ratio_bench.evaluation.evaluate import load_split
     from ratio_bench.evaluation.results import check_results_path, leaderboard_entry, mteb_results
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
@@ -90,7 +93,6 @@ def cmd_score(args: argparse.Namespace) -> int:
     cache = EmbeddingCache(args.cache_dir)
     entries = []
     for setup in setups:
-        judged = None
         if args.via == "mteb":
             from ratio_bench.evaluation.mteb_tasks import score_with_mteb
 
@@ -102,23 +104,24 @@ def cmd_score(args: argparse.Namespace) -> int:
                 batch_size=args.batch_size,
                 reuse_embeddings=args.reuse_embeddings,
             )
+            entry = leaderboard_entry(result, data.manifest, args.split, setup.tuned_for)
         else:
-            result = score(
+            result, entry = score_entry(
                 setup,
                 data,
+                args.split,
                 cache=cache,
                 batch_size=args.batch_size,
-                keep_runs=bool(args.save_run) or pool is not None,
+                keep_runs=bool(args.save_run),
+                pool=pool,
+                qrels=args.qrels,
             )
-            if pool is not None:
-                judged = _judged_scores(result, data, pool, args.qrels, console)
         if args.save_run:
             from ratio_bench.evaluation.runs import save_run
 
             run_dir = _per_model_path(args.save_run, setup.name, len(args.model))
             save_run(result, data.manifest, args.split, run_dir)
             console.print(f"{setup.name}: run saved to {run_dir}")
-        entry = leaderboard_entry(result, data.manifest, args.split, setup.tuned_for, judged)
         entries.append(entry)
         console.print(
             f"{setup.name}: {result.seconds:.1f} s, corpus {len(data.corpus_ids):,} candidates, "
@@ -142,6 +145,28 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def score_entry(
+    setup: ModelSetup,
+    data: SplitData,
+    split: str,
+    *,
+    cache: EmbeddingCache | None = None,
+    batch_size: int = 64,
+    keep_runs: bool = False,
+    pool: JudgedPool | None = None,
+    qrels: str = "mined",
+) -> tuple[ScoreResult, dict]:
+    """Score one setup the ratio way and make its leaderboard entry (with the pool's judged figures when there
+    is a pool): what `ratio score` runs and the leaderboard worker runs, so both measure the same way."""
+    from ratio_bench.core.io import report_console
+    from ratio_bench.evaluation.evaluate import score
+    from ratio_bench.evaluation.results import leaderboard_entry
+
+    result = score(setup, data, cache=cache, batch_size=batch_size, keep_runs=keep_runs or pool is not None)
+    judged = _judged_scores(result, data, pool, qrels, report_console()) if pool is not None else None
+    return result, leaderboard_entry(result, data.manifest, split, setup.tuned_for, judged)
 
 
 def _judged_pool(args: argparse.Namespace, manifest: dict):
@@ -196,31 +221,42 @@ def _judged_scores(
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from ratio_bench.evaluation import leaderboard as lb
+
+    return render_board(lb.load_board(args.results), args, str(args.results))
+
+
+def render_board(
+    board: Board, args: argparse.Namespace, source: str, markdown_extra: str = "", html_extra: str = ""
+) -> int:
+    """Print ``board`` and write its ``--markdown``/``--plot``/``--html`` (``*_extra``: sections appended, such as
+    the leaderboard service's queue); ``source`` names where the entries came from."""
     from ratio_bench.core.io import atomic_open, report_console
     from ratio_bench.evaluation import leaderboard as lb
 
-    board = lb.load_board(args.results)
     console = report_console()
     for release in board.releases:
         rows = [
-            {"model": f"{entry_label(e)} ({e['split']})", "results": e["results"]} for e in release.entries
-        ]
+            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'))))})",
+             "results": e["results"]}
+            for e in release.entries
+        ]  # fmt: skip
         console.print(results_table(rows, lb.terminal_text(f"Leaderboard {release.title} (%)")))
     for r in board.rejected:
         console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")
     console.print(board.summary)
     if args.markdown:
         with atomic_open(args.markdown, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(lb.leaderboard_markdown(board))
+            fh.write(lb.leaderboard_markdown(board) + markdown_extra)
     if args.plot:
         with atomic_open(args.plot, "wb") as fh:
             fh.write(lb.plot_png(board))
     if args.html:
         with atomic_open(args.html, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(lb.leaderboard_html(board))
+            fh.write(lb.leaderboard_html(board, extra=html_extra))
     if board.rejected and args.strict:
         raise lb.LeaderboardError(
-            f"--strict: {len(board.rejected)} result file(s) under {args.results} rejected (listed above); "
+            f"--strict: {len(board.rejected)} result file(s) under {source} rejected (listed above); "
             "fix or remove them"
         )
     return 0
@@ -389,9 +425,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("leaderboard", help="validate and render leaderboard results, one table per release")
-    p.add_argument(
-        "results", type=Path, nargs="?", default=Path("eval/results"), help="folder of entries (or one file)"
-    )
+    p.set_defaults(results=Path("eval/results"))  # the positional RESULTS: see ratio_bench.leaderboard.cli
     p.add_argument("--markdown", type=Path, help="also write the tables as Markdown")
     p.add_argument("--plot", type=Path, help="also plot MRR@10 per relation (PNG)")
     p.add_argument("--html", type=Path, help="also write a self-contained HTML page (sortable, filterable)")

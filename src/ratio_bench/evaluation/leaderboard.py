@@ -6,7 +6,9 @@ different release builds are not comparable, so entries are grouped by the SHA-2
 scored on (a :class:`Release`) and ranked only within one release and split. Every text that comes from a
 submission (model, dataset name and version, file names, rejection reasons) is escaped for the output it lands
 in. :func:`leaderboard_html` returns the whole page as one string, so ``ratio leaderboard --html`` and a web
-server's ``/leaderboard`` can serve the same bytes.
+server's ``/leaderboard`` can serve the same bytes. An entry read from a leaderboard results repository carries a
+``provenance`` mark (``verified`` by a worker, or ``self-reported``) set by the loader, never by the file (the
+schema has no such field); the tables then show it and the page filters on it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from ratio_bench.evaluation.results import (
 
 MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
 SHORT_SHA = 12
-SPLIT_ORDER = ("test", "validation", "train", "silver")  # the schema's splits, headline split first
+SPLIT_ORDER = ("test", "validation", "train", "silver")
+PROVENANCES = ("verified", "self-reported")  # the schema's splits, headline split first
 # Markdown: ASCII punctuation that is inert in inline text (tables and headings hold no block structure);
 # every other punctuation mark is backslash-escaped, and <, > and & become entities.
 _MD_INERT = set(".,-/'\"?;%@")
@@ -253,6 +256,18 @@ def judged_rows(release: Release) -> list[tuple[dict[str, Any], str, list[str], 
     return rows
 
 
+def provenance_text(entry: dict[str, Any]) -> str | None:
+    """``verified (worker ..., model@sha)`` or ``self-reported`` for an entry from a results repository."""
+    mark = entry.get("provenance")
+    if mark is None:
+        return None
+    return mark["status"] + (f" ({mark['detail']})" if mark.get("detail") else "")
+
+
+def has_provenance(board: Board) -> bool:
+    return any("provenance" in e for r in board.releases for e in r.entries)
+
+
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
@@ -303,9 +318,12 @@ def terminal_text(text: str) -> str:
 
 def leaderboard_markdown(board: Board) -> str:
     """One table per release build (entries ranked within their split), then the rejected files."""
-    head = ["#", "model setup", "split"] + [
-        f"{rel} {short}" for rel in RELATIONS for _, short in TABLE_METRICS
-    ]
+    marked = has_provenance(board)
+    head = (
+        ["#", "model setup", "split"]
+        + ["provenance"] * marked
+        + [f"{rel} {short}" for rel in RELATIONS for _, short in TABLE_METRICS]
+    )
     lines = [
         "# Ratio leaderboard",
         "",
@@ -317,6 +335,7 @@ def leaderboard_markdown(board: Board) -> str:
         lines += [_md_row(head), "|" + "---|" * len(head)]
         for rank, entry in ranked(release):
             cells = [str(rank), markdown_text(entry_label(entry)), markdown_text(entry["split"])]
+            cells += [markdown_text(provenance_text(entry) or "")] * marked
             lines.append(_md_row(cells + [percent(v) for _, v in metric_cells(entry)]))
         judged = judged_rows(release)
         if judged:
@@ -409,8 +428,10 @@ _SCRIPT = """
     document.querySelectorAll("section.release").forEach(function (s) {
       s.hidden = release !== "" && s.getAttribute("data-release") !== release;
     });
+    var provenance = byId("filter-provenance") ? byId("filter-provenance").value : "";
     document.querySelectorAll("tr[data-split]").forEach(function (r) {
-      r.hidden = split !== "" && r.getAttribute("data-split") !== split;
+      r.hidden = (split !== "" && r.getAttribute("data-split") !== split) ||
+        (provenance !== "" && r.getAttribute("data-provenance") !== provenance);
     });
     document.querySelectorAll("[data-relation]").forEach(function (c) {
       c.hidden = relation !== "" && c.getAttribute("data-relation") !== relation;
@@ -441,8 +462,8 @@ _SCRIPT = """
   document.querySelectorAll("th.sortable").forEach(function (th) {
     th.addEventListener("click", function () { sortBy(th); });
   });
-  ["filter-release", "filter-split", "filter-relation"].forEach(function (id) {
-    byId(id).addEventListener("change", applyFilters);
+  ["filter-release", "filter-split", "filter-relation", "filter-provenance"].forEach(function (id) {
+    if (byId(id)) { byId(id).addEventListener("change", applyFilters); }
   });
 })();
 """
@@ -460,8 +481,12 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
-def leaderboard_html(board: Board) -> str:
-    """The leaderboard as one self-contained page (no external resources; works offline and from a server)."""
+def leaderboard_html(board: Board, extra: str = "", policy: str = CONTENT_SECURITY_POLICY) -> str:
+    """The leaderboard as one self-contained page (no external resources; works offline and from a server).
+
+    ``extra``: HTML sections (already escaped) after the tables, such as a leaderboard service's queue;
+    ``policy``: the page's Content-Security-Policy (a server that takes submissions allows its own form).
+    """
     try:
         plot = plot_png(board)
     except PlottingUnavailable:
@@ -471,7 +496,7 @@ def leaderboard_html(board: Board) -> str:
         '<html lang="en">',
         "<head>",
         '<meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(CONTENT_SECURITY_POLICY)}">',
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>Ratio leaderboard</title>",
         f"<style>{_STYLE}</style>",
@@ -485,6 +510,7 @@ def leaderboard_html(board: Board) -> str:
     ]
     for release in board.releases:
         parts.append(_release_section(release))
+    parts.append(extra)
     if plot is not None:
         data = base64.b64encode(plot).decode("ascii")
         parts.append(
@@ -527,13 +553,21 @@ def _filters(board: Board) -> str:
         f'<label>Release <select id="filter-release">{_options(releases)}</select></label>'
         f'<label>Split <select id="filter-split">{_options([(s, s) for s in splits])}</select></label>'
         f'<label>Relation <select id="filter-relation">{_options([(r, r) for r in RELATIONS])}</select></label>'
-        "</p>"
+        + (
+            f'<label>Provenance <select id="filter-provenance">{_options([(p, p) for p in PROVENANCES])}'
+            "</select></label>"
+            if has_provenance(board)
+            else ""
+        )
+        + "</p>"
     )
 
 
 def _release_section(release: Release) -> str:
     head = ['<th class="sortable" data-type="number">#</th>', '<th class="sortable">model setup</th>']
     head.append('<th class="sortable">split</th>')
+    marked = any("provenance" in e for e in release.entries)
+    head += ['<th class="sortable">provenance</th>'] * marked
     head += [
         f'<th class="sortable" data-type="number" data-relation="{rel}">{rel} {html_text(short)}</th>'
         for rel in RELATIONS
@@ -546,12 +580,16 @@ def _release_section(release: Release) -> str:
             f"<td>{html_text(entry_label(entry))}</td>",
             f"<td>{html_text(entry['split'])}</td>",
         ]
+        cells += [f"<td>{html_text(provenance_text(entry) or '')}</td>"] * marked
         cells += [
             f'<td class="num" data-relation="{rel}" data-value="{"" if v is None else repr(float(v))}">'
             f"{percent(v)}</td>"
             for rel, v in metric_cells(entry)
         ]
-        rows.append(f'<tr data-split="{html_text(entry["split"])}">{"".join(cells)}</tr>')
+        status = html_text(entry.get("provenance", {}).get("status", ""))
+        rows.append(
+            f'<tr data-split="{html_text(entry["split"])}" data-provenance="{status}">{"".join(cells)}</tr>'
+        )
     return "\n".join(
         [
             f'<section class="release" data-release="{html_text(release.manifest_sha256)}">',

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
+from typing import Protocol
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import Headers
@@ -112,11 +113,29 @@ def check_docs_assets(folder: Path) -> None:
         )
 
 
-def create_app(searcher: Searcher, docs_assets: Path | None = None, results: Path | None = None) -> FastAPI:
-    """The app over a loaded searcher (tests pass one built in-process).
+class LiveBoard(Protocol):
+    """A leaderboard service's page and submissions (``ratio_bench.leaderboard.board.LiveBoard``)."""
+
+    allow_submissions: bool
+    policy: str
+
+    def page(self) -> str: ...
+
+    def submit(self, form: dict[str, str]) -> tuple[int, str]: ...
+
+
+def create_app(
+    searcher: Searcher | None,
+    docs_assets: Path | None = None,
+    results: Path | None = None,
+    live_board: LiveBoard | None = None,
+) -> FastAPI:
+    """The app over a loaded searcher (tests pass one built in-process; None: the leaderboard only).
 
     ``results`` (a folder of leaderboard entries) adds ``/leaderboard``: the page ``ratio leaderboard --html``
-    writes, rendered on each request so a new submission shows without a restart.
+    writes, rendered on each request so a new submission shows without a restart. ``live_board`` serves a
+    leaderboard service's page there instead (results repository and queue), and its submission form's
+    ``POST /leaderboard/submit`` when it takes submissions.
     """
     app = FastAPI(
         title="Ratio inspiration search",
@@ -139,16 +158,18 @@ def create_app(searcher: Searcher, docs_assets: Path | None = None, results: Pat
 
     @app.get("/api/health")
     def health() -> dict:
-        return {"status": "ok", **searcher.describe()}
+        return {"status": "ok", **(searcher.describe() if searcher else {})}
 
-    @app.post("/api/search", response_model=SearchResponse, responses=errors)
-    def search(request: SearchRequest):
-        # a plain function: FastAPI runs it in its thread pool, so a slow encoding never blocks the loop
-        try:
-            results = searcher.search(request.text, request.moves, request.k)
-        except QueryError as e:
-            return JSONResponse({"error": str(e)}, status_code=422)
-        return {"query": request.text, "k": request.k, "results": results}
+    if searcher is not None:
+
+        @app.post("/api/search", response_model=SearchResponse, responses=errors)
+        def search(request: SearchRequest):
+            # a plain function: FastAPI runs it in its thread pool, so a slow encoding never blocks the loop
+            try:
+                results = searcher.search(request.text, request.moves, request.k)
+            except QueryError as e:
+                return JSONResponse({"error": str(e)}, status_code=422)
+            return {"query": request.text, "k": request.k, "results": results}
 
     if docs_assets is not None:
         check_docs_assets(docs_assets)
@@ -173,7 +194,9 @@ def create_app(searcher: Searcher, docs_assets: Path | None = None, results: Pat
 
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 
-    if results is not None:
+    if live_board is not None:
+        _live_board_routes(app, live_board)
+    elif results is not None:
 
         @app.get("/leaderboard", include_in_schema=False)
         def leaderboard() -> HTMLResponse:
@@ -189,7 +212,36 @@ def create_app(searcher: Searcher, docs_assets: Path | None = None, results: Pat
             )
 
     @app.get("/", include_in_schema=False)
-    def page() -> FileResponse:
+    def page() -> Response:
+        if searcher is None:
+            return RedirectResponse("/leaderboard")
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
 
     return app
+
+
+def _live_board_routes(app: FastAPI, board: LiveBoard) -> None:
+    """``/leaderboard`` from the service's repositories; ``POST /leaderboard/submit`` when it takes submissions.
+    Both are plain functions: FastAPI runs them in its thread pool while they wait for the Hub."""
+
+    @app.get("/leaderboard", include_in_schema=False)
+    def leaderboard() -> HTMLResponse:
+        try:
+            page = board.page()
+        except RatioError as e:
+            return JSONResponse({"error": str(e)}, status_code=502)
+        return HTMLResponse(page, headers={"Content-Security-Policy": board.policy})
+
+    if board.allow_submissions:
+
+        @app.post("/leaderboard/submit", include_in_schema=False)
+        def submit(body: bytes = Depends(_form_body)) -> HTMLResponse:
+            from urllib.parse import parse_qs
+
+            form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+            status, page = board.submit(form)
+            return HTMLResponse(page, status_code=status, headers={"Content-Security-Policy": board.policy})
+
+
+async def _form_body(request: Request) -> bytes:
+    return await request.body()

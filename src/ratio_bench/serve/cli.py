@@ -132,19 +132,53 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.docs_assets:
         check_docs_assets(args.docs_assets)
+    live = _live_board(args)
+    if args.index is None and live is None:
+        raise UsageError(
+            "--index: give an index to search (or --leaderboard-from REPO to serve the board only)"
+        )
     sock = _listen(args.host, args.port)
     if args.results and not args.results.is_dir():
         raise RatioError(f"--results {args.results}: no such folder (leaderboard entries, e.g. eval/results)")
-    app = create_app(_searcher(args), docs_assets=args.docs_assets, results=args.results)
+    searcher = _searcher(args) if args.index else None
+    app = create_app(searcher, docs_assets=args.docs_assets, results=args.results, live_board=live)
     port = sock.getsockname()[1]
     print(f"serving on http://{args.host}:{port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
     uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
     return 0
 
 
-def add_query_options(p: argparse.ArgumentParser) -> None:
+def _live_board(args: argparse.Namespace):
+    """The leaderboard service's page (``--leaderboard-from``), checked before anything is loaded."""
+    if args.leaderboard_from is None:
+        if args.allow_submissions or args.leaderboard_requests:
+            raise UsageError("--allow-submissions and --leaderboard-requests go with --leaderboard-from REPO")
+        return None
+    if args.results:
+        raise UsageError("--results and --leaderboard-from: serve one leaderboard, a folder or a repository")
+    if args.allow_submissions and not args.leaderboard_requests:
+        raise UsageError("--allow-submissions: give the queue with --leaderboard-requests REPO")
+    from ratio_bench.leaderboard.board import LiveBoard
+    from ratio_bench.leaderboard.hub import RepoRef
+
+    requests = args.leaderboard_requests and RepoRef.parse(
+        args.leaderboard_requests, "--leaderboard-requests"
+    )
+    board = LiveBoard(
+        RepoRef.parse(args.leaderboard_from, "--leaderboard-from"),
+        requests.repo_id if requests else None,
+        refresh_s=args.refresh,
+        allow_submissions=args.allow_submissions,
+    )
+    board.page()  # a repository that cannot be read is a one-line error now, not a 502 later
+    return board
+
+
+def add_query_options(p: argparse.ArgumentParser, index_required: bool = True) -> None:
     """The options of every command that searches an index (search, serve, mcp)."""
-    p.add_argument("--index", type=Path, required=True, help="an index folder built by `ratio index`")
+    p.add_argument(
+        "--index", type=Path, required=index_required, help="an index folder built by `ratio index`"
+    )
     p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
     p.add_argument(
         "--trust-remote-code",
@@ -200,12 +234,25 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("serve", help="serve an index: JSON API, OpenAPI docs and a search page")
-    add_query_options(p)
+    add_query_options(p, index_required=False)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free port)")
     p.add_argument("--docs-assets", type=Path, help="local Swagger UI / ReDoc files for offline /docs")
     p.add_argument(
         "--results", type=Path, help="leaderboard entries to serve at /leaderboard (e.g. eval/results)"
+    )
+    board = p.add_argument_group("leaderboard service (ratio leaderboard submit|worker)")
+    board.add_argument(
+        "--leaderboard-from", metavar="REPO[@REV]", help="serve this results repository's board"
+    )
+    board.add_argument("--leaderboard-requests", metavar="REPO", help="and this requests queue beside it")
+    board.add_argument(
+        "--allow-submissions",
+        action="store_true",
+        help="a submission form (the checks of `submit`; our token)",
+    )
+    board.add_argument(
+        "--refresh", type=float, default=60.0, metavar="SECONDS", help="re-read the repositories (default 60)"
     )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=cmd_serve)

@@ -1,0 +1,174 @@
+"""``ratio leaderboard submit|worker`` and ``ratio leaderboard --from REPO``, on the renderer's ``ratio leaderboard``.
+
+``ratio leaderboard [RESULTS] [options]`` (registered by :mod:`ratio_bench.evaluation.cli`) keeps rendering a
+folder of entries; a first word that is a sub-command runs that command instead (:class:`ResultsOrCommand`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from ratio_bench.core.errors import UsageError
+
+COMMANDS = ("submit", "worker")
+
+
+class _AnyWord(Mapping):
+    """The sub-commands as argparse's choice check sees them: any word passes (RESULTS is a path)."""
+
+    def __init__(self, parsers: dict) -> None:
+        self.parsers = parsers
+
+    def __getitem__(self, key: str):
+        return self.parsers[key]
+
+    def __iter__(self):
+        return iter(self.parsers)
+
+    def __len__(self) -> int:
+        return len(self.parsers)
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+class ResultsOrCommand(argparse._SubParsersAction):
+    """A sub-command, or else the renderer's positional RESULTS followed by its options."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.choices = _AnyWord(self._name_parser_map)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if values[0] in self._name_parser_map:
+            return super().__call__(parser, namespace, values, option_string)
+        if getattr(namespace, "_results_given", False):
+            parser.error(
+                f"one RESULTS folder or file, or one of {', '.join(COMMANDS)}; got {values[0]!r} too"
+            )
+        namespace.results, namespace._results_given = Path(values[0]), True
+        parser.parse_args(values[1:], namespace)
+
+
+def cmd_board(args: argparse.Namespace) -> int:
+    from ratio_bench.evaluation.cli import cmd_leaderboard, render_board
+
+    if args.from_repo is None:
+        if args.board_requests:
+            raise UsageError("--requests: the queue is shown with --from REPO (a results repository)")
+        return cmd_leaderboard(args)
+    if getattr(args, "_results_given", False):
+        raise UsageError(f"give RESULTS ({args.results}) or --from {args.from_repo}, not both")
+    from ratio_bench.core.io import report_console
+    from ratio_bench.leaderboard.board import load_board_from_repo, queue_html, queue_markdown, queue_table
+    from ratio_bench.leaderboard.hub import RepoRef
+    from ratio_bench.leaderboard.requests import read_queue
+
+    board = load_board_from_repo(RepoRef.parse(args.from_repo, "--from"))
+    if not args.board_requests:
+        return render_board(board, args, f"--from {args.from_repo}")
+    queue = read_queue(RepoRef.parse(args.board_requests, "--requests").repo_id)
+    report_console().print(queue_table(queue))
+    return render_board(board, args, f"--from {args.from_repo}", queue_markdown(queue), queue_html(queue))
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.hub import RepoRef
+    from ratio_bench.leaderboard.submit import submit
+
+    repo = RepoRef.parse(args.requests, "--requests").repo_id
+    request = submit(args.model, args.revision, args.setup, repo, args.submitter, args.max_params)
+    print(
+        f"queued {request.label} ({request.parameters:,} parameters, submitter {request.submitter}): {repo}: {request.path}"
+    )
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.hub import RepoRef
+    from ratio_bench.leaderboard.worker import WorkerOptions, default_worker_id, local_dataset, run
+
+    if args.poll is not None and args.poll <= 0:
+        raise UsageError("--poll: give a number of seconds above 0")
+    if args.lease < 5:
+        raise UsageError("--lease: at least 5 seconds (the time one model may take, with publishing)")
+    requests = RepoRef.parse(args.requests, "--requests").repo_id
+    results = RepoRef.parse(args.results, "--results").repo_id
+    dataset, source = local_dataset(args.dataset)
+    opts = WorkerOptions(
+        requests,
+        results,
+        dataset,
+        source,
+        args.worker_id or default_worker_id(),
+        lease_s=args.lease,
+        max_params=args.max_params,
+        batch_size=args.batch_size,
+        cache_dir=args.cache_dir,
+    )
+
+    def log(line: str) -> None:
+        print(f"worker {opts.worker_id}: {line}", file=sys.stderr, flush=True)
+
+    done = run(opts, args.poll, log)
+    log(f"{done} request(s) handled; the queue has nothing to claim")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from ratio_bench.leaderboard.requests import SETUPS
+    from ratio_bench.leaderboard.submit import MAX_PARAMETERS
+    from ratio_bench.leaderboard.worker import DEFAULT_LEASE_S
+
+    board = sub.choices["leaderboard"]
+    board.add_argument(
+        "--from", dest="from_repo", metavar="REPO[@REV]", help="render a results repository on the Hub"
+    )
+    board.add_argument(
+        "--requests", dest="board_requests", metavar="REPO", help="with --from: also show this requests queue"
+    )
+    board.set_defaults(func=cmd_board)
+    commands = board.add_subparsers(
+        dest="leaderboard_command", action=ResultsOrCommand, metavar="RESULTS | {submit,worker}"
+    )
+
+    p = commands.add_parser("submit", help="queue a Hub model for scoring by the leaderboard's workers")
+    p.add_argument(
+        "model", help="a Hub repository OWNER/NAME (a sentence-transformers model) or a registered name"
+    )
+    p.add_argument("--revision", help="branch, tag or commit (default: main); pinned to its commit")
+    p.add_argument("--setup", choices=SETUPS, default="generic", help="prompt setup (default: generic)")
+    p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
+    p.add_argument("--submitter", help="your name (default: the Hub user of your token)")
+    p.add_argument("--max-params", type=int, default=MAX_PARAMETERS, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_submit)
+
+    p = commands.add_parser("worker", help="score pending requests and publish the results")
+    p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
+    p.add_argument("--results", required=True, metavar="REPO", help="the results dataset repository")
+    p.add_argument(
+        "--dataset", required=True, metavar="REPO[@REV]|DIR", help="the release: a Hub dataset or a folder"
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="stop when nothing is left to claim (the default)")
+    mode.add_argument("--poll", type=float, metavar="SECONDS", help="keep running, looking every SECONDS")
+    p.add_argument(
+        "--lease",
+        type=float,
+        default=DEFAULT_LEASE_S,
+        metavar="SECONDS",
+        help=f"how long a claim holds (default {DEFAULT_LEASE_S}); one model may take 80%% of it",
+    )
+    p.add_argument("--worker-id", help="this worker's name in the queue (default: HOST-PID)")
+    p.add_argument(
+        "--max-params",
+        type=int,
+        default=MAX_PARAMETERS,
+        help=f"refuse larger models (default {MAX_PARAMETERS:,})",
+    )
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    p.set_defaults(func=cmd_worker)

@@ -1,0 +1,159 @@
+"""The leaderboard's Hub access: one client with bounded waits, errors as one line, small files read with a cap.
+
+Endpoint and token come from ``huggingface_hub``'s own resolution (``HF_ENDPOINT``, ``HF_TOKEN``, the saved
+login), so the same commands run against huggingface.co, a private Hub or ``python -m ratio_bench.devhub``.
+``huggingface_hub``'s HTTP client waits forever by default; every request here is bounded by
+:data:`HUB_TIMEOUT_S`. Messages name the endpoint and the repository, never the token.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+from ratio_bench.core.errors import RatioError
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
+HUB_TIMEOUT_S = 60.0
+MAX_SMALL_FILE = 1 << 20  # a request, an entry, a provenance record: a few KB each
+
+
+class LeaderboardError(RatioError):
+    """A submission that is refused, a queue or results repository that cannot be read or written."""
+
+
+class StaleHead(LeaderboardError):
+    """A commit whose parent is no longer the branch head: someone else committed first (re-read, try again)."""
+
+
+@cache
+def _bound_client_waits() -> None:
+    from huggingface_hub import set_client_factory
+    from huggingface_hub.utils._http import default_client_factory
+
+    def bounded():
+        client = default_client_factory()
+        client.timeout = HUB_TIMEOUT_S  # connect, read, write and pool waits
+        return client
+
+    set_client_factory(bounded)
+
+
+def api() -> HfApi:
+    """A client of the endpoint ``HF_ENDPOINT`` names now (huggingface_hub reads it once, at import), every
+    request bounded in time."""
+    from huggingface_hub import HfApi
+
+    _bound_client_waits()
+    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+
+
+@dataclass(frozen=True)
+class RepoRef:
+    """``OWNER/NAME[@REVISION]`` of a repository given on the command line."""
+
+    repo_id: str
+    revision: str | None
+    flag: str
+
+    @classmethod
+    def parse(cls, text: str, flag: str) -> RepoRef:
+        from huggingface_hub.errors import HFValidationError
+        from huggingface_hub.utils import validate_repo_id
+
+        repo_id, _, revision = text.partition("@")
+        try:
+            validate_repo_id(repo_id)
+        except HFValidationError:
+            repo_id = ""
+        if repo_id.count("/") != 1:
+            raise LeaderboardError(f"{flag} {text!r}: give a Hub repository as OWNER/NAME[@REVISION]")
+        return cls(repo_id, revision or None, flag)
+
+    def __str__(self) -> str:
+        return self.repo_id + (f"@{self.revision}" if self.revision else "")
+
+
+@contextmanager
+def hub_errors(what: str) -> Iterator[None]:
+    """Hub and network failures inside the block as one-line LeaderboardErrors about ``what``."""
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        HFValidationError,
+        HTTPError,
+        RemoteEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    endpoint = api().endpoint
+    try:
+        yield
+    except RepositoryNotFoundError:
+        raise LeaderboardError(f"{what}: no such repository on {endpoint} (or it is private)") from None
+    except RevisionNotFoundError:
+        raise LeaderboardError(f"{what}: no such revision on {endpoint}") from None
+    except RemoteEntryNotFoundError:
+        raise LeaderboardError(f"{what}: no such file on {endpoint}") from None
+    except HfHubHTTPError as e:
+        if e.response is not None and e.response.status_code in (409, 412):
+            raise StaleHead(f"{what}: the repository changed while we wrote; re-read and try again") from None
+        raise LeaderboardError(f"{what}: {endpoint} answered {_first_line(e)}") from None
+    except HFValidationError as e:
+        raise LeaderboardError(f"{what}: {_first_line(e)}") from None
+    except (HTTPError, OSError) as e:
+        raise LeaderboardError(
+            f"{what}: cannot reach {endpoint} ({type(e).__name__}: {_first_line(e)}); check HF_ENDPOINT"
+        ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
+def head(repo_id: str, repo_type: str, revision: str | None = None) -> str:
+    """The commit ``revision`` (default: main) of a repository points at."""
+    with hub_errors(f"{repo_type} {repo_id}" + (f"@{revision}" if revision else "")):
+        return api().repo_info(repo_id, repo_type=repo_type, revision=revision).sha
+
+
+def tree(repo_id: str, repo_type: str, sha: str) -> dict[str, int]:
+    """Every file of the repository at ``sha`` with its size."""
+    from huggingface_hub.hf_api import RepoFile
+
+    with hub_errors(f"{repo_type} {repo_id}"):
+        items = api().list_repo_tree(repo_id, repo_type=repo_type, revision=sha, recursive=True)
+        return {f.path: f.size for f in items if isinstance(f, RepoFile)}
+
+
+def read_small(repo_id: str, repo_type: str, sha: str, path: str) -> bytes:
+    """A small file's bytes (the caller checked its listed size against its own cap)."""
+    from pathlib import Path
+
+    with hub_errors(f"{repo_type} {repo_id}: {path}"):
+        local = api().hf_hub_download(repo_id, path, repo_type=repo_type, revision=sha)
+    with open(Path(local), "rb") as fh:
+        data = fh.read(MAX_SMALL_FILE + 1)
+    if len(data) > MAX_SMALL_FILE:
+        raise LeaderboardError(f"{repo_type} {repo_id}: {path} is over {MAX_SMALL_FILE:,} bytes")
+    return data
+
+
+def commit(
+    repo_id: str, repo_type: str, files: dict[str, bytes], message: str, parent: str | None = None
+) -> str:
+    """Write ``files`` in one commit; with ``parent``, only if the branch head is still ``parent`` (StaleHead)."""
+    from huggingface_hub import CommitOperationAdd
+
+    ops = [CommitOperationAdd(path, data) for path, data in files.items()]
+    with hub_errors(f"{repo_type} {repo_id}"):
+        info = api().create_commit(
+            repo_id, ops, commit_message=message, repo_type=repo_type, parent_commit=parent
+        )
+    return info.oid

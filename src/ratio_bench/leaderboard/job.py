@@ -1,0 +1,126 @@
+"""One evaluation, in a process of its own: ``python -m ratio_bench.leaderboard.job REQUEST PATH DATASET OUT``.
+
+The worker runs each claimed request here, so that a stranger's model that hangs, exhausts memory or crashes the
+interpreter costs one request, not the worker: the worker kills the job at its deadline (before its lease ends)
+and dies with it (the job is killed when its worker is). The job downloads the model at the pinned commit (configs,
+tokenizers and safetensors only), repeats the submission checks on those files, scores the release's test split
+(and silver when it has queries) through :func:`ratio_bench.evaluation.cli.score_entry`, the code of ``ratio
+score``, and writes under OUT: ``<split>.json`` (the leaderboard entry), ``mteb/<split>/<Task>.json`` and
+``runs/<split>/`` (the saved run). A failure writes one line to ``OUT/failure.txt`` and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+FAILURE = "failure.txt"
+SUMMARY = "job.json"
+SPLITS = ("test", "silver")
+
+
+def run_job(
+    request_file: Path,
+    path: str,
+    dataset: Path,
+    out: Path,
+    *,
+    max_params: int,
+    batch_size: int = 64,
+    cache_dir: Path | None = None,
+) -> None:
+    """Score the request in ``request_file`` (its ``path`` in the requests repo) into ``out``."""
+    from ratio_bench.core.io import write_json
+    from ratio_bench.dataset.release import DatasetError
+    from ratio_bench.evaluation.cli import score_entry
+    from ratio_bench.evaluation.evaluate import load_split
+    from ratio_bench.evaluation.pool import POOL_MANIFEST, JudgedPool, default_pool_dir
+    from ratio_bench.evaluation.results import mteb_results
+    from ratio_bench.evaluation.runs import save_run
+    from ratio_bench.leaderboard import hub
+    from ratio_bench.leaderboard.requests import parse_request
+    from ratio_bench.leaderboard.submit import MODEL_PATTERNS, inspect_model
+    from ratio_bench.retrieval.cache import EmbeddingCache
+    from ratio_bench.retrieval.registry import ModelSetup, saved_relation_prompts
+
+    request = parse_request(request_file.read_bytes(), path)
+    with hub.hub_errors(request.label):
+        folder = Path(
+            hub.api().snapshot_download(request.model, revision=request.sha, allow_patterns=MODEL_PATTERNS)
+        )
+    checked = inspect_model(request.model, request.sha, request.setup, max_params, folder=folder)
+    if (checked.query_prompt, checked.document_prompt) != (request.query_prompt, request.document_prompt):
+        raise hub.LeaderboardError(
+            f"{request.label}: the request's prompts are not those of the {request.setup} setup; submit it again"
+        )
+    setup = ModelSetup(
+        f"{request.model}:{request.setup}",
+        "dense",
+        str(folder),
+        request.setup,
+        request.query_prompt,
+        request.document_prompt,
+        query_prompts=tuple(saved_relation_prompts(folder).items()) if request.setup == "saved" else (),
+    )
+    cache = EmbeddingCache(cache_dir)
+    summary = {"seconds": {}, "n_queries": {}}
+    for split in SPLITS:
+        try:
+            data = load_split(dataset, split)
+        except DatasetError:
+            if split == "test":
+                raise
+            continue  # no silver split in this release
+        pool_dir = default_pool_dir(dataset)
+        pool = JudgedPool(pool_dir, data.manifest) if (pool_dir / POOL_MANIFEST).exists() else None
+        result, entry = score_entry(
+            setup, data, split, cache=cache, batch_size=batch_size, keep_runs=True, pool=pool
+        )
+        write_json(out / f"{split}.json", entry)
+        for task, mteb_doc in mteb_results(result, data.manifest, split).items():
+            write_json(out / "mteb" / split / f"{task}.json", mteb_doc)
+        save_run(result, data.manifest, split, out / "runs" / split)
+        summary["seconds"][split] = round(result.seconds, 3)
+        summary["n_queries"][split] = result.n_queries
+    write_json(out / SUMMARY, summary)
+
+
+def one_line(exc: BaseException) -> str:
+    """The reason a request failed, as its submitter reads it: the message of a refusal, else the exception."""
+    from ratio_bench.core.errors import RatioError
+
+    text = str(exc) if isinstance(exc, RatioError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())[:400] or type(exc).__name__
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ratio_bench.leaderboard.job")
+    p.add_argument("request", type=Path, help="the request file, as the worker read it")
+    p.add_argument("path", help="its path in the requests repository")
+    p.add_argument("dataset", type=Path)
+    p.add_argument("out", type=Path)
+    p.add_argument("--max-params", type=int, required=True)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--cache-dir", type=Path)
+    args = p.parse_args(argv)
+    try:
+        run_job(
+            args.request,
+            args.path,
+            args.dataset,
+            args.out,
+            max_params=args.max_params,
+            batch_size=args.batch_size,
+            cache_dir=args.cache_dir,
+        )
+    except Exception as exc:  # noqa: BLE001 - any failure of a stranger's model is that request's FAILED reason
+        traceback.print_exc()
+        (args.out / FAILURE).write_text(one_line(exc) + "\n", encoding="utf-8")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""Evaluation requests: one JSON file per (model, commit, setup) in the requests dataset repository.
+
+A request's path is ``<org>/<model>/<sha>_<setup>.json``, so the same model, weights and setup can be queued
+only once, and its life is told by its ``status``: ``PENDING`` (submitted), ``RUNNING`` (claimed by a worker until
+``lease_expires``), ``FINISHED`` (``result`` names the entry in the results repository) or ``FAILED``
+(``reason``). Every change is one commit whose parent is the commit the writer read (``parent_commit``), so two
+writers never both change the queue from the same state: the second is refused and re-reads.
+
+The repository is writable by submitters, so its files are untrusted: each is read with a size cap and checked
+field by field (:func:`parse_request`); a bad one is listed as rejected and never claimed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from ratio_bench.leaderboard import hub
+
+SCHEMA = "ratio-leaderboard-request/1"
+STATUSES = ("PENDING", "RUNNING", "FINISHED", "FAILED")
+SETUPS = ("none", "generic", "recommended", "saved")
+PRECISIONS = ("float32",)
+MAX_ATTEMPTS = 3
+MAX_REQUEST_BYTES = 64 * 1024
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+SHA = re.compile(r"^[0-9a-f]{40}$")
+MAX_TEXT = 500
+
+
+@dataclass(frozen=True)
+class Request:
+    model: str
+    revision: str
+    sha: str
+    setup: str
+    query_prompt: str
+    document_prompt: str
+    precision: str
+    submitter: str
+    submitted_at: str
+    status: str = "PENDING"
+    attempts: int = 0
+    worker: str | None = None
+    lease_expires: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    reason: str | None = None
+    result: str | None = None
+    parameters: int | None = None
+
+    @property
+    def path(self) -> str:
+        return request_path(self.model, self.sha, self.setup)
+
+    @property
+    def label(self) -> str:
+        return f"{self.model}@{self.sha[:12]}:{self.setup}"
+
+    def to_json(self) -> bytes:
+        doc = {"schema": SCHEMA, **asdict(self)}
+        doc["prompts"] = {"query": doc.pop("query_prompt"), "document": doc.pop("document_prompt")}
+        return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+    def lease_expired(self, now: datetime) -> bool:
+        return self.status == "RUNNING" and (
+            self.lease_expires is None or parse_time(self.lease_expires) <= now
+        )
+
+    def claimed(self, worker: str, now: datetime, lease_s: float) -> Request:
+        return replace(
+            self,
+            status="RUNNING",
+            attempts=self.attempts + 1,
+            worker=worker,
+            started_at=stamp(now),
+            lease_expires=stamp(now + timedelta(seconds=lease_s)),
+            reason=None,
+        )
+
+    def ended(
+        self, status: str, now: datetime, reason: str | None = None, result: str | None = None
+    ) -> Request:
+        return replace(
+            self, status=status, finished_at=stamp(now), lease_expires=None, reason=reason, result=result
+        )
+
+
+def request_path(model: str, sha: str, setup: str) -> str:
+    return f"{model}/{sha}_{setup}.json"
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def stamp(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_time(text: str) -> datetime:
+    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+class RequestError(hub.LeaderboardError, ValueError):
+    """A request file that is not a valid request (the message is the reason it is skipped)."""
+
+
+def _text(doc: dict, key: str, limit: int = MAX_TEXT, optional: bool = False) -> str | None:
+    value = doc.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise RequestError(f"field {key}: expected text of at most {limit} characters")
+    return value
+
+
+def parse_request(data: bytes, path: str) -> Request:
+    """A request file's bytes, checked: strict JSON, known fields, the path it must be at."""
+    if len(data) > MAX_REQUEST_BYTES:
+        raise RequestError(f"over {MAX_REQUEST_BYTES:,} bytes")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise RequestError(f"not UTF-8 JSON ({type(e).__name__})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise RequestError(f"not a request (field schema must be {SCHEMA!r})")
+    prompts = doc.get("prompts")
+    if not isinstance(prompts, dict):
+        raise RequestError("field prompts: expected {query, document}")
+    known = {"schema", "prompts", *Request.__dataclass_fields__} - {"query_prompt", "document_prompt"}
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise RequestError(f"unknown field {unknown[0][:40]!r}")
+    model = _text(doc, "model", 200)
+    if not REPO_ID.match(model):
+        raise RequestError("field model: expected a Hub repository id OWNER/NAME")
+    sha = _text(doc, "sha", 40)
+    if not SHA.match(sha):
+        raise RequestError("field sha: expected a 40-character commit hash")
+    choices = {"setup": SETUPS, "precision": PRECISIONS, "status": STATUSES}
+    for key, allowed in choices.items():
+        if doc.get(key) not in allowed:
+            raise RequestError(f"field {key}: expected one of {', '.join(allowed)}")
+    attempts, parameters = doc.get("attempts", 0), doc.get("parameters")
+    if type(attempts) is not int or not 0 <= attempts <= MAX_ATTEMPTS:
+        raise RequestError(f"field attempts: expected 0 to {MAX_ATTEMPTS}")
+    if parameters is not None and (type(parameters) is not int or parameters < 0):
+        raise RequestError("field parameters: expected a count")
+    times = {k: _text(doc, k, 40, optional=k != "submitted_at") for k in ("submitted_at", "lease_expires",
+                                                                         "started_at", "finished_at")}  # fmt: skip
+    for key, value in times.items():
+        try:
+            if value is not None:
+                parse_time(value)
+        except ValueError:
+            raise RequestError(f"field {key}: expected an ISO 8601 time") from None
+    request = Request(
+        model=model,
+        revision=_text(doc, "revision", 200),
+        sha=sha,
+        setup=doc["setup"],
+        query_prompt=_text(prompts, "query", 2000),
+        document_prompt=_text(prompts, "document", 2000),
+        precision=doc["precision"],
+        submitter=_text(doc, "submitter", 100),
+        status=doc["status"],
+        attempts=attempts,
+        worker=_text(doc, "worker", 200, optional=True),
+        reason=_text(doc, "reason", optional=True),
+        result=_text(doc, "result", optional=True),
+        parameters=parameters,
+        **times,
+    )
+    if request.path != path:
+        raise RequestError(f"its fields say it belongs at {request.path}, not here")
+    return request
+
+
+@dataclass(frozen=True)
+class Queue:
+    """The requests repository at one commit: valid requests, and the files that are not (with reasons)."""
+
+    repo_id: str
+    sha: str
+    requests: tuple[Request, ...]
+    rejected: tuple[tuple[str, str], ...]
+
+    def find(self, path: str) -> Request | None:
+        return next((r for r in self.requests if r.path == path), None)
+
+    def claimable(self, now: datetime) -> list[Request]:
+        """Pending requests and running ones whose lease has expired, oldest first."""
+        ready = [r for r in self.requests if r.status == "PENDING" or r.lease_expired(now)]
+        return sorted(ready, key=lambda r: (parse_time(r.submitted_at), r.path))
+
+
+def read_queue(repo_id: str, sha: str | None = None) -> Queue:
+    """Every request file of the repository at ``sha`` (default: the head of main)."""
+    sha = sha or hub.head(repo_id, "dataset")
+    requests, rejected = [], []
+    for path, size in sorted(hub.tree(repo_id, "dataset", sha).items()):
+        if not path.endswith(".json"):
+            continue
+        try:
+            if size > MAX_REQUEST_BYTES:
+                raise RequestError(f"over {MAX_REQUEST_BYTES:,} bytes")
+            requests.append(parse_request(hub.read_small(repo_id, "dataset", sha, path), path))
+        except RequestError as e:
+            rejected.append((path, str(e)))
+    return Queue(repo_id, sha, tuple(requests), tuple(rejected))
+
+
+def write_request(repo_id: str, request: Request, parent: str, message: str) -> str:
+    """Commit ``request`` at its path, only on top of ``parent`` (:class:`hub.StaleHead` otherwise)."""
+    return hub.commit(repo_id, "dataset", {request.path: request.to_json()}, message, parent=parent)

@@ -1,0 +1,232 @@
+"""``ratio leaderboard submit``: check a Hub model before it is queued, then queue it in one commit.
+
+The checks read the model's file list, its small JSON and tokenizer files and its safetensors headers, never its
+weights: the revision is pinned to a commit, the repo must be a sentence-transformers model (``modules.json``)
+that loads with the stock classes (no remote code: :func:`registry.check_model_folder` with the flag off), has
+safetensors weights (pickles are refused), and has at most ``max_params`` parameters. The worker repeats the same
+checks on the files it downloads (:func:`inspect_model`), since anyone can write a request by hand.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard.hub import LeaderboardError
+from ratio_bench.leaderboard.requests import (
+    SETUPS,
+    Request,
+    RequestError,
+    now_utc,
+    parse_request,
+    request_path,
+    stamp,
+    write_request,
+)
+
+MAX_PARAMETERS = 2_000_000_000  # the stated cap (a 1.5B model fits; a CPU worker would take days past it)
+MAX_MODEL_BYTES = 10 << 30
+MAX_CONFIG_BYTES = 64 << 20
+# What is downloaded of a model: configs, tokenizers and safetensors weights; never code or pickles.
+CONFIG_PATTERNS = ["*.json", "*.txt", "*.model"]
+MODEL_PATTERNS = [*CONFIG_PATTERNS, "*.safetensors"]
+PICKLES = re.compile(r"(^|/)(pytorch_model.*\.bin|.*\.(pt|pth|pkl|ckpt))$")
+SUBMITTER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@ -]{0,99}$")
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """A model that passed the checks: where it is, at which commit, with which prompts, how big."""
+
+    repo_id: str
+    revision: str
+    sha: str
+    setup: str
+    query_prompt: str
+    document_prompt: str
+    parameters: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.repo_id}@{self.sha[:12]}"
+
+
+def hub_model(ref: str) -> tuple[str, dict[str, tuple[str, str]] | None]:
+    """(Hub repo id, the registry's setups or None) of ``MODEL``: a registered name or a repo id."""
+    from ratio_bench.retrieval.registry import REGISTRY
+
+    entry = REGISTRY.get(ref)
+    if entry is None:
+        hub.RepoRef.parse(ref, "MODEL")  # a valid repo id, or a one-line error
+        return ref, None
+    kind, _, repo_id = entry.source.partition(":")
+    if kind != "hub":
+        raise LeaderboardError(
+            f"MODEL {ref}: a built-in baseline whose weights do not come from the Hub; it is scored by the "
+            "maintainers with `ratio score`. Submit a Hub repository OWNER/NAME"
+        )
+    if entry.trust_remote_code:
+        raise LeaderboardError(
+            f"MODEL {ref} ({repo_id}): needs remote code (its config maps classes to its own files), which "
+            "the leaderboard never runs"
+        )
+    return repo_id, entry.setups
+
+
+def inspect_model(
+    ref: str, revision: str | None, setup: str, max_params: int = MAX_PARAMETERS, folder: Path | None = None
+) -> ModelCheck:
+    """Check ``ref`` at ``revision`` (default: main) without its weights; ``folder``: a full download to check."""
+    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
+
+    repo_id, registered = hub_model(ref)
+    what = f"MODEL {ref}" + (f" --revision {revision}" if revision else "")
+    with hub.hub_errors(what):
+        info = hub.api().model_info(repo_id, revision=revision, files_metadata=True)
+    sha = info.sha
+    sizes = {s.rfilename: s.size or 0 for s in info.siblings or []}
+    label = f"{repo_id}@{sha[:12]}"
+    if "modules.json" not in sizes:
+        raise LeaderboardError(
+            f"{label}: not a sentence-transformers model (no modules.json); save it with "
+            "SentenceTransformer.save_pretrained and push that folder"
+        )
+    if not any(p.endswith(".safetensors") for p in sizes):
+        pickled = sorted(p for p in sizes if PICKLES.search(p))
+        found = f"only {pickled[0]}, a pickle, which is never loaded" if pickled else "none"
+        raise LeaderboardError(f"{label}: no safetensors weights ({found}); push model.safetensors")
+    weights = sum(size for path, size in sizes.items() if path.endswith(".safetensors"))
+    configs = sum(size for path, size in sizes.items() if _matches(path, CONFIG_PATTERNS))
+    if weights + configs > MAX_MODEL_BYTES or configs > MAX_CONFIG_BYTES:
+        raise LeaderboardError(f"{label}: {weights + configs:,} bytes of model files, over the cap")
+    try:
+        with hub.hub_errors(label):
+            meta = hub.api().get_safetensors_metadata(repo_id, revision=sha)
+    except (NotASafetensorsRepoError, SafetensorsParsingError) as e:
+        raise LeaderboardError(f"{label}: unreadable safetensors header ({str(e)[:200]})") from None
+    parameters = sum(meta.parameter_count.values())
+    if parameters > max_params:
+        raise LeaderboardError(f"{label}: {parameters:,} parameters, over the cap of {max_params:,}")
+    if folder is not None:
+        prompts = _check_folder(folder, label, setup, registered)
+    else:
+        with tempfile.TemporaryDirectory(prefix="ratio-submit-") as tmp:
+            with hub.hub_errors(label):
+                hub.api().snapshot_download(
+                    repo_id, revision=sha, allow_patterns=CONFIG_PATTERNS, local_dir=tmp
+                )
+            prompts = _check_folder(Path(tmp), label, setup, registered)
+    return ModelCheck(repo_id, revision or "main", sha, setup, *prompts, parameters)
+
+
+def _matches(path: str, patterns: list[str]) -> bool:
+    from fnmatch import fnmatch
+
+    return any(fnmatch(path, p) for p in patterns)
+
+
+def _check_folder(
+    folder: Path, label: str, setup: str, registered: dict[str, tuple[str, str]] | None
+) -> tuple[str, str]:
+    """The folder's refusal (remote code, broken configs, no tokenizer, damaged weights), then the setup's prompts."""
+    from ratio_bench.retrieval.registry import (
+        GENERIC,
+        ModelUnavailableError,
+        check_model_folder,
+        saved_prompts,
+    )
+
+    try:
+        check_model_folder(folder, trust_remote_code=False)
+        saved = saved_prompts(folder)
+    except ModelUnavailableError as e:
+        reason = str(e).replace(str(folder), label).split("; pass --trust-remote-code")[0]
+        if "runs its own code" in reason:
+            reason += ", which the leaderboard never runs"
+        raise LeaderboardError(reason) from None
+    setups = dict(registered or {"none": ("", ""), "generic": GENERIC})
+    if saved and registered is None:
+        setups["saved"] = saved
+    if setup not in setups:
+        raise LeaderboardError(
+            f"--setup {setup}: {label} has no such setup; choose one of {', '.join(sorted(setups))}"
+            + (
+                ""
+                if registered
+                else " (recommended: registered models only; saved: a model saved with prompts)"
+            )
+        )
+    return setups[setup]
+
+
+def submit(
+    ref: str,
+    revision: str | None,
+    setup: str,
+    requests_repo: str,
+    submitter: str | None = None,
+    max_params: int = MAX_PARAMETERS,
+) -> Request:
+    """Check ``ref`` and queue it; returns the request written (its ``path`` in ``requests_repo``)."""
+    if setup not in SETUPS:
+        raise LeaderboardError(f"--setup {setup}: choose one of {', '.join(SETUPS)}")
+    checked = inspect_model(ref, revision, setup, max_params)
+    submitter = submitter or _whoami()
+    if not SUBMITTER.match(submitter):
+        raise LeaderboardError(f"--submitter {submitter[:40]!r}: letters, digits, . _ @ - and spaces only")
+    path = request_path(checked.repo_id, checked.sha, setup)
+    for _ in range(3):  # a commit by someone else in between: read again, check again
+        parent = hub.head(requests_repo, "dataset")
+        _check_not_queued(requests_repo, parent, path)
+        request = Request(
+            checked.repo_id,
+            checked.revision,
+            checked.sha,
+            setup,
+            checked.query_prompt,
+            checked.document_prompt,
+            "float32",
+            submitter,
+            stamp(now_utc()),
+            parameters=checked.parameters,
+        )
+        try:
+            write_request(requests_repo, request, parent, f"Submit {request.label}")
+            return request
+        except hub.StaleHead:
+            continue
+    raise LeaderboardError(f"--requests {requests_repo}: the queue kept changing while we wrote; try again")
+
+
+def _check_not_queued(repo_id: str, sha: str, path: str) -> None:
+    listed = hub.tree(repo_id, "dataset", sha)
+    if path not in listed:
+        return
+    where = f"--requests {repo_id}: {path}"
+    try:
+        earlier = parse_request(hub.read_small(repo_id, "dataset", sha, path), path)
+    except RequestError as e:
+        raise LeaderboardError(
+            f"{where} exists but is not a valid request ({e}); ask the maintainers"
+        ) from None
+    if earlier.status == "FAILED":
+        return  # a failed request may be submitted again (it starts over)
+    result = f"; results at {earlier.result}" if earlier.result else ""
+    raise LeaderboardError(
+        f"already {earlier.status} since {earlier.submitted_at} (submitted by {earlier.submitter}): {where}{result}"
+    )
+
+
+def _whoami() -> str:
+    from huggingface_hub.errors import LocalTokenNotFoundError
+
+    try:
+        with hub.hub_errors("whoami"):
+            return hub.api().whoami()["name"]
+    except (LocalTokenNotFoundError, LeaderboardError):
+        raise LeaderboardError(
+            "no Hub login to name the submitter: set HF_TOKEN (or `hf auth login`), or pass --submitter NAME"
+        ) from None

@@ -1,0 +1,253 @@
+"""``ratio leaderboard worker``: claim the oldest pending request, score it, publish the result, repeat.
+
+Claiming is an optimistic lock on the requests repository: the worker reads the queue at commit ``H``, writes the
+request as ``RUNNING`` (its id, an attempt more, a lease expiry) in a commit whose parent must be ``H``; when
+another writer got there first the Hub refuses the commit, and the worker reads again and takes the next one.
+The job runs in a process of its own (:mod:`ratio_bench.leaderboard.job`) killed at ``lease * 0.8`` at the latest,
+so a live worker always ends before its lease does and no second worker can claim what it is scoring. A worker
+killed at any moment leaves its request ``RUNNING`` with a lease that expires; the next worker claims it again,
+up to :data:`~ratio_bench.leaderboard.requests.MAX_ATTEMPTS` attempts, then marks it ``FAILED``. Results go to
+``<org>/<model>/<sha>/<setup>/`` in the results repository, one folder per request, so a request scored twice
+(a worker killed between publishing and marking ``FINISHED``) still leaves one entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ratio_bench import __version__
+from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
+from ratio_bench.leaderboard.job import FAILURE, SUMMARY
+from ratio_bench.leaderboard.requests import (
+    MAX_ATTEMPTS,
+    Request,
+    now_utc,
+    read_queue,
+    stamp,
+    write_request,
+)
+from ratio_bench.leaderboard.submit import MAX_PARAMETERS
+
+PROVENANCE = "provenance.json"
+PROVENANCE_SCHEMA = "ratio-leaderboard-provenance/1"
+DEFAULT_LEASE_S = 3 * 3600
+CLAIM_TRIES = 20
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    requests: str
+    results: str
+    dataset: Path  # a local release folder (a Hub dataset is downloaded first: :func:`local_dataset`)
+    dataset_source: str
+    worker_id: str
+    lease_s: float = DEFAULT_LEASE_S
+    max_params: int = MAX_PARAMETERS
+    batch_size: int = 64
+    cache_dir: Path | None = None
+
+    @property
+    def job_timeout_s(self) -> float:
+        return self.lease_s * 0.8  # time left to publish before the lease ends
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def local_dataset(text: str) -> tuple[Path, str]:
+    """(release folder, how the entries name its source) of ``--dataset``: a folder or a Hub ``REPO[@REV]``."""
+    if Path(text).is_dir():
+        return Path(text), str(Path(text).resolve())
+    ref = RepoRef.parse(text, "--dataset")
+    with hub.hub_errors(f"--dataset {ref}"):
+        sha = hub.api().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
+        folder = hub.api().snapshot_download(ref.repo_id, repo_type="dataset", revision=sha)
+    return Path(folder), f"{ref.repo_id}@{sha}"
+
+
+def claim(repo_id: str, worker_id: str, lease_s: float, log: Callable[[str], None]) -> Request | None:
+    """Claim the oldest claimable request (None when there is none); a request out of attempts becomes FAILED."""
+    for _ in range(CLAIM_TRIES):
+        queue = read_queue(repo_id)
+        now = now_utc()
+        ready = queue.claimable(now)
+        if not ready:
+            return None
+        request = ready[0]
+        if request.status == "RUNNING" and request.attempts >= MAX_ATTEMPTS:
+            new = request.ended(
+                "FAILED",
+                now,
+                reason=f"no result after {MAX_ATTEMPTS} attempts (each worker died or ran out of time)",
+            )
+            message = f"Give up {request.label}"
+        else:
+            new = request.claimed(worker_id, now, lease_s)
+            message = f"Claim {request.label} (attempt {new.attempts}) by {worker_id}"
+        try:
+            write_request(repo_id, new, queue.sha, message)
+        except hub.StaleHead:
+            log(f"{request.label}: the queue changed while claiming; reading it again")
+            continue
+        if new.status == "RUNNING":
+            return new
+        log(f"{request.label}: FAILED ({new.reason})")
+    raise LeaderboardError(
+        f"--requests {repo_id}: the queue kept changing; {CLAIM_TRIES} claims failed in a row"
+    )
+
+
+def run_job(request: Request, opts: WorkerOptions, out: Path) -> str | None:
+    """Run the job for ``request`` into ``out``; None on success, else the one-line reason it failed."""
+    request_file = out.parent / "request.json"
+    request_file.write_bytes(request.to_json())
+    command = [sys.executable, "-m", "ratio_bench.leaderboard.job", str(request_file), request.path,
+               str(opts.dataset), str(out), "--max-params", str(opts.max_params),
+               "--batch-size", str(opts.batch_size)]  # fmt: skip
+    if opts.cache_dir:
+        command += ["--cache-dir", str(opts.cache_dir)]
+    out.mkdir(parents=True)
+    proc = subprocess.Popen(command, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+    try:
+        code = proc.wait(timeout=opts.job_timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return f"timed out after {opts.job_timeout_s:.0f} s (the worker's limit for one model)"
+    except BaseException:  # Ctrl-C or the worker's own end: the job goes with it
+        proc.kill()
+        proc.wait()
+        raise
+    if code == 0 and (out / SUMMARY).is_file():
+        return None
+    if (out / FAILURE).is_file():
+        return (out / FAILURE).read_text(encoding="utf-8").strip()[:400]
+    return f"the scoring process died ({_exit_reason(code)})"
+
+
+def _die_with_parent() -> None:
+    """In the job's process before it runs: the kernel kills it when its worker dies (Linux prctl)."""
+    import ctypes
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _exit_reason(code: int) -> str:
+    if code < 0:
+        return f"killed by {signal.Signals(-code).name}, e.g. out of memory"
+    return f"exit status {code}"
+
+
+def result_files(request: Request, opts: WorkerOptions, out: Path) -> tuple[str, dict[str, bytes]]:
+    """(folder, path -> bytes) to publish: the job's files and the provenance record binding them to the request."""
+    folder = f"{request.model}/{request.sha}/{request.setup}"
+    files = {
+        f"{folder}/{p.relative_to(out).as_posix()}": p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and p.name != SUMMARY
+    }
+    entries = {
+        name: hashlib.sha256(data).hexdigest()
+        for path, data in files.items()
+        if (name := path[len(folder) + 1 :]) in {f"{s}.json" for s in ("test", "silver")}
+    }
+    summary = json.loads((out / SUMMARY).read_bytes())
+    provenance = {
+        "schema": PROVENANCE_SCHEMA,
+        "worker": opts.worker_id,
+        "model": request.model,
+        "revision": request.revision,
+        "sha": request.sha,
+        "setup": request.setup,
+        "request": {"repo": opts.requests, "path": request.path, "attempt": request.attempts},
+        "submitter": request.submitter,
+        "dataset": opts.dataset_source,
+        "scored_at": stamp(now_utc()),
+        "seconds": summary["seconds"],
+        "code_version": __version__,
+        "entries": entries,
+    }
+    files[f"{folder}/{PROVENANCE}"] = (json.dumps(provenance, indent=2) + "\n").encode()
+    return folder, files
+
+
+def finish(opts: WorkerOptions, mine: Request, status: str, reason: str | None, result: str | None) -> bool:
+    """Mark ``mine`` ended, if it is still ours (same worker, same attempt); False when another worker has it."""
+    for _ in range(CLAIM_TRIES):
+        queue = read_queue(opts.requests)
+        current = queue.find(mine.path)
+        if current is None or (current.worker, current.attempts, current.status) != (
+            mine.worker,
+            mine.attempts,
+            "RUNNING",
+        ):
+            return False
+        try:
+            write_request(
+                opts.requests,
+                current.ended(status, now_utc(), reason=reason, result=result),
+                queue.sha,
+                f"{status.capitalize()} {mine.label}",
+            )
+            return True
+        except hub.StaleHead:
+            continue
+    raise LeaderboardError(
+        f"--requests {opts.requests}: the queue kept changing; could not mark {mine.label}"
+    )
+
+
+def still_mine(opts: WorkerOptions, mine: Request) -> bool:
+    current = read_queue(opts.requests).find(mine.path)
+    return current is not None and (current.worker, current.attempts, current.status) == (
+        mine.worker,
+        mine.attempts,
+        "RUNNING",
+    )
+
+
+def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -> str:
+    """Score one claimed request and record how it ended; returns its final status."""
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ratio-worker-") as tmp:
+        reason = run_job(request, opts, Path(tmp) / "out")
+        if reason is not None:
+            ended = finish(opts, request, "FAILED", reason, None)
+            log(f"{request.label}: FAILED ({reason})" + ("" if ended else " [no longer ours: not recorded]"))
+            return "FAILED"
+        folder, files = result_files(request, opts, Path(tmp) / "out")
+        if not still_mine(opts, request):  # our lease ran out and another worker has it: it publishes
+            log(f"{request.label}: the lease ran out before publishing; the result is dropped")
+            return "DROPPED"
+        hub.commit(opts.results, "dataset", files, f"Scores of {request.label} by {opts.worker_id}")
+    finish(opts, request, "FINISHED", None, folder)
+    log(f"{request.label}: FINISHED in {time.monotonic() - start:.1f} s -> {opts.results}: {folder}/")
+    return "FINISHED"
+
+
+def run(opts: WorkerOptions, poll_s: float | None, log: Callable[[str], None]) -> int:
+    """Claim and score until the queue is empty (``poll_s`` None), or for ever, looking every ``poll_s`` seconds."""
+    done = 0
+    while True:
+        request = claim(opts.requests, opts.worker_id, opts.lease_s, log)
+        if request is None:
+            if poll_s is None:
+                return done
+            time.sleep(poll_s)
+            continue
+        log(f"{request.label}: claimed by {opts.worker_id} (attempt {request.attempts}/{MAX_ATTEMPTS})")
+        process(request, opts, log)
+        done += 1

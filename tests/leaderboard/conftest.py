@@ -1,0 +1,124 @@
+"""The leaderboard service against the loopback Hub: tiny models published there, a queue and a results repo.
+
+Models are the tiny BERT of the training tests (about a million parameters, random weights, MiniLM's tokenizer)
+and copies with one defect each; the dataset is the session's ``small_release``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from tests.retrieval.conftest import make_remote_code
+from tests.training.conftest import build_tiny
+
+from cli_helpers import Run, run_ratio
+from hub_server import HubServer
+
+TOKEN = "hf_leaderboard_fixture_token"
+USER = "alice"
+REQUESTS, RESULTS = "board/requests", "board/results"
+
+
+def _shrink_vocabulary(folder: Path, size: int = 500) -> None:
+    """Loads and passes every check, then fails to encode: the tokenizer's ids run past the embedding table."""
+    from safetensors.numpy import load_file, save_file
+
+    weights = load_file(folder / "model.safetensors")
+    key = next(k for k in weights if k.endswith("word_embeddings.weight"))
+    weights[key] = weights[key][:size].copy()
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps({**config, "vocab_size": size}), encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("leaderboard-models")
+    good = build_tiny("bert", root)
+    folders = {"good": good}
+    for name, defect in {
+        "encode-fails": _shrink_vocabulary,
+        "remote-code": lambda f: make_remote_code(f, root / "remote-code-ran"),
+    }.items():
+        folders[name] = root / name
+        shutil.copytree(good, folders[name])
+        defect(folders[name])
+    return folders
+
+
+@dataclass
+class Board:
+    """A running loopback Hub with the queue and results repos, and what a client process needs to use it."""
+
+    hub: HubServer
+    env: dict[str, str]
+    home: Path
+
+    def api(self):
+        from huggingface_hub import HfApi
+
+        return HfApi(endpoint=self.hub.url, token=TOKEN)
+
+    def publish(self, repo_id: str, folder: Path) -> str:
+        """Upload a model folder; returns the commit."""
+        self.api().create_repo(repo_id, exist_ok=True)
+        return self.api().upload_folder(repo_id=repo_id, folder_path=folder).oid
+
+    def ratio(self, *args, timeout: float = 120) -> Run:
+        return run_ratio(*args, env=self.env, timeout=timeout)
+
+    def submit(self, model: str, *more: str) -> Run:
+        return self.ratio("leaderboard", "submit", model, "--requests", REQUESTS, *more)
+
+    def worker(self, dataset: Path, *more: str, timeout: float = 180) -> Run:
+        return self.ratio(
+            "leaderboard", "worker", "--requests", REQUESTS, "--results", RESULTS, "--dataset", dataset,
+            "--cache-dir", self.home / "embeddings", *more, timeout=timeout,
+        )  # fmt: skip
+
+    def start_worker(self, dataset: Path, *more: str, home: str = "hf") -> subprocess.Popen:
+        """A worker in the background, with its own Hub cache ``home`` (so that its downloads are its own)."""
+        command = [sys.executable, "-m", "ratio_bench.cli", "leaderboard", "worker", "--requests", REQUESTS,
+                   "--results", RESULTS, "--dataset", str(dataset), "--cache-dir", str(self.home / "embeddings"),
+                   *more]  # fmt: skip
+        import os
+
+        return subprocess.Popen(
+            command,
+            env={**os.environ, **self.env, "HF_HOME": str(self.home / home)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def files(self, repo: str) -> dict[str, bytes]:
+        """Every file of a dataset repo at its head."""
+        state = self.hub.state
+        sha = state.resolve(f"datasets/{repo}", "main")
+        return {path: state.blobs[blob] for path, blob in state.files(sha).items()}
+
+    def requests(self) -> dict[str, dict]:
+        return {p: json.loads(d) for p, d in self.files(REQUESTS).items()}
+
+    def wait_for(self, condition, timeout: float = 60) -> None:
+        end = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < end, "timed out waiting"
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def board(tmp_path: Path):
+    with HubServer() as hub:
+        hub.state.add_user(TOKEN, USER)
+        hub.state.create_repo(f"datasets/{REQUESTS}")
+        hub.state.create_repo(f"datasets/{RESULTS}")
+        yield Board(hub, hub.env(TOKEN, tmp_path / "hf"), tmp_path)

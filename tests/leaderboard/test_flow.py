@@ -1,0 +1,72 @@
+"""Submit -> worker -> results repo -> board, against the loopback Hub, and the submission checks."""
+
+from __future__ import annotations
+
+import json
+
+from tests.leaderboard.conftest import REQUESTS, RESULTS, USER
+
+from cli_helpers import assert_user_error
+
+
+def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path):
+    sha = board.publish("org/tiny", tiny_models["good"])
+    sub = board.submit("org/tiny", "--setup", "generic")
+    assert sub.code == 0, sub.err
+    path = f"org/tiny/{sha}_generic.json"
+    assert path in sub.out and f"org/tiny@{sha[:12]}" in sub.out
+    request = board.requests()[path]
+    assert (request["status"], request["sha"], request["submitter"]) == ("PENDING", sha, USER)
+    assert request["prompts"] == {"query": "query: ", "document": "document: "} and request["parameters"] > 0
+
+    work = board.worker(small_release, "--once", "--worker-id", "w1")
+    assert work.code == 0, work.err
+    request = board.requests()[path]
+    folder = f"org/tiny/{sha}/generic"
+    assert (request["status"], request["result"], request["worker"]) == ("FINISHED", folder, "w1")
+    results = board.files(RESULTS)
+    entry = json.loads(results[f"{folder}/test.json"])
+    assert entry["model"] == "org/tiny:generic" and entry["split"] == "test"
+    assert set(entry["results"]) and all(0 <= m["mrr_at_10"] <= 1 for m in entry["results"].values())
+    assert (
+        f"{folder}/mteb/test/RatioAddress.json" in results and f"{folder}/runs/test/manifest.json" in results
+    )
+    provenance = json.loads(results[f"{folder}/provenance.json"])
+    assert (provenance["worker"], provenance["sha"], provenance["request"]["path"]) == ("w1", sha, path)
+
+    # a hand-contributed entry beside it: on the board, but self-reported
+    board.api().upload_file(
+        path_or_fileobj=json.dumps({**entry, "model": "someone-else"}).encode(),
+        path_in_repo="self-reported/someone-else.json",
+        repo_id=RESULTS,
+        repo_type="dataset",
+    )
+    md, page = tmp_path / "board.md", tmp_path / "board.html"
+    shown = board.ratio(
+        "leaderboard", "--from", RESULTS, "--requests", REQUESTS, "--markdown", md, "--html", page
+    )
+    assert shown.code == 0, shown.err
+    text = md.read_text(encoding="utf-8")
+    rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith(("| 1 ", "| 2 "))}
+    assert f"verified \\(worker w1, org/tiny@{sha[:12]}\\)" in rows["org/tiny\\:generic"], text
+    assert "self-reported" in rows["someone-else"]
+    assert "FINISHED" in text and f"results\\: {folder}" in text  # the queue
+    html = page.read_text(encoding="utf-8")
+    assert 'id="filter-provenance"' in html and 'data-provenance="verified"' in html
+    assert 'data-provenance="self-reported"' in html
+
+    again = board.submit("org/tiny", "--setup", "generic")
+    assert_user_error(again, "already FINISHED", path, folder)
+
+
+def test_submission_checks_refuse_before_queuing(board, tiny_models):
+    board.publish("org/remote", tiny_models["remote-code"])
+    board.publish("org/tiny", tiny_models["good"])
+    refused = board.submit("org/remote")
+    assert_user_error(refused, "org/remote@", "runs its own code", "auto_map", "never runs")
+    assert_user_error(board.submit("org/missing"), "org/missing", "no such repository")
+    assert_user_error(board.submit("org/tiny", "--revision", "v9"), "--revision v9", "no such revision")
+    assert_user_error(board.submit("org/tiny", "--setup", "saved"), "--setup saved", "generic, none")
+    assert_user_error(board.submit("org/tiny", "--max-params", "1000"), "parameters, over the cap of 1,000")
+    assert board.requests() == {}  # nothing was queued
+    assert not (tiny_models["remote-code"].parent / "remote-code-ran").exists()
