@@ -76,6 +76,6 @@ def load_validation(root: str | Path, relation: str | Sequence[str]) -> SplitDat
     relations = [relation] if isinstance(relation, str) else list(relation)
     data = load_split(root, "validation", relations)
     for rel in relations:
-        if not data.queries[rel][0]:
+        if not data.queries[rel].ids:
             raise DatasetError(f"{root}: no validation queries for {rel}; model selection needs them")
     return data
