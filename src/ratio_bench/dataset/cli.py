@@ -115,7 +115,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.cli_options import add_strict_option
     from ratio_bench.judge.options import add_judge_options
 
-    p = sub.add_parser(
+    stage = sub.add_parser("dataset", help="release stage: build, check, publish, silver").add_subparsers(
+        dest="dataset_command", required=True
+    )
+    p = stage.add_parser(
         "silver", help="judge a test sample with two prompts per relation; add the silver split"
     )
     p.add_argument("--dataset", type=Path, required=True, help="release folder written by ratio build")
@@ -128,7 +131,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_judge_options(p, model_required=False)
     p.set_defaults(func=cmd_silver)
 
-    p = sub.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
+    p = stage.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
     p.add_argument(
         "--config",
         default="dev",
@@ -141,7 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_strict_option(p)
     p.set_defaults(func=cmd_build)
 
-    p = sub.add_parser(
+    p = stage.add_parser(
         "publish", help="upload a release folder to a Hugging Face Hub dataset repo and tag it"
     )
     p.add_argument("folder", type=Path)
@@ -153,7 +156,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_publish)
 
-    p = sub.add_parser("check", help="check a release folder against the contract its card states")
+    p = stage.add_parser("check", help="check a release folder against the contract its card states")
     p.add_argument("folder", type=Path, help="release folder written by ratio build")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
     p.set_defaults(func=cmd_check)
