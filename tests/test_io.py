@@ -50,10 +50,13 @@ def _artefact(folder: Path, kind: str, files: list[str], listed: list[str] | Non
 def test_replacing_an_artefact_refuses_files_its_manifest_does_not_list(tmp_path):
     out = _artefact(tmp_path / "run", "run", ["address.parquet", "notes.txt"], listed=["address.parquet"])
     with (
-        pytest.raises(OutputDirError, match=r"--save-run .*run: holds files .*: notes.txt; .*Move them away"),
-        staged_dir(out, "run", flag="--save-run") as stage,
+        pytest.raises(
+            OutputDirError, match=r"^\S*run: holds files .*: notes.txt; .*Move them away"
+        ) as refused,
+        staged_dir(out, "run") as stage,
     ):
         (stage / "address.parquet").write_text("new", encoding="utf-8")
+    assert refused.value.value == out  # the command line names the option that gave it
     assert (out / "notes.txt").read_text() == "notes.txt" and (out / "address.parquet").read_text() != "new"
     legacy = _artefact(tmp_path / "index", "index", ["candidates.parquet"])  # a manifest listing nothing
     with pytest.raises(OutputDirError, match="candidates.parquet"):

@@ -92,6 +92,32 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, set[str]]:
     return found
 
 
+def _leaf_parser(parser: argparse.ArgumentParser, words: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the command ``words`` chose (``dataset build``: the ``build`` parser of ``dataset``)."""
+    for word in words:
+        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not nested or word not in nested[0].choices:
+            break
+        parser = nested[0].choices[word]
+    return parser
+
+
+def with_option(exc: BaseException, args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """``exc``'s message, led by the option that gave the value it is about (``--out DIR: ...``).
+
+    Library errors name the value (:attr:`RatioError.value`); only the command line knows which option held
+    it. A positional argument, or a value from a config file, is shown as the library wrote it.
+    """
+    value = getattr(exc, "value", None)
+    if value is not None:
+        for action in _leaf_parser(parser, _command_name(args).split())._actions:
+            given = getattr(args, action.dest, None) if action.option_strings else None
+            given = given if isinstance(given, list) else [given]
+            if any(g is not None and str(g) == str(value) for g in given):
+                return f"{max(action.option_strings, key=len)} {exc}"
+    return str(exc)
+
+
 def _command_name(args: argparse.Namespace) -> str:
     """``corpus stats``, ``judge label``, ``build``: the words that chose the command, for error messages."""
     words = [args.command]
@@ -138,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except RatioError as exc:
-        print(f"{name}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {with_option(exc, args, parser)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(

@@ -32,7 +32,7 @@ def test_a_run_of_another_release_is_refused(small_release, tmp_path):
     data = load_split(small_release, "test")
     save_run(score(resolve("bm25"), data, keep_runs=True), data.manifest, "test", tmp_path / "run")
     other = data.manifest | {"version": "9.9"}
-    with pytest.raises(RunError, match="--run .*re-score"):
+    with pytest.raises(RunError, match=f"^{tmp_path / 'run'}: .*re-score"):
         load_run(tmp_path / "run", other)
 
 

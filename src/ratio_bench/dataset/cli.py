@@ -19,7 +19,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     if args.workers < 1:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
-    cfg = load_config(preset("dataset_scripts", args.config, "--config"))
+    cfg = load_config(preset("dataset_scripts", args.config))
     if not is_path(args.config):  # a shipped preset: its lexicon is the shipped one, its corpus a placeholder
         if not args.corpus:
             raise UsageError(f"--config {args.config}: a shipped preset needs --corpus PATH... (your papers)")
@@ -84,7 +84,7 @@ def cmd_silver(args: argparse.Namespace) -> int:
     release = Release.open(args.dataset)
     raw, source = release.config, str(release.root / "manifest.json")
     if args.config:
-        raw, source = read_yaml_file(args.config, "--config") or {}, f"--config {args.config}"
+        raw, source = read_yaml_file(args.config) or {}, f"--config {args.config}"
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: must be a mapping (key: value) with a silver block, got {shown(raw)}")
     try:

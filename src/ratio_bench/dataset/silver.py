@@ -164,7 +164,7 @@ def run_silver(
     """Judge the sample, then write the silver split, verdicts, card section and manifest (in that order)."""
     release = Release.open(root)
     root = release.root
-    prepare_output_dir(root, KIND, "--dataset", keep=KEEP)  # before paying for a single request
+    prepare_output_dir(root, KIND, keep=KEEP)  # before paying for a single request
     plans = plan_silver(release, settings)
     requests = [r for p in plans for r in p.requests()]
     outcomes = (batch_judge or judge).run(requests, desc="silver judging")
@@ -175,7 +175,7 @@ def run_silver(
         return report
 
     manifest = json.loads(json.dumps(release.manifest))  # a copy: the release object stays as it was read
-    with staged_dir(root, KIND, flag="--dataset", keep=KEEP) as stage:
+    with staged_dir(root, KIND, keep=KEEP) as stage:
         _link_release(root, stage, release.own_files())
         sizes = _write_silver(stage, plans, outcomes, manifest)
         manifest["silver"] = {

@@ -48,14 +48,17 @@ def load_split(root: str | Path | Release, split: str, relations: Sequence[str] 
     release = root if isinstance(root, Release) else Release.open(root)
     corpus = release.corpus(split, ["id", "text", "role"])
     if not corpus.num_rows:
-        raise DatasetError(f"{release.shown}: split {split!r} has no corpus; choose another --split")
+        raise DatasetError(
+            f"{release.shown}: split {split!r} has no corpus; choose another --split", value=release.root
+        )
     queries = {}
     for rel in relations:
         q = release.queries(rel, split, ["query_id", "query", "gold_id"])
         queries[rel] = Queries(*(q.column(c).to_pylist() for c in ("query_id", "query", "gold_id")))
     if split == "silver" and not any(q.ids for q in queries.values()):
         raise DatasetError(
-            f"{release.shown}: no silver split yet; build it with `ratio silver --dataset {release.root} ...`"
+            f"{release.shown}: no silver split yet; build it with `ratio silver --dataset {release.root} ...`",
+            value=release.root,
         )
     return SplitData(
         *(corpus.column(c).to_pylist() for c in ("id", "text", "role")), queries, release.manifest

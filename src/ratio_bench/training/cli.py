@@ -14,7 +14,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     require("train")
     summary = train(
-        load_config(preset("training", args.config, "--config")),
+        load_config(preset("training", args.config)),
         args.dataset,
         args.out,
         args.trial,
@@ -42,7 +42,7 @@ def cmd_train_all(args: argparse.Namespace) -> int:
 
     require("train")
     for summary in train_all(
-        preset_dir("training", args.dir, "--dir", top="spec"),
+        preset_dir("training", args.dir, top="spec"),
         args.dataset,
         args.out,
         args.trust_remote_code,
