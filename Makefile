@@ -66,7 +66,7 @@ browser:
 IDX ?= idx
 SHOT_QUERY ?= Language models trained on web text repeat memorised facts that have since become outdated.
 screenshot: install
-	$(PY) -m ratio_bench.serve.browser --index $(IDX) --out docs/search.png "$(SHOT_QUERY)"
+	$(PY) -m tests.helpers.browser --index $(IDX) --out docs/search.png "$(SHOT_QUERY)"
 
 # Fine-tune the dev retrievers (training/dev: MiniLM and mpnet, generic prefixes, three relations) on the dev
 # release into models/dev. Resumable: re-run after an interruption. Several hours on a 2-core CPU (see each file).

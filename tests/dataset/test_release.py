@@ -50,7 +50,9 @@ def test_a_folder_that_is_no_release_is_named_with_the_flag_and_the_fix(tmp_path
     assert e.value.value == tmp_path  # the library names the folder; the command line, the option
     assert main(["score", "--model", "bm25", "--dataset", str(tmp_path)]) == 1
     assert capsys.readouterr().err.startswith(f"ratio score: error: --dataset {tmp_path}: ")
-    assert main(["publish", str(tmp_path), "--repo-id", "o/n"]) == 1  # a positional argument: the folder alone
+    assert (
+        main(["publish", str(tmp_path), "--repo-id", "o/n"]) == 1
+    )  # a positional argument: the folder alone
     assert capsys.readouterr().err.splitlines()[-1].startswith(f"ratio publish: error: {tmp_path}: ")
 
 

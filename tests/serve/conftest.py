@@ -75,8 +75,9 @@ def searcher(bm25_index) -> Searcher:
 @pytest.fixture
 def live_server(searcher):
     """The app on a free loopback port, served by uvicorn in a thread; yields its base URL."""
+    from tests.helpers.browser import serve_in_thread
+
     from ratio_bench.serve.app import create_app
-    from ratio_bench.serve.browser import serve_in_thread
 
     with serve_in_thread(create_app(searcher)) as url:
         yield url
