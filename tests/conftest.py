@@ -119,8 +119,8 @@ def small_release(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def fake_server():
-    """The fault-injecting OpenAI-compatible server of ``tests/openai_server.py`` on loopback."""
-    from openai_server import FakeOpenAI
+    """The fault-injecting OpenAI-compatible server of ``tests/helpers/openai_server.py`` on loopback."""
+    from tests.helpers.openai_server import FakeOpenAI
 
     with FakeOpenAI() as server:
         yield server

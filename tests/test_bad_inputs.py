@@ -12,8 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from cli_helpers import assert_user_error, run_ratio
+from tests.helpers.cli import assert_user_error, run_ratio
 
 
 def fixture_files(tmp: Path) -> dict[str, Path]:

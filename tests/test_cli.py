@@ -79,7 +79,7 @@ def test_corpus_export_writes_the_paper_schema(fixture_corpus, tmp_path):
 
 
 def test_user_error_is_one_line_without_traceback(tmp_path):
-    from cli_helpers import assert_user_error, run_ratio
+    from tests.helpers.cli import assert_user_error, run_ratio
 
     missing = tmp_path / "nope.yaml"
     line = assert_user_error(run_ratio("build", "--config", missing, "--out", tmp_path / "out"), str(missing))
@@ -87,7 +87,7 @@ def test_user_error_is_one_line_without_traceback(tmp_path):
 
 
 def test_debug_shows_the_traceback(tmp_path):
-    from cli_helpers import run_ratio
+    from tests.helpers.cli import run_ratio
 
     run = run_ratio("--debug", "lexicon", "check", "--lexicon", tmp_path)
     assert run.code != 0 and "Traceback" in run.err

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
 
-from cli_helpers import assert_user_error, run_ratio
 from conftest import write_jsonl
 from dataset.conftest import records, write_config
 from ratio_bench import faults

@@ -109,7 +109,7 @@ def test_staging_folders_of_killed_runs_are_removed_by_the_next_run_unless_in_us
 def test_a_planted_giant_manifest_is_refused_by_its_size_before_it_is_read(tmp_path: Path) -> None:
     """A manifest larger than any Ratio writes (a sparse 65 MiB file here) is one error line naming it, for a
     release, an index and a judged pool alike; nothing is read into memory."""
-    from cli_helpers import assert_user_error, run_ratio
+    from tests.helpers.cli import assert_user_error, run_ratio
 
     folder = tmp_path / "planted"
     folder.mkdir()

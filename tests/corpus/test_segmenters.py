@@ -1,7 +1,7 @@
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
 from tests.helpers.segmentation_eval import load_gold, score_segmenter
 
-from cli_helpers import assert_user_error, run_ratio
 from conftest import DATA
 from ratio_bench.corpus.segmenters import SEGMENTERS, get_segmenter
 

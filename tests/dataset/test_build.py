@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
 
-from cli_helpers import assert_user_error, run_ratio
 from conftest import write_jsonl
 from ratio_bench.dataset.assemble import AssemblyError, assemble
 from ratio_bench.dataset.build import build_release, file_checksums

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.helpers.cli import assert_user_error, run_ratio
 
-from cli_helpers import assert_user_error, run_ratio
 from ratio_bench.dataset.config import ConfigError, load_config
 
 from .conftest import write_config

@@ -2,8 +2,8 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
 
-from cli_helpers import assert_user_error, run_ratio
 from ratio_bench.evaluation.evaluate import load_split, score
 from ratio_bench.evaluation.runs import RunError, load_run, save_run
 from ratio_bench.retrieval.registry import resolve

@@ -154,7 +154,7 @@ def test_oracle_pools_and_overlap(small_release, tmp_path, capsys):
 
 
 def test_analyze_out_replaces_its_own_report_but_no_other_file(small_release, tmp_path):
-    from tests.cli_helpers import assert_user_error, run_ratio
+    from tests.helpers.cli import assert_user_error, run_ratio
 
     out = tmp_path / "o.json"
     argv = ["analyze", "overlap", "--model", "bm25", "--dataset", small_release, "--split", "train"]

@@ -1,8 +1,8 @@
 import time
 
 import pytest
+from tests.helpers.openai_server import expected_decision
 
-from openai_server import expected_decision
 from ratio_bench.judge.client import JudgeError, JudgeRequest
 from ratio_bench.judge.pricing import PriceTable
 from ratio_bench.judge.prompts import get_prompt

@@ -12,8 +12,8 @@ from subprocess import DEVNULL
 
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
 
-from cli_helpers import assert_user_error, run_ratio
 from conftest import shared_record, write_jsonl
 from ratio_bench.io import RejectLog
 from ratio_bench.lexicon.model import default_lexicon_dir
