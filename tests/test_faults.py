@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.corpus import write_jsonl
+from tests.helpers.dataset import records, write_config
 
-from conftest import write_jsonl
-from dataset.conftest import records, write_config
 from ratio_bench import faults
 
 

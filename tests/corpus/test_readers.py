@@ -4,8 +4,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.corpus import DATA, shared_record, write_jsonl, write_shared_parquet
 
-from conftest import DATA, shared_record, write_jsonl, write_shared_parquet
 from ratio_bench.corpus.dates import DatePrecision
 from ratio_bench.corpus.readers import CorpusFormatError, PaperReader, ReaderSettings, detect_format
 from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory

@@ -1,7 +1,7 @@
 import pytest
+from tests.helpers.corpus import DATA
 from tests.helpers.segmentation_eval import load_gold, score_segmenter
 
-from conftest import DATA
 from ratio_bench.corpus.segmentation import sentence_spans, split_sentences
 
 GOLD = DATA / "segmentation_gold.txt"

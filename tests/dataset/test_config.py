@@ -5,10 +5,9 @@ from pathlib import Path
 import pytest
 import yaml
 from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.dataset import write_config
 
 from ratio_bench.dataset.config import ConfigError, load_config
-
-from .conftest import write_config
 
 SPLITS = {
     "train": {"end": "2020-12-31"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.training.conftest import build_tiny, write_release
+from tests.helpers.training import build_tiny, write_release
 
 from ratio_bench.evaluation.evaluate import load_split
 from ratio_bench.evaluation.move_sensitivity import markdown, measure, model_vectors

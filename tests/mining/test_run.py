@@ -13,8 +13,8 @@ from subprocess import DEVNULL
 import pyarrow.parquet as pq
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.corpus import shared_record, write_jsonl
 
-from conftest import shared_record, write_jsonl
 from ratio_bench.io import RejectLog
 from ratio_bench.lexicon.model import default_lexicon_dir
 from ratio_bench.mining.outdir import FolderBusyError

@@ -1,6 +1,6 @@
 import pytest
+from tests.helpers.corpus import shared_record, write_jsonl
 
-from conftest import shared_record, write_jsonl
 from ratio_bench.dataset.release import NotAReleaseError
 from ratio_bench.io import RejectLog
 from ratio_bench.serve import candidates
