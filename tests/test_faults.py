@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.corpus import write_jsonl
+from tests.helpers.dataset import records, write_config
 
-from cli_helpers import assert_user_error, run_ratio
-from conftest import write_jsonl
-from dataset.conftest import records, write_config
 from ratio_bench.core import faults
 
 

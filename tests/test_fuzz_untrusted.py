@@ -17,8 +17,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.helpers.corpus import shared_record, write_jsonl
 
-from conftest import shared_record, write_jsonl
 from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.config import load_config
 from ratio_bench.evaluation.leaderboard import (

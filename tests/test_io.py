@@ -50,10 +50,13 @@ def _artefact(folder: Path, kind: str, files: list[str], listed: list[str] | Non
 def test_replacing_an_artefact_refuses_files_its_manifest_does_not_list(tmp_path):
     out = _artefact(tmp_path / "run", "run", ["address.parquet", "notes.txt"], listed=["address.parquet"])
     with (
-        pytest.raises(OutputDirError, match=r"--save-run .*run: holds files .*: notes.txt; .*Move them away"),
-        staged_dir(out, "run", flag="--save-run") as stage,
+        pytest.raises(
+            OutputDirError, match=r"^\S*run: holds files .*: notes.txt; .*Move them away"
+        ) as refused,
+        staged_dir(out, "run") as stage,
     ):
         (stage / "address.parquet").write_text("new", encoding="utf-8")
+    assert refused.value.value == out  # the command line names the option that gave it
     assert (out / "notes.txt").read_text() == "notes.txt" and (out / "address.parquet").read_text() != "new"
     legacy = _artefact(tmp_path / "index", "index", ["candidates.parquet"])  # a manifest listing nothing
     with pytest.raises(OutputDirError, match="candidates.parquet"):
@@ -106,7 +109,7 @@ def test_staging_folders_of_killed_runs_are_removed_by_the_next_run_unless_in_us
 def test_a_planted_giant_manifest_is_refused_by_its_size_before_it_is_read(tmp_path: Path) -> None:
     """A manifest larger than any Ratio writes (a sparse 65 MiB file here) is one error line naming it, for a
     release, an index and a judged pool alike; nothing is read into memory."""
-    from cli_helpers import assert_user_error, run_ratio
+    from tests.helpers.cli import assert_user_error, run_ratio
 
     folder = tmp_path / "planted"
     folder.mkdir()

@@ -26,19 +26,19 @@ def test_an_installed_package_reads_its_own_data(tmp_path, monkeypatch):
 
 
 def test_presets_by_name_and_a_users_path_first(tmp_path, monkeypatch):
-    assert resources.preset("dataset_scripts", "dev", "--config") == ROOT / "dataset_scripts" / "dev.yaml"
-    assert resources.preset("training", "dev/all-MiniLM-L6-v2-generic-address", "--config").is_file()
+    assert resources.preset("dataset_scripts", "dev") == ROOT / "dataset_scripts" / "dev.yaml"
+    assert resources.preset("training", "dev/all-MiniLM-L6-v2-generic-address").is_file()
     monkeypatch.chdir(tmp_path)
     (tmp_path / "dev").write_text("mine")  # a file of the user's named like a preset wins
-    assert resources.preset("dataset_scripts", "dev", "--config") == Path("dev")
-    assert resources.preset("dataset_scripts", "other.yaml", "--config") == Path("other.yaml")
+    assert resources.preset("dataset_scripts", "dev") == Path("dev")
+    assert resources.preset("dataset_scripts", "other.yaml") == Path("other.yaml")
     with pytest.raises(
         RatioError,
-        match=r"--config \.\./training/all-mpnet-base-v2-generic-address: .*\(one of: dev, s2orc\)",
+        match=r"^\.\./training/all-mpnet-base-v2-generic-address: .*\(one of: dev, s2orc\)",
     ):
-        resources.preset("dataset_scripts", "../training/all-mpnet-base-v2-generic-address", "--config")
-    assert resources.preset_dir("training", "spec", "--dir", top="spec") == ROOT / "training"
-    assert resources.preset_dir("training", "dev/ablations", "--dir", top="spec").is_dir()
+        resources.preset("dataset_scripts", "../training/all-mpnet-base-v2-generic-address")
+    assert resources.preset_dir("training", "spec", top="spec") == ROOT / "training"
+    assert resources.preset_dir("training", "dev/ablations", top="spec").is_dir()
 
 
 def test_python_m_ratio_bench_is_the_command():

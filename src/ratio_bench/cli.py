@@ -1,4 +1,6 @@
-"""The ``ratio`` command line: one sub-command per stage, each runnable on its own."""
+"""The ``ratio`` command line: each pipeline stage's commands under its name (``ratio corpus``, ``mine``,
+``lexicon``, ``dataset``, ``judge``, ``train``), and what a benchmark user runs at the top (``score``,
+``models``, ``analyze``, ``leaderboard``, ``index``, ``search``, ``serve``, ``mcp``)."""
 
 from __future__ import annotations
 
@@ -47,6 +49,77 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The spellings before stages had their own names, kept for one release: old word -> the new words.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "segment": ("corpus", "segment"),
+    "mine": ("mine", "run"),
+    "mine-stats": ("mine", "stats"),
+    "build": ("dataset", "build"),
+    "check": ("dataset", "check"),
+    "publish": ("dataset", "publish"),
+    "silver": ("judge", "silver"),
+    "train": ("train", "run"),
+    "train-all": ("train", "all"),
+    "model-card": ("train", "card"),
+    "publish-models": ("train", "publish"),
+}
+ALIASES_REMOVED_IN = "0.3"
+GROUP_WORDS = ("-h", "--help")  # after a stage's name: its own help, not an old spelling's
+
+
+def resolve_alias(words: list[str], subcommands: dict[str, set[str]]) -> tuple[list[str], str | None]:
+    """(the words in the new spelling, the old spelling or None) of a command line without ``--debug``.
+
+    ``mine`` and ``train`` were commands and are now stages: followed by one of the stage's commands (or by
+    ``-h``) they are the stage, followed by anything else they are the old command.
+    """
+    if not words or words[0] not in ALIASES:
+        return words, None
+    old, new = words[0], ALIASES[words[0]]
+    if old == new[0] and len(words) > 1 and (words[1] in subcommands.get(old, ()) or words[1] in GROUP_WORDS):
+        return words, None
+    if old == new[0] and len(words) == 1:
+        return words, None
+    return [*new, *words[1:]], old
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, set[str]]:
+    """Each stage's command names, read from the parser (so the aliases cannot drift from it)."""
+    found: dict[str, set[str]] = {}
+    for action in parser._subparsers._group_actions:  # the one sub-parsers action of `ratio`
+        for name, stage in action.choices.items():
+            nested = [a for a in stage._actions if isinstance(a, argparse._SubParsersAction)]
+            if nested:
+                found[name] = set(nested[0].choices)
+    return found
+
+
+def _leaf_parser(parser: argparse.ArgumentParser, words: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the command ``words`` chose (``dataset build``: the ``build`` parser of ``dataset``)."""
+    for word in words:
+        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not nested or word not in nested[0].choices:
+            break
+        parser = nested[0].choices[word]
+    return parser
+
+
+def with_option(exc: BaseException, args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """``exc``'s message, led by the option that gave the value it is about (``--out DIR: ...``).
+
+    Library errors name the value (:attr:`RatioError.value`); only the command line knows which option held
+    it. A positional argument, or a value from a config file, is shown as the library wrote it.
+    """
+    value = getattr(exc, "value", None)
+    if value is not None:
+        for action in _leaf_parser(parser, _command_name(args).split())._actions:
+            given = getattr(args, action.dest, None) if action.option_strings else None
+            given = given if isinstance(given, list) else [given]
+            if any(g is not None and str(g) == str(value) for g in given):
+                return f"{max(action.option_strings, key=len)} {exc}"
+    return str(exc)
+
+
 def _command_name(args: argparse.Namespace) -> str:
     """``corpus stats``, ``judge label``, ``build``: the words that chose the command, for error messages."""
     words = [args.command]
@@ -78,14 +151,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     words = [w for w in given if w != "--debug"]  # accepted anywhere, not only before the command
     debug = len(words) < len(given) or os.environ.get("RATIO_DEBUG", "") not in ("", "0")
-    args = build_parser().parse_args(words)
+    parser = build_parser()
+    words, old = resolve_alias(words, _subcommands(parser))
+    if old is not None:
+        print(
+            f"ratio {old}: note: `ratio {old}` is now `ratio {' '.join(ALIASES[old])}`; the old spelling goes "
+            f"in {ALIASES_REMOVED_IN}",
+            file=sys.stderr,
+        )
+    args = parser.parse_args(words)
     if debug:
         return args.func(args)
-    name = f"ratio {_command_name(args)}"
+    name = f"ratio {old or _command_name(args)}"
     try:
         return args.func(args)
     except RatioError as exc:
-        print(f"{name}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {with_option(exc, args, parser)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(

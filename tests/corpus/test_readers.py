@@ -4,8 +4,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.corpus import DATA, shared_record, write_jsonl, write_shared_parquet
 
-from conftest import DATA, shared_record, write_jsonl, write_shared_parquet
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import RejectLog
 from ratio_bench.corpus.dates import DatePrecision

@@ -35,7 +35,7 @@ def samples(tmp_path_factory, request):
 
 @pytest.fixture(scope="module")
 def shared_corpus_module():
-    from conftest import SHARED_CORPUS
+    from tests.helpers.corpus import SHARED_CORPUS
 
     if not SHARED_CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {SHARED_CORPUS} (set RATIO_SHARED_CORPUS)")

@@ -1,8 +1,8 @@
 import pytest
+from tests.helpers.corpus import DATA
+from tests.helpers.segmentation_eval import load_gold, score_segmenter
 
-from conftest import DATA
 from ratio_bench.corpus.segmentation import sentence_spans, split_sentences
-from ratio_bench.corpus.segmentation_eval import load_gold, score_segmenter
 
 GOLD = DATA / "segmentation_gold.txt"
 

@@ -1,8 +1,8 @@
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.corpus import DATA
+from tests.helpers.segmentation_eval import load_gold, score_segmenter
 
-from cli_helpers import assert_user_error, run_ratio
-from conftest import DATA
-from ratio_bench.corpus.segmentation_eval import load_gold, score_segmenter
 from ratio_bench.corpus.segmenters import SEGMENTERS, get_segmenter
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import Run, assert_user_error, run_ratio
+from tests.helpers.corpus import SHARED_SCHEMA, shared_record, write_jsonl
 
-from cli_helpers import Run, assert_user_error, run_ratio
-from conftest import SHARED_SCHEMA, shared_record, write_jsonl
 from ratio_bench.cli import main
 
 GOOD_TEXT = (

@@ -7,9 +7,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.corpus import write_jsonl
+from tests.helpers.dataset import PAIRS, records, write_config
 
-from cli_helpers import assert_user_error, run_ratio
-from conftest import write_jsonl
 from ratio_bench.core.io import OutputDirError
 from ratio_bench.dataset.assemble import AssemblyError, assemble
 from ratio_bench.dataset.build import build_release, file_checksums
@@ -17,8 +18,6 @@ from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.config import load_config
 from ratio_bench.mining.run import run_mining
 from ratio_bench.mining.step import MiningSettings
-
-from .conftest import PAIRS, records, write_config
 
 
 @pytest.fixture

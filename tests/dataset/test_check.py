@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import run_ratio
 
-from cli_helpers import run_ratio
 from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.contract import file_checksums
 

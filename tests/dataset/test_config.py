@@ -4,11 +4,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.dataset import write_config
 
-from cli_helpers import assert_user_error, run_ratio
 from ratio_bench.dataset.config import ConfigError, load_config
-
-from .conftest import write_config
 
 SPLITS = {
     "train": {"end": "2020-12-31"},

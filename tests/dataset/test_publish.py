@@ -1,4 +1,4 @@
-"""Publish round trip against a Hub-compatible server on loopback (tests/hub_server.py)."""
+"""Publish round trip against a Hub-compatible server on loopback (tests/helpers/hub_server.py)."""
 
 import json
 import os
@@ -9,15 +9,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.dataset import write_config
+from tests.helpers.hub_server import HubServer
 
-from cli_helpers import assert_user_error, run_ratio
-from hub_server import HubServer
 from ratio_bench.dataset.build import build_release
 from ratio_bench.dataset.config import load_config
 from ratio_bench.dataset.publish import publish
 from ratio_bench.dataset.release import NotAReleaseError
-
-from .conftest import write_config
 
 TOKEN = "hf_fixture_secret_token_123"
 READ_BACK = """

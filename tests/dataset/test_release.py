@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from ratio_bench.cli import main
 from ratio_bench.dataset.contract import CORPUS_SCHEMA
 from ratio_bench.dataset.release import DatasetError, NotAReleaseError, Release, manifest_sha256
 from ratio_bench.evaluation.evaluate import load_split
@@ -39,16 +40,20 @@ def test_a_built_release_opens_with_its_identity_and_splits(small_release):
         (json.dumps({"config": {}}).encode(), "manifest.json has no kind"),
     ],
 )
-def test_a_folder_that_is_no_release_is_named_with_the_flag_and_the_fix(tmp_path, manifest, said):
+def test_a_folder_that_is_no_release_is_named_with_the_flag_and_the_fix(tmp_path, manifest, said, capsys):
     if manifest is not None:
         (tmp_path / "manifest.json").write_bytes(manifest)
     with pytest.raises(
-        NotAReleaseError, match=f"--dataset {tmp_path}: .*{said}.*`ratio build`, or pass --dataset"
-    ):
+        NotAReleaseError, match=f"^{tmp_path}: .*{said}.*`ratio build`, or give the folder"
+    ) as e:
         Release.open(tmp_path)
-    with pytest.raises(NotAReleaseError) as positional:
-        Release.open(tmp_path, flag=None)
-    assert str(positional.value).startswith(f"{tmp_path}: ") and "pass" not in str(positional.value)
+    assert e.value.value == tmp_path  # the library names the folder; the command line, the option
+    assert main(["score", "--model", "bm25", "--dataset", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.startswith(f"ratio score: error: --dataset {tmp_path}: ")
+    assert (
+        main(["publish", str(tmp_path), "--repo-id", "o/n"]) == 1
+    )  # a positional argument: the folder alone
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"ratio publish: error: {tmp_path}: ")
 
 
 def test_a_missing_folder_or_a_file_is_refused(tmp_path):

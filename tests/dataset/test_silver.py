@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import run_ratio
+from tests.helpers.dataset import SYNTHETIC
+from tests.helpers.openai_server import expected_decision
 
 import ratio_bench
-from cli_helpers import run_ratio
-from dataset.conftest import SYNTHETIC
-from openai_server import expected_decision
 from ratio_bench.cli import main
 from ratio_bench.dataset.build import file_checksums
 from ratio_bench.dataset.config import SilverError, SilverSettings

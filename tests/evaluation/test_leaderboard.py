@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
-from tests.cli_helpers import assert_user_error, run_ratio
+from tests.helpers.cli import assert_user_error, run_ratio
 
 from ratio_bench.evaluation.leaderboard import (
     CONTENT_SECURITY_POLICY,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.training.conftest import build_tiny, write_release
+from tests.helpers.training import build_tiny, write_release
 
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.evaluate import load_split
@@ -58,7 +58,7 @@ def test_a_model_that_follows_the_move_scores_full_accuracy(test_split):
 def test_cli_trio_writes_json_and_markdown(tmp_path, tiny_bert):
     import json
 
-    from tests.cli_helpers import assert_user_error, run_ratio
+    from tests.helpers.cli import assert_user_error, run_ratio
 
     root = write_release(tmp_path / "r", n_val=6, relations=RELATIONS, splits=("test",))
     trio = [f"{r}={tiny_bert}" for r in RELATIONS]

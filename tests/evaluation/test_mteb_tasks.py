@@ -11,7 +11,7 @@ pytest.importorskip("mteb")
 
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
-from tests.training.conftest import build_tiny  # noqa: E402
+from tests.helpers.training import build_tiny  # noqa: E402
 
 from ratio_bench.core.relations import RELATIONS  # noqa: E402
 from ratio_bench.evaluation import mteb_tasks  # noqa: E402

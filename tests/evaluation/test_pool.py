@@ -9,9 +9,9 @@ its gold plus one accepted candidate in the list (P@10 = 2/10), under judged-sof
 import json
 
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.judged import JUDGED_CORPUS, JUDGED_QUERIES, JUDGED_RUNS, write_judged_release
 
-from cli_helpers import assert_user_error, run_ratio
-from conftest import JUDGED_CORPUS, JUDGED_QUERIES, JUDGED_RUNS, write_judged_release
 from ratio_bench.evaluation.leaderboard import leaderboard_markdown, load_board
 from ratio_bench.evaluation.pool import JudgedPool, PoolError, judged_scores
 

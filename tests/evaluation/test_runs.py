@@ -2,8 +2,8 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
 
-from cli_helpers import assert_user_error, run_ratio
 from ratio_bench.evaluation.evaluate import load_split, score
 from ratio_bench.evaluation.runs import RunError, load_run, save_run
 from ratio_bench.retrieval.registry import resolve
@@ -32,7 +32,7 @@ def test_a_run_of_another_release_is_refused(small_release, tmp_path):
     data = load_split(small_release, "test")
     save_run(score(resolve("bm25"), data, keep_runs=True), data.manifest, "test", tmp_path / "run")
     other = data.manifest | {"version": "9.9"}
-    with pytest.raises(RunError, match="--run .*re-score"):
+    with pytest.raises(RunError, match=f"^{tmp_path / 'run'}: .*re-score"):
         load_run(tmp_path / "run", other)
 
 

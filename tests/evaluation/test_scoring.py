@@ -154,7 +154,7 @@ def test_oracle_pools_and_overlap(small_release, tmp_path, capsys):
 
 
 def test_analyze_out_replaces_its_own_report_but_no_other_file(small_release, tmp_path):
-    from tests.cli_helpers import assert_user_error, run_ratio
+    from tests.helpers.cli import assert_user_error, run_ratio
 
     out = tmp_path / "o.json"
     argv = ["analyze", "overlap", "--model", "bm25", "--dataset", small_release, "--split", "train"]
@@ -166,7 +166,7 @@ def test_analyze_out_replaces_its_own_report_but_no_other_file(small_release, tm
     assert theirs.read_text() == '{"theme": "dark"}'
 
 
-def test_score_out_replaces_its_own_results_but_no_other_json(small_release, tmp_path):
+def test_score_out_replaces_its_own_results_but_no_other_json(small_release, tmp_path, capsys):
     out = tmp_path / "bm25.json"
     argv = ["score", "--model", "bm25", "--dataset", str(small_release), "--out", str(out)]
     assert main(argv) == 0 and main(argv) == 0  # an entry of ours is rewritten
@@ -174,9 +174,10 @@ def test_score_out_replaces_its_own_results_but_no_other_json(small_release, tmp
     for path, text in ((out, '{"editor": {"tabs": 4}}'), (task, "[1, 2]")):
         keep = path.read_text()
         path.write_text(text, encoding="utf-8")
-        with pytest.raises(
-            RatioError, match=f"--out {path}: exists and is not a Ratio results file.*another"
-        ):
+        with pytest.raises(RatioError, match=f"^{path}: exists and is not a Ratio results file.*another"):
             main([*argv, "--debug"])
+        if path == out:  # the command line names the option that gave the path
+            assert main(argv) == 1
+            assert f"error: --out {path}: exists and is not a Ratio results file" in capsys.readouterr().err
         assert path.read_text() == text
         path.write_text(keep, encoding="utf-8")

@@ -1,8 +1,8 @@
 import json
 
 import pytest
+from tests.helpers.openai_server import expected_decision
 
-from openai_server import expected_decision
 from ratio_bench.judge.calibrate import (
     LabelError,
     binary_agreement,

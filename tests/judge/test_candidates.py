@@ -10,9 +10,15 @@ import math
 
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.judged import (
+    JUDGED_CORPUS,
+    JUDGED_QUERIES,
+    judged_decide,
+    save_judged_run,
+    write_judged_release,
+)
 
-from cli_helpers import assert_user_error, run_ratio
-from conftest import JUDGED_CORPUS, JUDGED_QUERIES, judged_decide, save_judged_run, write_judged_release
 from ratio_bench.cli import main
 
 

@@ -7,8 +7,8 @@ import re
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
 
-from cli_helpers import assert_user_error, run_ratio
 from ratio_bench.cli import build_parser, main
 from ratio_bench.core.io import write_json
 from ratio_bench.evaluation.evaluate import ScoreResult

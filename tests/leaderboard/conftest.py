@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.retrieval.conftest import make_remote_code
-from tests.training.conftest import build_tiny
+from tests.helpers.cli import Run, run_ratio
+from tests.helpers.models import make_remote_code
+from tests.helpers.training import build_tiny
 
-from cli_helpers import Run, run_ratio
-from hub_server import HubServer
+from ratio_bench.devhub.server import HubServer
 
 TOKEN = "hf_leaderboard_fixture_token"
 USER = "alice"

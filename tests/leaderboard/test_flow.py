@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
+from tests.helpers.cli import assert_user_error
 from tests.leaderboard.conftest import REQUESTS, RESULTS, USER
-
-from cli_helpers import assert_user_error
 
 
 def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path):

@@ -2,8 +2,8 @@ import csv
 import shutil
 
 import pytest
+from tests.helpers.openai_server import expected_decision
 
-from openai_server import expected_decision
 from ratio_bench.lexicon import Lexicon, default_lexicon_dir
 from ratio_bench.lexicon.expand import accept_reviewed
 from ratio_bench.lexicon.llm import classify_label, llm_classify, llm_expand

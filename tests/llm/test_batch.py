@@ -1,6 +1,6 @@
 import pytest
+from tests.helpers.openai_server import expected_decision
 
-from openai_server import expected_decision
 from ratio_bench.llm.batch import BatchJudge
 from ratio_bench.llm.client import JudgeError, JudgeRequest
 from ratio_bench.llm.pricing import PriceTable

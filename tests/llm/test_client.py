@@ -1,8 +1,8 @@
 import time
 
 import pytest
+from tests.helpers.openai_server import expected_decision
 
-from openai_server import expected_decision
 from ratio_bench.llm.client import JudgeError, JudgeRequest
 from ratio_bench.llm.pricing import PriceTable
 from ratio_bench.llm.prompts import get_prompt

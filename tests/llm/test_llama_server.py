@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.judged import save_judged_run
 
-from conftest import save_judged_run
 from ratio_bench.cli import main
 from ratio_bench.llm.cache import ReplyCache
 from ratio_bench.llm.client import Judge, JudgeRequest, JudgeSettings

@@ -1,6 +1,5 @@
 import pytest
-
-from cli_helpers import assert_user_error, run_ratio
+from tests.helpers.cli import assert_user_error, run_ratio
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@ import pytest
 from ratio_bench.core.io import RejectLog
 from ratio_bench.corpus.cleaning import Cleaner
 from ratio_bench.corpus.dates import parse_date
-from ratio_bench.corpus.pipeline import SegmentedPaper
 from ratio_bench.corpus.records import Paper, Paragraph
 from ratio_bench.corpus.sections import SectionCategory
 from ratio_bench.lexicon import Lexicon
@@ -27,8 +26,8 @@ def mine(lexicon, *paragraphs, keep_case=False):
         source_file="f.parquet",
     )
     pairs, distractors, counts, rejects = [], [], MiningCounts(), RejectLog()
-    PairMiner(lexicon, Cleaner(clause_markers=lexicon), keep_case=keep_case).mine(
-        SegmentedPaper(paper, [list(p) for p in paragraphs]), pairs, distractors, counts, rejects
+    PairMiner(lexicon, Cleaner(clause_markers=lexicon), keep_case=keep_case).mine_paper(
+        paper, pairs, distractors, counts, rejects
     )
     return pairs, distractors, counts
 

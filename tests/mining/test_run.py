@@ -12,9 +12,9 @@ from subprocess import DEVNULL
 
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.corpus import shared_record, write_jsonl
 
-from cli_helpers import assert_user_error, run_ratio
-from conftest import shared_record, write_jsonl
 from ratio_bench.core.io import RejectLog
 from ratio_bench.lexicon.model import default_lexicon_dir
 from ratio_bench.mining.outdir import FolderBusyError
@@ -137,7 +137,8 @@ def test_input_edited_in_place_at_the_same_size_is_refused(fixture_corpus, tmp_p
     assert edited != data and len(edited) == len(data)
     path.write_bytes(edited)
     with pytest.raises(
-        PlanMismatchError, match=r"abstracts\.jsonl changed since it was mined .*delete .*--out"
+        PlanMismatchError,
+        match=r"abstracts\.jsonl changed since it was mined .*delete .*another output folder",
     ):
         run_mining([fixture_corpus], out, MiningSettings(progress=False))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size, same mtime: the digest tells
@@ -242,7 +243,9 @@ def test_a_second_local_run_on_the_same_folder_is_refused(fixture_corpus, tmp_pa
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(FolderBusyError, match=r"being written by another ratio mine.*--out"):
+        with pytest.raises(
+            FolderBusyError, match=r"being written by another ratio mine.*another output folder"
+        ):
             run_mining([fixture_corpus], out, MiningSettings(progress=False))
     finally:
         holder.kill()

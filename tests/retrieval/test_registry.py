@@ -3,8 +3,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
 
-from cli_helpers import assert_user_error, run_ratio
 from ratio_bench.core.errors import UsageError
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import (

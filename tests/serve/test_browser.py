@@ -1,8 +1,7 @@
 """The search page end to end in headless Chromium (``make browser`` installs Chromium and its driver)."""
 
 import pytest
-
-from ratio_bench.serve import browser as page
+from tests.helpers import browser as page
 
 pytestmark = pytest.mark.slow
 

@@ -1,8 +1,7 @@
 import json
 
 import pytest
-
-from cli_helpers import assert_user_error, run_ratio
+from tests.helpers.cli import assert_user_error, run_ratio
 
 
 def test_index_search_round_trip(library, tmp_path):

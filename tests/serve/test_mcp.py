@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
+from tests.helpers.browser import serve_in_thread  # noqa: E402
 
-from ratio_bench.serve.browser import serve_in_thread  # noqa: E402
 from ratio_bench.serve.mcp import MCP_PATH, create_server, http_app  # noqa: E402
 
 QUERY = "Dense retrievers miss rare technical terms in scientific queries."

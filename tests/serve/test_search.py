@@ -3,7 +3,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.retrieval.conftest import make_remote_code
+from tests.helpers.models import make_remote_code
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.encoder import DenseEncoder

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sentence_transformers import SentenceTransformer
-from tests.training.conftest import build_tiny
+from tests.helpers.training import build_tiny
 
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder

@@ -6,7 +6,7 @@ import re
 
 import pytest
 import yaml
-from tests.training.conftest import REGISTERED
+from tests.helpers.training import REGISTERED
 
 from ratio_bench.retrieval.registry import STELLA_QUERY
 from ratio_bench.training.backbone import encoder_layers, freeze, load_backbone

@@ -6,8 +6,8 @@ import json
 
 import pytest
 import yaml
+from tests.helpers.cli import assert_user_error, run_ratio
 
-from cli_helpers import assert_user_error, run_ratio
 from ratio_bench.training.card import CardError, model_name, render_card, write_card
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.cli_helpers import assert_user_error, run_ratio
+from tests.helpers.cli import assert_user_error, run_ratio
 
 from ratio_bench.training.config import config_files, load_config
 

@@ -1,4 +1,4 @@
-"""``ratio publish-models`` round trip against the loopback Hub (tests/hub_server.py)."""
+"""``ratio publish-models`` round trip against the loopback Hub (tests/helpers/hub_server.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import sys
 
 import numpy as np
 import yaml
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.hub_server import HubServer
 
-from cli_helpers import assert_user_error, run_ratio
-from hub_server import HubServer
 from ratio_bench import __version__
 
 TOKEN = "hf_fixture_model_token_456"

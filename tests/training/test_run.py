@@ -9,7 +9,7 @@ import torch
 import yaml
 from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformer
-from tests.training.conftest import REGISTERED
+from tests.helpers.training import REGISTERED
 from transformers import TrainerCallback
 
 from ratio_bench.evaluation.evaluate import load_split, score

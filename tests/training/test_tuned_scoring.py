@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.helpers.cli import run_ratio
 
-from cli_helpers import run_ratio
 from ratio_bench.evaluation.leaderboard import leaderboard_markdown, load_board, markdown_text
 from ratio_bench.retrieval.registry import resolve
 

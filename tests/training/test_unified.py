@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 import yaml
-from tests.training.conftest import REGISTERED, write_release
+from tests.helpers.training import REGISTERED, write_release
 
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.training.config import TrainingConfigError, load_config

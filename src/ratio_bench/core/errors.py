@@ -13,9 +13,18 @@ from typing import Any
 
 
 class RatioError(Exception):
-    """A problem the user can fix; its message is shown as is, without a traceback."""
+    """A problem the user can fix; its message is shown as is, without a traceback.
+
+    ``value`` is the user's value (a path, a name) the message starts with, when there is one: library code
+    names values and fields, never flags, and the command line puts the option that gave the value in front
+    (``--out runs/x: ...``; see ``ratio_bench.cli``).
+    """
 
     exit_code = 1
+
+    def __init__(self, *args: object, value: object = None):
+        super().__init__(*args)
+        self.value = value
 
 
 class UsageError(RatioError):

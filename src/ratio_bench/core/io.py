@@ -254,9 +254,7 @@ def foreign_files(folder: Path, keep: tuple[str, ...] = ()) -> list[str]:
     return [f for f in folder_files(folder) if f not in owned and not _under(f, keep)]
 
 
-def prepare_output_dir(
-    path: str | os.PathLike, kind: str, flag: str = "--out", keep: tuple[str, ...] = ()
-) -> Path:
+def prepare_output_dir(path: str | os.PathLike, kind: str, keep: tuple[str, ...] = ()) -> Path:
     """Check that ``path`` may be replaced by a new artefact of ``kind``; return it resolved.
 
     Nothing of the user's is ever deleted: a folder is replaceable only when it is missing, empty, or a Ratio
@@ -267,20 +265,25 @@ def prepare_output_dir(
     """
     out = Path(path).expanduser().resolve()
     cwd, home = Path.cwd().resolve(), Path.home().resolve()
-    shown = f"{flag} {path}"
+    shown = str(path)
     if out == cwd or out in cwd.parents:
-        raise OutputDirError(f"{shown}: is the working folder or one of its parents; give a new folder")
+        raise OutputDirError(
+            f"{shown}: is the working folder or one of its parents; give a new folder", value=path
+        )
     if out == home or out in home.parents:
-        raise OutputDirError(f"{shown}: is the home folder or one of its parents; give a new folder")
+        raise OutputDirError(
+            f"{shown}: is the home folder or one of its parents; give a new folder", value=path
+        )
     if out.exists() and not out.is_dir():
-        raise OutputDirError(f"{shown}: is a file, not a folder; give a new folder")
+        raise OutputDirError(f"{shown}: is a file, not a folder; give a new folder", value=path)
     if out.is_dir() and any(out.iterdir()):
         found = artefact_kind(out)
         if found != kind:
             what = f"a Ratio {found}" if found else f"not a Ratio {kind} (no Ratio {MANIFEST})"
             raise OutputDirError(
                 f"{shown}: folder exists and is {what}; nothing was changed. Give a new folder, "
-                "or move this one away yourself"
+                "or move this one away yourself",
+                value=path,
             )
         foreign = foreign_files(out, keep)
         if foreign:
@@ -289,7 +292,8 @@ def prepare_output_dir(
             )
             raise OutputDirError(
                 f"{shown}: holds files that are not the {kind}'s own (not in its {MANIFEST}): {shown_files}; "
-                "replacing it would delete them, so nothing was changed. Move them away, or give a new folder"
+                "replacing it would delete them, so nothing was changed. Move them away, or give a new folder",
+                value=path,
             )
     return out
 
@@ -358,9 +362,7 @@ def _carry_over(out: Path, stage: Path, keep: tuple[str, ...]) -> None:
 
 
 @contextlib.contextmanager
-def staged_dir(
-    path: str | os.PathLike, kind: str, flag: str = "--out", keep: tuple[str, ...] = ()
-) -> Iterator[Path]:
+def staged_dir(path: str | os.PathLike, kind: str, keep: tuple[str, ...] = ()) -> Iterator[Path]:
     """Yield an empty staging folder next to ``path``; on success swap it into place as ``path``.
 
     The destination is checked with :func:`prepare_output_dir` before and again just before the swap (it may
@@ -370,7 +372,7 @@ def staged_dir(
     folder is ever reused or deleted; it is removed when the block fails, and it is locked while in use so
     that the next run of the same output removes it (and says so) if this one is killed.
     """
-    out = prepare_output_dir(path, kind, flag, keep)
+    out = prepare_output_dir(path, kind, keep)
     out.parent.mkdir(parents=True, exist_ok=True)
     stale = clean_stale_stages(out)
     if stale:
@@ -383,7 +385,7 @@ def staged_dir(
     os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; the artefact gets a normal folder's permissions
     try:
         yield stage
-        prepare_output_dir(path, kind, flag, keep)
+        prepare_output_dir(path, kind, keep)
         old = None
         if out.exists():
             _carry_over(out, stage, keep)

@@ -47,7 +47,7 @@ def is_path(ref: str | Path) -> bool:
     return path.exists() or path.suffix in (".yaml", ".yml")
 
 
-def preset(folder: str, ref: str | Path, flag: str) -> Path:
+def preset(folder: str, ref: str | Path) -> Path:
     """``ref`` as a path when it is one, else the shipped ``<folder>/<ref>.yaml`` (``ratio build --config dev``).
 
     A name that is neither is a one-line error listing the shipped presets.
@@ -59,10 +59,10 @@ def preset(folder: str, ref: str | Path, flag: str) -> Path:
     if found.is_file() and found.resolve().is_relative_to(shipped.resolve()):
         return found
     names = sorted(p.relative_to(shipped).with_suffix("").as_posix() for p in shipped.rglob("*.yaml"))
-    raise RatioError(f"{flag} {ref}: no such file, nor a shipped preset (one of: {', '.join(names)})")
+    raise RatioError(f"{ref}: no such file, nor a shipped preset (one of: {', '.join(names)})", value=ref)
 
 
-def preset_dir(folder: str, ref: str | Path, flag: str, top: str) -> Path:
+def preset_dir(folder: str, ref: str | Path, top: str) -> Path:
     """``ref`` as a folder when it is one, else a shipped folder of presets: ``top`` names ``<folder>`` itself
     and any other name its subfolder (``ratio train-all --dir dev`` reads the shipped ``training/dev``)."""
     if is_path(ref):
@@ -72,4 +72,4 @@ def preset_dir(folder: str, ref: str | Path, flag: str, top: str) -> Path:
     if found.is_dir() and found.resolve().is_relative_to(shipped.resolve()):
         return found
     names = [top] + sorted(p.relative_to(shipped).as_posix() for p in shipped.rglob("*") if p.is_dir())
-    raise RatioError(f"{flag} {ref}: no such folder, nor a shipped one (one of: {', '.join(names)})")
+    raise RatioError(f"{ref}: no such folder, nor a shipped one (one of: {', '.join(names)})", value=ref)

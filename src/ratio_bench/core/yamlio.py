@@ -52,16 +52,16 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return f"{where}invalid YAML: {' '.join(str(problem).split())}"
 
 
-def read_yaml_file(path: str | Path, flag: str) -> Any:
-    """A user's YAML file, parsed; ``RatioError`` naming ``flag`` and the file when it cannot be read or parsed."""
+def read_yaml_file(path: str | Path) -> Any:
+    """A user's YAML file, parsed; ``RatioError`` naming the file when it cannot be read or parsed."""
     path = Path(path)
     try:
         return load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise RatioError(f"{flag} {path}: {yaml_problem(exc)}; fix the file") from None
+        raise RatioError(f"{path}: {yaml_problem(exc)}; fix the file", value=path) from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
-        raise RatioError(f"{flag} {path}: cannot read it as a UTF-8 YAML file ({reason})") from None
+        raise RatioError(f"{path}: cannot read it as a UTF-8 YAML file ({reason})", value=path) from None
 
 
 def expanded_size(data: Any, limit: int = MAX_YAML_VALUES) -> int:

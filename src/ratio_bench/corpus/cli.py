@@ -72,13 +72,13 @@ def cmd_corpus_export(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("segment", help="split stdin paragraphs into sentences, one per line (verbatim)")
+    corpus = sub.add_parser("corpus", help="corpus stage: stats, export, segment").add_subparsers(
+        dest="corpus_command", required=True
+    )
+    p = corpus.add_parser("segment", help="split stdin paragraphs into sentences, one per line (verbatim)")
     p.add_argument("--segmenter", default="ratio", help="ratio (default), blingfire, pysbd or syntok")
     p.set_defaults(func=cmd_segment)
 
-    corpus = sub.add_parser("corpus", help="corpus stage").add_subparsers(
-        dest="corpus_command", required=True
-    )
     p = corpus.add_parser("stats", help="read, section and segment a corpus; print the stage report")
     p.add_argument("paths", nargs="+", type=Path, help="corpus files or folders")
     add_reader_options(p)

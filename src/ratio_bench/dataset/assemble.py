@@ -83,8 +83,26 @@ def _lit(value: Any) -> str:
 
 
 def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = "4GB") -> Assembly:
+    """The release's tables from the mined shards, in named SQL stages over one DuckDB connection."""
     pair_files = check_shards(mined / "pairs", PAIR_SCHEMA, "pairs")
     dist_files = check_shards(mined / "distractors", DISTRACTOR_SCHEMA, "distractors")
+    con = _connect(pair_files, dist_files, temp_dir, memory_limit)
+    for stage in STAGES:
+        stage(con, cfg)
+    report = _report(con, cfg)
+    empty = [p for p in PARTITIONS if report["partitions"][p]["queries"] == 0]
+    if empty:
+        raise AssemblyError(
+            f"{cfg.path}: partition(s) {empty} received no query; check `splits` and `date_policy` "
+            f"against the corpus dates (routing: {report['routing']})"
+        )
+    return Assembly(con, report)
+
+
+def _connect(
+    pair_files: list[Path], dist_files: list[Path], temp_dir: Path, memory_limit: str
+) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the mined shards as the views ``pairs_in`` and ``distractors_in``."""
     temp_dir.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
     con.execute(f"SET memory_limit={sql_str(memory_limit)}")
@@ -92,8 +110,11 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
     con.execute("SET preserve_insertion_order=true")
     con.execute(f"CREATE VIEW pairs_in AS SELECT * FROM read_parquet({_sql_list(pair_files)})")
     con.execute(f"CREATE VIEW distractors_in AS SELECT * FROM read_parquet({_sql_list(dist_files)})")
+    return con
 
-    # 1. partitions -------------------------------------------------------------------------------------------
+
+def _route_papers(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
+    """``paper_part``: each paper's partition by its work's date (the config's splits and date policy)."""
     rows = ", ".join(f"('{s.name}', {i}, {_lit(s.start)}, {_lit(s.end)})" for i, s in enumerate(cfg.splits))
     con.execute(
         f"CREATE TABLE parts(name VARCHAR, rank INTEGER, lo DATE, hi DATE); INSERT INTO parts VALUES {rows}"
@@ -145,7 +166,9 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
         FROM paper_rank r JOIN w USING (work_key) LEFT JOIN parts ON parts.rank = w.work_rank
     """)
 
-    # 2. pairs: de-duplicate over the whole corpus (earliest occurrence wins), then keep placed papers ----------
+
+def _dedup_pairs(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
+    """``pairs_dedup``: pairs de-duplicated over the whole corpus (earliest occurrence wins), placed papers only."""
     con.execute("""
         CREATE TABLE pairs_all AS
         SELECT q.*, pp.partition, pp.rank, pp.work_id, pp.work_date_start, pp.work_date_end,
@@ -160,7 +183,9 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
         "CREATE TABLE pairs_dedup AS SELECT * FROM pairs_all WHERE dup_rank = 1 AND partition IS NOT NULL"
     )
 
-    # 3. sampling of capped partitions, then candidate pools ------------------------------------------------------
+
+def _sample_queries(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
+    """``queries``, sampled per capped partition and relation (seeded), and their ``golds``."""
     selects = []
     for part in PARTITIONS:
         sampling = cfg.sampling.get(part)
@@ -179,6 +204,10 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
                min_by(work_date_end, query_id) AS work_date_end
         FROM queries GROUP BY partition, gold_id
     """)
+
+
+def _sample_distractors(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
+    """``distractors_kept``: per partition, distractor sentences that are no gold, sampled per gold when capped."""
     con.execute("""
         CREATE TABLE distractor_pool AS
         SELECT pp.partition, 'c' || substr(sha256(d.text), 1, 16) AS id, d.text,
@@ -204,6 +233,10 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
                                     ON g.partition = d.partition AND g.id = d.id
                                  WHERE d.partition = '{part}' ORDER BY md5('{cfg.seed}:' || d.id), d.id {limit})""")
     con.execute("CREATE TABLE distractors_kept AS " + " UNION ALL ".join(dist_selects))
+
+
+def _candidates(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
+    """``candidates``: golds and distractors of each partition (cumulative mode: of it and the earlier ones)."""
     con.execute("CREATE TABLE candidates AS SELECT * FROM golds UNION ALL SELECT * FROM distractors_kept")
     if cfg.mode == "cumulative":
         con.execute("""
@@ -214,14 +247,8 @@ def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = 
         """)
         con.execute("DROP TABLE candidates; ALTER TABLE candidates_cumulative RENAME TO candidates")
 
-    report = _report(con, cfg)
-    empty = [p for p in PARTITIONS if report["partitions"][p]["queries"] == 0]
-    if empty:
-        raise AssemblyError(
-            f"{cfg.path}: partition(s) {empty} received no query; check `splits` and `date_policy` "
-            f"against the corpus dates (routing: {report['routing']})"
-        )
-    return Assembly(con, report)
+
+STAGES = (_route_papers, _dedup_pairs, _sample_queries, _sample_distractors, _candidates)
 
 
 def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:

@@ -26,7 +26,8 @@ from ratio_bench.dataset.config import BuildConfig
 from ratio_bench.dataset.contract import KEEP, KIND, file_checksums
 from ratio_bench.dataset.layout import write_data
 from ratio_bench.lexicon import Lexicon
-from ratio_bench.mining.run import run_mining
+from ratio_bench.mining.outdir import FolderBusyError
+from ratio_bench.mining.run import PlanMismatchError, run_mining
 from ratio_bench.mining.step import MiningSettings
 
 
@@ -44,13 +45,17 @@ def build_release(
     t0 = time.perf_counter()
     lexicon = Lexicon.load(cfg.lexicon)
     mined = cfg.work_dir / "mined"
-    stats = run_mining(
-        cfg.corpus,
-        mined,
-        MiningSettings(lexicon_dir=str(cfg.lexicon), reader=ReaderSettings(strict=strict), progress=progress),
-        workers=workers,
-        out_flag=f"work_dir in {cfg.path.name}",
-    )
+    try:
+        stats = run_mining(
+            cfg.corpus,
+            mined,
+            MiningSettings(
+                lexicon_dir=str(cfg.lexicon), reader=ReaderSettings(strict=strict), progress=progress
+            ),
+            workers=workers,
+        )
+    except (PlanMismatchError, FolderBusyError) as exc:  # the folder comes from the config, not a flag
+        raise type(exc)(f"work_dir in {cfg.path.name}: {exc}") from None
     timings["mining"] = round(time.perf_counter() - t0, 2)
 
     t1 = time.perf_counter()

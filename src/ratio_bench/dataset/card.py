@@ -6,8 +6,10 @@ carries no timestamp, so rebuilding from the same inputs renders the same bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import string
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +64,29 @@ def _sources(cfg: BuildConfig, report: dict[str, Any]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class DatasetCard:
+    """The fields of the dataset card template (``model_cards/dataset_card.md``), one per ``$name`` in it."""
+
+    pretty_name: str
+    license_name: str
+    version: str
+    size_category: str
+    configs: str
+    examples: str
+    repo_hint: str
+    table1: str
+    table6: str
+    markers: str
+    split_policy: str
+    sources: str
+    build_info: str
+
+    def render(self) -> str:
+        template = data_path("model_cards", "dataset_card.md").read_text(encoding="utf-8")
+        return string.Template(template).substitute(dataclasses.asdict(self))
+
+
 def render_card(
     asm: Assembly,
     cfg: BuildConfig,
@@ -72,13 +97,41 @@ def render_card(
     repo_hint: str,
 ) -> str:
     rep = asm.report
-    parts = rep["partitions"]
-    table1 = _table(
+    return DatasetCard(
+        pretty_name=f"Ratio ({cfg.name})",
+        license_name=cfg.license.split(" ")[0] or "other",
+        version=cfg.version,
+        size_category=_size_category(counts),
+        configs=configs_yaml(counts) + "\n" + dataset_info_yaml(root, counts),
+        examples=_examples(asm, cfg),
+        repo_hint=repo_hint,
+        table1=_queries_table(rep["partitions"]),
+        table6=_candidates_table(rep["partitions"]),
+        markers=_markers_table(mining_stats),
+        split_policy=_split_policy(cfg, rep),
+        sources=_sources(cfg, rep),
+        build_info=_build_info(cfg, rep, mining_stats, lexicon_sha),
+    ).render()
+
+
+def _size_category(counts: dict[str, dict[str, int]]) -> str:
+    """The Hub's size bucket of all rows of all configs."""
+    total = sum(n for split in counts.values() for n in split.values())
+    return "1M<n<10M" if total >= 1_000_000 else "100K<n<1M" if total >= 100_000 else "10K<n<100K"
+
+
+def _queries_table(parts: dict[str, Any]) -> str:
+    """The spec's Table 1: queries per relation and partition, and the shared candidates."""
+    return _table(
         ["relation", *(f"{p} queries" for p in PARTITIONS)],
         [[r, *(parts[p]["queries_by_relation"][r] for p in PARTITIONS)] for r in RELATIONS]
         + [["candidates (shared)", *(parts[p]["candidates"] for p in PARTITIONS)]],
     )
-    table6 = _table(
+
+
+def _candidates_table(parts: dict[str, Any]) -> str:
+    """The spec's Table 6: the candidate pool of each partition by role."""
+    return _table(
         ["", *PARTITIONS],
         [[f"golds: {r}", *(parts[p]["queries_by_relation"][r] for p in PARTITIONS)] for r in RELATIONS]
         + [["distinct gold candidates", *(parts[p]["gold_candidates"] for p in PARTITIONS)]]
@@ -91,8 +144,12 @@ def render_card(
         ]
         + [["all candidates", *(parts[p]["candidates"] for p in PARTITIONS)]],
     )
+
+
+def _markers_table(mining_stats: dict[str, Any]) -> str:
+    """How many markers yielded pairs, and the most productive ones, per relation."""
     kept = mining_stats.get("marker_kept", {})
-    markers = _table(
+    return _table(
         ["relation", "markers that yielded pairs", "most productive"],
         [
             [
@@ -103,6 +160,10 @@ def render_card(
             for r in RELATIONS
         ],
     )
+
+
+def _split_policy(cfg: BuildConfig, rep: dict[str, Any]) -> str:
+    """How papers were routed to partitions, de-duplicated and sampled."""
     bounds = "\n".join(f"- **{s.name}**: {s.start or 'open'} to {s.end or 'open'}" for s in cfg.splits)
     routing = _table(
         ["routing reason", *PARTITIONS, "dropped"],
@@ -119,7 +180,7 @@ def render_card(
         )
         or "none (full sizes)"
     )
-    split_policy = (
+    return (
         f"Papers are routed by publication date; a paper's date is an interval (day, month, year or range).\n\n"
         f"{bounds}\n\nA date inside one partition goes there; one that straddles a boundary is handled by the "
         f"policy `straddle: {cfg.straddle}`; papers without a date: `unknown: {cfg.unknown}`. Copies of one work "
@@ -130,7 +191,11 @@ def render_card(
         f"{rep['pairs_unplaced_removed']:,} pairs of unplaced papers removed). Mode: `{cfg.mode}`. "
         f"Sampling: {sampling}.\n\nPapers by routing reason:\n\n{routing}"
     )
-    build_info = _table(
+
+
+def _build_info(cfg: BuildConfig, rep: dict[str, Any], mining_stats: dict[str, Any], lexicon_sha: str) -> str:
+    """What built the release: config, lexicon, code, seed."""
+    return _table(
         ["", "value"],
         [
             ["release", f"{cfg.name} {cfg.version}"],
@@ -140,23 +205,4 @@ def render_card(
             ["seed", cfg.seed],
             ["pairs mined (before de-duplication)", rep["pairs_mined"]],
         ],
-    )
-    total = sum(n for split in counts.values() for n in split.values())
-    size = "1M<n<10M" if total >= 1_000_000 else "100K<n<1M" if total >= 100_000 else "10K<n<100K"
-    return string.Template(
-        data_path("model_cards", "dataset_card.md").read_text(encoding="utf-8")
-    ).substitute(
-        pretty_name=f"Ratio ({cfg.name})",
-        license_name=cfg.license.split(" ")[0] or "other",
-        version=cfg.version,
-        size_category=size,
-        configs=configs_yaml(counts) + "\n" + dataset_info_yaml(root, counts),
-        examples=_examples(asm, cfg),
-        repo_hint=repo_hint,
-        table1=table1,
-        table6=table6,
-        markers=markers,
-        split_policy=split_policy,
-        sources=_sources(cfg, rep),
-        build_info=build_info,
     )

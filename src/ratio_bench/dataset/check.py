@@ -60,7 +60,7 @@ class _ReleaseViews:
     view per config, over the shards as they are (the checks judge the schemas themselves)."""
 
     def __init__(self, root: Path):
-        release = Release.open(root, flag=None)
+        release = Release.open(root)
         self.root = root
         self.manifest = release.manifest
         self.cfg: BuildConfig = parse_config(

@@ -19,7 +19,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     if args.workers < 1:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
-    cfg = load_config(preset("dataset_scripts", args.config, "--config"))
+    cfg = load_config(preset("dataset_scripts", args.config))
     if not is_path(args.config):  # a shipped preset: its lexicon is the shipped one, its corpus a placeholder
         if not args.corpus:
             raise UsageError(f"--config {args.config}: a shipped preset needs --corpus PATH... (your papers)")
@@ -70,7 +70,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.core.options import add_strict_option
 
-    p = sub.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
+    stage = sub.add_parser(
+        "dataset", help="release stage: build, check, publish (its silver split: ratio judge silver)"
+    ).add_subparsers(dest="dataset_command", required=True)
+
+    p = stage.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
     p.add_argument(
         "--config",
         default="dev",
@@ -83,7 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_strict_option(p)
     p.set_defaults(func=cmd_build)
 
-    p = sub.add_parser(
+    p = stage.add_parser(
         "publish", help="upload a release folder to a Hugging Face Hub dataset repo and tag it"
     )
     p.add_argument("folder", type=Path)
@@ -95,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_publish)
 
-    p = sub.add_parser("check", help="check a release folder against the contract its card states")
+    p = stage.add_parser("check", help="check a release folder against the contract its card states")
     p.add_argument("folder", type=Path, help="release folder written by ratio build")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
     p.set_defaults(func=cmd_check)

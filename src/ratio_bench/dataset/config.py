@@ -235,15 +235,15 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
     )
 
 
-def read_config(path: str | Path, flag: str = "--config") -> Any:
+def read_config(path: str | Path) -> Any:
     """A config file's parsed YAML (size- and alias-bounded), or a ConfigError naming the file and the line."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found ({flag})") from None
+        raise ConfigError(f"{path}: config file not found", value=path) from None
     except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not a readable YAML file ({flag}): {exc}") from None
+        raise ConfigError(f"{path}: not a readable YAML file: {exc}", value=path) from None
     try:
         return load_yaml(text, _Loader)
     except yaml.YAMLError as exc:

@@ -1,6 +1,6 @@
 """The release contract: what a Hub-ready release folder holds, for everyone who reads one (no DuckDB here).
 
-Parquet shards per config and split, declared in the README's YAML header; :mod:`ratio_bench.dataset.layout`
+Parquet shards per config and split, declared in the README's YAML header; :mod:`ratio_bench.dataset.layout` (writing; the contract it follows is :mod:`ratio_bench.dataset.contract`)
 writes them from an assembly, :mod:`ratio_bench.dataset.release` reads them.
 
 Configs: ``address``, ``broaden``, ``specify`` (queries with their gold; splits train/validation/test), ``corpus``

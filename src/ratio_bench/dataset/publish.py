@@ -32,7 +32,7 @@ def publish(
     """
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    found = Release.open(folder, flag=None)
+    found = Release.open(folder)
     manifest, release = found.manifest, found.terms
     if release.get("publish") is False and not force:
         raise PublishError(
@@ -51,7 +51,7 @@ def publish(
         )
     tag = revision or found.version
     api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
-    with hub_errors(api, repo_id, "--repo-id"):
+    with hub_errors(api, repo_id):
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         commit = api.create_commit(
             repo_id,
@@ -64,24 +64,24 @@ def publish(
 
 
 @contextmanager
-def hub_errors(api, repo_id: str, flag: str) -> Iterator[None]:
+def hub_errors(api, repo_id: str) -> Iterator[None]:
     """Hub and network failures inside the block as one-line PublishErrors naming the endpoint, never the token.
 
-    ``flag`` is the option the repository name came from (named when the Hub rejects the name itself).
+    A name the Hub rejects is the error's value, so the command line names the option that gave it.
     """
     from huggingface_hub.errors import HfHubHTTPError, HFValidationError, HTTPError
 
     try:
         yield
     except HFValidationError as exc:
-        raise PublishError(f"{flag} {repo_id}: {_first_line(exc)}") from None
+        raise PublishError(f"{repo_id}: {_first_line(exc)}", value=repo_id) from None
     except (
         HfHubHTTPError,
         HTTPError,
     ) as exc:  # the HTTP client's errors: URLs and server text, never the token
         raise PublishError(
             f"{api.endpoint}: publishing to {repo_id} failed ({type(exc).__name__}: {_first_line(exc)}); "
-            f"check HF_ENDPOINT, HF_TOKEN and {flag}"
+            "check HF_ENDPOINT, HF_TOKEN and the repository name"
         ) from None
 
 

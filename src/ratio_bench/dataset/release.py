@@ -41,13 +41,13 @@ def manifest_sha256(manifest: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
 
 
-def _fix(flag: str | None) -> str:
-    return "build one with `ratio build`" + (f", or pass {flag} DIR of one" if flag else "")
+FIX = "build one with `ratio build`, or give the folder of one"
 
 
 @dataclass(frozen=True)
 class Release:
-    """A release folder's manifest and shards; ``shown`` is how messages name it (``--dataset DIR`` or ``DIR``)."""
+    """A release folder's manifest and shards; ``shown`` is how messages name it (errors about it carry its
+    ``root`` as their value, so the command line puts the option that gave it in front)."""
 
     root: Path
     manifest: dict[str, Any]
@@ -55,18 +55,18 @@ class Release:
     shown: str
 
     @classmethod
-    def open(cls, path: str | Path, flag: str | None = "--dataset") -> Release:
-        """The release at ``path``; ``flag`` is the option it came from (None for a positional argument)."""
+    def open(cls, path: str | Path) -> Release:
+        """The release at ``path``, or :class:`NotAReleaseError` saying why it is none."""
         root = Path(path)
-        shown = f"{flag} {path}" if flag else str(path)
+        shown = str(path)
         if root.is_file():
-            raise NotAReleaseError(f"{shown}: is a file, not a release folder; {_fix(flag)}")
+            raise NotAReleaseError(f"{shown}: is a file, not a release folder; {FIX}", value=root)
         where = "" if root.is_dir() else ": the folder does not exist"
         try:
             manifest = read_json_file(root / MANIFEST)
         except (OSError, ValueError):
             raise NotAReleaseError(
-                f"{shown}: not a Ratio release folder (no readable {MANIFEST}{where}); {_fix(flag)}"
+                f"{shown}: not a Ratio release folder (no readable {MANIFEST}{where}); {FIX}", value=root
             ) from None
         kind = manifest_kind(manifest) if isinstance(manifest, dict) else None
         if kind != "release":
@@ -75,7 +75,7 @@ class Release:
                 if isinstance(kind, str)
                 else f"not a Ratio artefact ({MANIFEST} has no kind)"
             )
-            raise NotAReleaseError(f"{shown}: is {what}, not a Ratio release folder; {_fix(flag)}")
+            raise NotAReleaseError(f"{shown}: is {what}, not a Ratio release folder; {FIX}", value=root)
         return cls(root, manifest, manifest_sha256(manifest), shown)
 
     @property
@@ -114,17 +114,22 @@ class Release:
         """
         files = self.manifest.get("files")
         if not isinstance(files, dict):
-            raise DatasetError(f"{self.shown}: {MANIFEST} lists no files; rebuild it with `ratio build`")
+            raise DatasetError(
+                f"{self.shown}: {MANIFEST} lists no files; rebuild it with `ratio build`", value=self.root
+            )
         out = []
         for rel in sorted(files):
             path = PurePosixPath(rel) if isinstance(rel, str) else None
             if path is None or path.is_absolute() or ".." in path.parts or not path.parts:
-                raise DatasetError(f"{self.shown}: {MANIFEST} lists {rel!r}, a path outside the release")
+                raise DatasetError(
+                    f"{self.shown}: {MANIFEST} lists {rel!r}, a path outside the release", value=self.root
+                )
             link = next((p for p in (path, *path.parents[:-1]) if (self.root / p).is_symlink()), None)
             if link is not None:
                 raise DatasetError(
                     f"{self.shown}: {link} is a symlink; a release holds only its own files: replace it with "
-                    "what it points to, or rebuild the release with `ratio build`"
+                    "what it points to, or rebuild the release with `ratio build`",
+                    value=self.root,
                 )
             out.append(rel)
         return out

@@ -344,6 +344,7 @@ def _move_sensitivity(args: argparse.Namespace, data, cache, console) -> int:
     from ratio_bench.core.io import atomic_open, write_json
     from ratio_bench.evaluation import move_sensitivity
     from ratio_bench.retrieval.registry import resolve
+    from ratio_bench.retrieval.retriever import embeds
 
     named = dict(m.split("=", 1) for m in args.model if "=" in m and m.split("=", 1)[0] in RELATIONS)
     if len(args.model) == 1 and not named:
@@ -357,7 +358,7 @@ def _move_sensitivity(args: argparse.Namespace, data, cache, console) -> int:
             "--model: one unified model, or one specialist per relation as "
             + " ".join(f"{r}=MODEL" for r in args.relations)
         )
-    if any(s.kind != "dense" for s in setups.values()):
+    if not all(embeds(s.kind) for s in setups.values()):
         raise UsageError("--model: move sensitivity needs dense models (BM25 has no move to follow)")
     report = move_sensitivity.measure(data, move_sensitivity.model_vectors(setups, data, cache))
     report["model"], report["split"] = title, args.split

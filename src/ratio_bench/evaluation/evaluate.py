@@ -12,20 +12,26 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import DatasetError, Release
 from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
-from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
-from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup
-from ratio_bench.retrieval.search import exact_search
+from ratio_bench.retrieval.retriever import load_retriever
 
 TOP_K = 100
+
+
+class Queries(NamedTuple):
+    """One relation's queries of a split, aligned: each query's id, text and gold candidate id."""
+
+    ids: list[str]
+    texts: list[str]
+    golds: list[str]
 
 
 @dataclass
@@ -33,7 +39,7 @@ class SplitData:
     corpus_ids: list[str]
     corpus_texts: list[str]
     corpus_roles: list[str]  # which relation's gold, or which distractor category
-    queries: dict[str, tuple[list[str], list[str], list[str]]]  # relation -> (query ids, texts, gold ids)
+    queries: dict[str, Queries]  # relation -> its queries
     manifest: dict[str, Any]
 
 
@@ -42,14 +48,17 @@ def load_split(root: str | Path | Release, split: str, relations: Sequence[str] 
     release = root if isinstance(root, Release) else Release.open(root)
     corpus = release.corpus(split, ["id", "text", "role"])
     if not corpus.num_rows:
-        raise DatasetError(f"{release.shown}: split {split!r} has no corpus; choose another --split")
+        raise DatasetError(
+            f"{release.shown}: split {split!r} has no corpus; choose another --split", value=release.root
+        )
     queries = {}
     for rel in relations:
         q = release.queries(rel, split, ["query_id", "query", "gold_id"])
-        queries[rel] = tuple(q.column(c).to_pylist() for c in ("query_id", "query", "gold_id"))
-    if split == "silver" and not any(q[0] for q in queries.values()):
+        queries[rel] = Queries(*(q.column(c).to_pylist() for c in ("query_id", "query", "gold_id")))
+    if split == "silver" and not any(q.ids for q in queries.values()):
         raise DatasetError(
-            f"{release.shown}: no silver split yet; build it with `ratio silver --dataset {release.root} ...`"
+            f"{release.shown}: no silver split yet; build it with `ratio silver --dataset {release.root} ...`",
+            value=release.root,
         )
     return SplitData(
         *(corpus.column(c).to_pylist() for c in ("id", "text", "role")), queries, release.manifest
@@ -88,51 +97,18 @@ def score(
     top_k = max(max(ks), 1)
     runs: dict[str, dict[str, list[str]]] = {}
     run_scores: dict[str, dict[str, list[float]]] = {}
-    calls = hits = 0
-    full = np.arange(len(data.corpus_ids))
-    if setup.kind == "bm25":
-        retrievers: dict[bytes, BM25Retriever] = {}
-        for rel, (qids, texts, _) in data.queries.items():
-            if not qids:
-                continue
-            rows = full if pools is None else pools[rel]
-            key = rows.tobytes()
-            if key not in retrievers:
-                retrievers[key] = BM25Retriever([data.corpus_texts[j] for j in rows], setup.setup)
-            idx, sc = retrievers[key].search(texts, top_k)
-            runs[rel] = {q: [data.corpus_ids[rows[j]] for j in row] for q, row in zip(qids, idx, strict=True)}
-            run_scores[rel] = {q: [float(x) for x in row] for q, row in zip(qids, sc, strict=True)}
-    else:
-        encoder = DenseEncoder.load(setup, batch_size=batch_size)
-        cache = cache or EmbeddingCache()
-        misses_before, hits_before = cache.misses, cache.hits
-        corpus = np.asarray(
-            cache.get_or_encode(
-                encoder.fingerprint,
-                setup.document_prompt,
-                data.corpus_ids,
-                data.corpus_texts,
-                lambda t: encoder.encode(t, setup.document_prompt),
-            )
-        )
-        for rel, (qids, texts, _) in data.queries.items():
-            if not qids:
-                continue
-            prompt = setup.prompt_for(rel)  # a unified model's instruction for this move
-            q = cache.get_or_encode(
-                encoder.fingerprint,
-                prompt,
-                qids,
-                texts,
-                lambda t, p=prompt: encoder.encode(t, p),
-            )
-            rows = full if pools is None else pools[rel]
-            sc, idx = exact_search(corpus if pools is None else corpus[rows], np.asarray(q), top_k)
-            runs[rel] = {
-                qid: [data.corpus_ids[rows[j]] for j in row] for qid, row in zip(qids, idx, strict=True)
-            }
-            run_scores[rel] = {qid: [float(x) for x in row] for qid, row in zip(qids, sc, strict=True)}
-        calls, hits = cache.misses - misses_before, cache.hits - hits_before
+    cache = cache or EmbeddingCache()
+    misses_before, hits_before = cache.misses, cache.hits
+    retriever = load_retriever(setup, cache, batch_size)
+    retriever.index(data.corpus_ids, data.corpus_texts)
+    for rel, q in data.queries.items():
+        if not q.ids:
+            continue
+        rows = None if pools is None else pools[rel]
+        sc, idx = retriever.search(rel, q.ids, q.texts, top_k, rows)
+        runs[rel] = {qid: [data.corpus_ids[j] for j in row] for qid, row in zip(q.ids, idx, strict=True)}
+        run_scores[rel] = {qid: [float(x) for x in row] for qid, row in zip(q.ids, sc, strict=True)}
+    calls, hits = cache.misses - misses_before, cache.hits - hits_before
     metrics, counts = {}, {}
     for rel, (qids, _, golds) in data.queries.items():
         counts[rel] = len(qids)

@@ -3,7 +3,7 @@
 Result files are untrusted (anyone can submit one), so loading never stops at a bad file: an unreadable,
 non-UTF-8, invalid or wrongly shaped file becomes a :class:`Rejected` entry with its reason. Numbers from
 different release builds are not comparable, so entries are grouped by the SHA-256 of the manifest they were
-scored on (a :class:`Release`) and ranked only within one release and split. Every text that comes from a
+scored on (a :class:`ReleaseEntries`) and ranked only within one release and split. Every text that comes from a
 submission (model, dataset name and version, file names, rejection reasons) is escaped for the output it lands
 in. :func:`leaderboard_html` returns the whole page as one string, so ``ratio leaderboard --html`` and a web
 server's ``/leaderboard`` can serve the same bytes. An entry read from a leaderboard results repository carries a
@@ -65,7 +65,7 @@ class Rejected:
 
 
 @dataclass(frozen=True)
-class Release:
+class ReleaseEntries:
     """The entries scored on one release build (one manifest), best first within each split."""
 
     name: str
@@ -80,7 +80,7 @@ class Release:
 
 @dataclass(frozen=True)
 class Board:
-    releases: tuple[Release, ...]
+    releases: tuple[ReleaseEntries, ...]
     rejected: tuple[Rejected, ...]
 
     @property
@@ -154,7 +154,9 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def group_releases(loaded: list[tuple[str, dict[str, Any]]]) -> tuple[tuple[Release, ...], list[Rejected]]:
+def group_releases(
+    loaded: list[tuple[str, dict[str, Any]]],
+) -> tuple[tuple[ReleaseEntries, ...], list[Rejected]]:
     """Entries grouped by manifest hash, best first within each split.
 
     The hash covers the manifest's name and version, so an entry that shares a hash with others but names a
@@ -187,7 +189,7 @@ def group_releases(loaded: list[tuple[str, dict[str, Any]]]) -> tuple[tuple[Rele
                 item[0],
             ),
         )
-        releases.append(Release(*claim, sha, tuple(e for _, e in entries)))
+        releases.append(ReleaseEntries(*claim, sha, tuple(e for _, e in entries)))
     releases.sort(key=lambda r: (r.name, r.version, r.manifest_sha256))
     return tuple(releases), rejected
 
@@ -210,7 +212,7 @@ def mean_score(entry: dict[str, Any]) -> float:
     return sum(m[MAIN_SCORE] for m in entry["results"].values()) / len(entry["results"])
 
 
-def ranked(release: Release) -> list[tuple[int, dict[str, Any]]]:
+def ranked(release: ReleaseEntries) -> list[tuple[int, dict[str, Any]]]:
     """(rank within its split, entry) for every entry of a release, in table order."""
     out, rank, previous = [], 0, None
     for entry in release.entries:
@@ -240,7 +242,7 @@ JUDGED_NOTE = (
 )
 
 
-def judged_rows(release: Release) -> list[tuple[dict[str, Any], str, list[str], list[float]]]:
+def judged_rows(release: ReleaseEntries) -> list[tuple[dict[str, Any], str, list[str], list[float]]]:
     """(entry, relation, text cells, metric values) for every judged relation of the release's entries."""
     rows = []
     for _, entry in ranked(release):
@@ -375,7 +377,7 @@ def plot_png(board: Board) -> bytes:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    panels = board.releases or (Release("no entries", "", "", ()),)
+    panels = board.releases or (ReleaseEntries("no entries", "", "", ()),)
     width_entries = max(len(r.entries) for r in panels)
     fig, axes = plt.subplots(
         len(panels), 1, figsize=(max(6, 1.2 * width_entries + 2), 3.5 * len(panels)), squeeze=False
@@ -550,7 +552,7 @@ def _filters(board: Board) -> str:
     releases = [(r.manifest_sha256, r.title) for r in board.releases]
     return (
         "<p>"
-        f'<label>Release <select id="filter-release">{_options(releases)}</select></label>'
+        f'<label>ReleaseEntries <select id="filter-release">{_options(releases)}</select></label>'
         f'<label>Split <select id="filter-split">{_options([(s, s) for s in splits])}</select></label>'
         f'<label>Relation <select id="filter-relation">{_options([(r, r) for r in RELATIONS])}</select></label>'
         + (
@@ -563,7 +565,7 @@ def _filters(board: Board) -> str:
     )
 
 
-def _release_section(release: Release) -> str:
+def _release_section(release: ReleaseEntries) -> str:
     head = ['<th class="sortable" data-type="number">#</th>', '<th class="sortable">model setup</th>']
     head.append('<th class="sortable">split</th>')
     marked = any("provenance" in e for e in release.entries)
@@ -608,7 +610,7 @@ def _release_section(release: Release) -> str:
     )
 
 
-def _judged_table(release: Release) -> list[str]:
+def _judged_table(release: ReleaseEntries) -> list[str]:
     """The judged figures of a release's entries: one tbody per relation, so the relation filter applies."""
     rows = judged_rows(release)
     if not rows:

@@ -11,17 +11,15 @@ ranks g equally under every move: accuracy is chance (1 / number of moves) and r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ratio_bench.evaluation.evaluate import SplitData
 from ratio_bench.retrieval.cache import EmbeddingCache
-from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup
-
-Encode = Callable[[Sequence[str], Sequence[str], str], np.ndarray]  # (ids, texts, prompt) -> unit vectors
+from ratio_bench.retrieval.retriever import DenseRetriever
 
 
 def gold_ranks(corpus: np.ndarray, queries: np.ndarray, gold_rows: np.ndarray, chunk: int = 1024):
@@ -79,28 +77,18 @@ def model_vectors(
     ``setups`` maps each move to a unified model (the same setup for every move: its instruction for that
     move is used) or to that move's specialist.
     """
-    encoders: dict[str, DenseEncoder] = {}
-    corpora: dict[tuple[str, str], np.ndarray] = {}
+    retrievers: dict[ModelSetup, DenseRetriever] = {}  # one per distinct setup, its corpus encoded once
     out = {}
     for move, setup in setups.items():
-        enc = encoders.setdefault(setup.path, DenseEncoder.load(setup, batch_size=batch_size))
-        key = (enc.fingerprint, setup.document_prompt)
-        if key not in corpora:
-            corpora[key] = np.asarray(
-                cache.get_or_encode(
-                    enc.fingerprint,
-                    setup.document_prompt,
-                    data.corpus_ids,
-                    data.corpus_texts,
-                    lambda t, e=enc, p=setup.document_prompt: e.encode(t, p),
-                )
-            )
-        prompt = setup.prompt_for(move)
+        if setup not in retrievers:
+            retrievers[setup] = DenseRetriever.load(setup, cache, batch_size)
+            retrievers[setup].index(data.corpus_ids, data.corpus_texts)
+        r = retrievers[setup]
 
-        def queries(rel, ids, texts, e=enc, p=prompt):
-            return np.asarray(cache.get_or_encode(e.fingerprint, p, ids, texts, lambda t: e.encode(t, p)))
+        def queries(rel, ids, texts, r=r, move=move):
+            return r.encode_queries(move, ids, texts)
 
-        out[move] = (corpora[key], queries)
+        out[move] = (r.vectors, queries)
     return out
 
 

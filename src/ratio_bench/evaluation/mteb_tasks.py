@@ -106,21 +106,19 @@ def _serve_ratio_embeddings(model: Any, setup: ModelSetup, dataset_path, split: 
 
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.encoder import DenseEncoder
+    from ratio_bench.retrieval.retriever import DenseRetriever
 
     data = load_split(dataset_path, split, relations)
-    encoder, cache = DenseEncoder(model, fingerprint(setup.path)), EmbeddingCache()
+    retriever = DenseRetriever.of(DenseEncoder(model, fingerprint(setup.path)), setup, EmbeddingCache())
 
     def vectors(prompt: str, ids: list[str], texts: list[str]) -> dict[str, Any]:
-        arr = cache.get_or_encode(
-            encoder.fingerprint, prompt, ids, texts, lambda t: encoder.encode(t, prompt)
-        )
-        return dict(zip(texts, np.asarray(arr), strict=True))
+        return dict(zip(texts, retriever.embed(prompt, ids, texts), strict=True))
 
     docs = vectors(setup.document_prompt, data.corpus_ids, data.corpus_texts)
     queries: dict[str, Any] = {}
-    for rel, (qids, texts, _) in data.queries.items():
-        if qids:  # a unified model's instruction for this move (others: the setup's query prompt)
-            queries |= vectors(setup.prompt_for(rel), qids, texts)
+    for rel, q in data.queries.items():
+        if q.ids:  # a unified model's instruction for this move (others: the setup's query prompt)
+            queries |= vectors(retriever.prompt_for(rel), q.ids, q.texts)
 
     def serve(table: dict[str, Any]):
         return lambda sentences, **_: np.stack([table[t] for t in sentences])
@@ -147,7 +145,9 @@ def score_with_mteb(
     import mteb
     from sentence_transformers import SentenceTransformer
 
-    if setup.kind != "dense":
+    from ratio_bench.retrieval.retriever import embeds
+
+    if not embeds(setup.kind):
         raise RatioError(
             "--via mteb scores dense sentence-transformers models only; score BM25 without --via"
         )
@@ -176,5 +176,5 @@ def score_with_mteb(
             and k.split("_at_")[0] in {"recall", "precision", "mrr", "map", "ndcg", "hit_rate"}
         }
     # mteb unloads the task data after evaluating: count the queries from the release itself
-    counts = {r: len(q[0]) for r, q in load_split(dataset_path, split, relations).queries.items()}
+    counts = {r: len(q.ids) for r, q in load_split(dataset_path, split, relations).queries.items()}
     return ScoreResult(f"{setup.name} (via mteb)", metrics, counts, time.perf_counter() - start)

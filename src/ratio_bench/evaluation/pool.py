@@ -3,7 +3,7 @@
 A pool folder holds ``candidates-<relation>.parquet`` (one row per query, candidate, prompt and judge) and
 ``pool.json`` naming the release (name, version, manifest SHA-256). By default it is the release's own
 ``judgments/`` folder, next to the silver verdicts (outside the release's checksums and identity:
-``dataset.layout.POOL_FILES``); ``--pool DIR`` puts it elsewhere when the release is
+``dataset.contract.POOL_FILES``); ``--pool DIR`` puts it elsewhere when the release is
 read-only or shared. A pool of another release is refused, never mixed: candidate ids are content-derived, but
 the queries and golds a verdict was read against are the release's. Rows are kept sorted by their key, so the
 same verdicts always give the same bytes, and a verdict once stored is never replaced: a later run judges only
@@ -65,9 +65,8 @@ class Judgement:
 class JudgedPool:
     """Verdicts of one release, per relation; ``add`` merges new ones and rewrites the relation's file."""
 
-    def __init__(self, path: Path, release_manifest: dict[str, Any], flag: str = "--pool"):
+    def __init__(self, path: Path, release_manifest: dict[str, Any]):
         self.path = Path(path)
-        self.flag = flag
         self.release = {
             "name": release_manifest.get("name"),
             "version": release_manifest.get("version"),
@@ -80,9 +79,10 @@ class JudgedPool:
         ):
             d = found.get("dataset", {})
             raise PoolError(
-                f"{flag} {self.path}: holds verdicts of release {d.get('name')} {d.get('version')} "
+                f"{self.path}: holds verdicts of release {d.get('name')} {d.get('version')} "
                 f"({str(d.get('manifest_sha256'))[:12]}), not of this one ({self.release['manifest_sha256'][:12]}); "
-                "pools of different releases are never mixed: give another --pool"
+                "pools of different releases are never mixed: give another --pool",
+                value=self.path,
             )
         self._tables: dict[str, pa.Table] = {}
         # relation -> judgement -> (query id, candidate id) -> accepted: read once, dropped by add
@@ -93,15 +93,16 @@ class JudgedPool:
         if not file.exists():
             if any(self.path.glob("candidates-*.parquet")):
                 raise PoolError(
-                    f"{self.flag} {self.path}: candidate verdicts without {POOL_MANIFEST}; give another --pool"
+                    f"{self.path}: candidate verdicts without {POOL_MANIFEST}; give another --pool",
+                    value=self.path,
                 )
             return None
         try:
             data = read_json_file(file)
         except (OSError, ValueError) as exc:
-            raise PoolError(f"{self.flag} {self.path}: unreadable {POOL_MANIFEST} ({exc})") from None
+            raise PoolError(f"{self.path}: unreadable {POOL_MANIFEST} ({exc})", value=self.path) from None
         if not isinstance(data, dict) or data.get("kind") != POOL_KIND:
-            raise PoolError(f"{self.flag} {self.path}: {POOL_MANIFEST} is not a judged-pool manifest")
+            raise PoolError(f"{self.path}: {POOL_MANIFEST} is not a judged-pool manifest", value=self.path)
         return data
 
     def file(self, relation: str) -> Path:
@@ -170,8 +171,9 @@ class JudgedPool:
         if len(judges) > 1:
             models = ", ".join(sorted({m for m, _ in judges}))
             raise PoolError(
-                f"{self.flag} {self.path}: {relation} verdicts come from {len(judges)} judges ({models}); "
-                "score against a pool of one judge (give another --pool)"
+                f"{self.path}: {relation} verdicts come from {len(judges)} judges ({models}); "
+                "score against a pool of one judge (give another --pool)",
+                value=self.path,
             )
         per_prompt = [self.decisions(relation, j) for j in js]
         judged = set.intersection(*(set(d) for d in per_prompt))

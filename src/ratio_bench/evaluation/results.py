@@ -85,14 +85,15 @@ def is_results_file(path: Path) -> bool:
     return entry or mteb
 
 
-def check_results_path(path: Path, flag: str = "--out") -> None:
+def check_results_path(path: Path) -> None:
     """Refuse to write results over a file that is not ours (before any scoring, and again when writing)."""
     if path.is_dir():
-        raise RatioError(f"{flag} {path}: is a folder; give a file name such as results.json")
+        raise RatioError(f"{path}: is a folder; give a file name such as results.json", value=path)
     if (path.exists() or path.is_symlink()) and not is_results_file(path):
         raise RatioError(
-            f"{flag} {path}: exists and is not a Ratio results file; nothing was overwritten. Choose another "
-            "path, or remove that file yourself"
+            f"{path}: exists and is not a Ratio results file; nothing was overwritten. Choose another "
+            "path, or remove that file yourself",
+            value=path,
         )
 
 

@@ -47,7 +47,7 @@ def save_run(
 ) -> Path:
     """Write ``result``'s ranked lists (needs ``score(..., keep_runs=True)``) as a run folder at ``out``."""
     tag = result.model.replace(" ", "_")
-    with staged_dir(out, RUN_KIND, flag="--save-run") as stage:
+    with staged_dir(out, RUN_KIND) as stage:
         rows = {}
         for rel, ranked in sorted(result.runs.items()):
             scores = result.run_scores[rel]
@@ -84,22 +84,24 @@ def save_run(
     return out
 
 
-def load_run(path: Path, release_manifest: dict[str, Any] | None = None, flag: str = "--run") -> SavedRun:
+def load_run(path: Path, release_manifest: dict[str, Any] | None = None) -> SavedRun:
     """Read a run folder; with ``release_manifest``, refuse a run scored on another release."""
     path = Path(path)
     manifest = read_manifest(path)
     if manifest is None or manifest.get("kind") != RUN_KIND:
         raise RunError(
-            f"{flag} {path}: not a saved run (no run manifest.json); write one with `ratio score --save-run`"
+            f"{path}: not a saved run (no run manifest.json); write one with `ratio score --save-run`",
+            value=path,
         )
     if release_manifest is not None:
         want = manifest_sha256(release_manifest)
         got = manifest.get("dataset", {}).get("manifest_sha256")
         if got != want:
             raise RunError(
-                f"{flag} {path}: scored on release {manifest.get('dataset', {}).get('name')} "
+                f"{path}: scored on release {manifest.get('dataset', {}).get('name')} "
                 f"{manifest.get('dataset', {}).get('version')} ({str(got)[:12]}), not on this one "
-                f"({want[:12]}); re-score with `ratio score --save-run` on this release"
+                f"({want[:12]}); re-score with `ratio score --save-run` on this release",
+                value=path,
             )
     ranked: dict[str, dict[str, list[str]]] = {}
     for rel in manifest.get("relations", {}):

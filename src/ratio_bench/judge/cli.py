@@ -344,11 +344,11 @@ def cmd_silver(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_silver(sub: argparse._SubParsersAction) -> None:
-    """``ratio silver``: a judge job over a release, so it lives here although it is a top-level command."""
+def _add_silver(judge: argparse._SubParsersAction) -> None:
+    """``ratio judge silver`` (``ratio silver`` until 0.3): a judge job over a release."""
     from ratio_bench.llm.options import add_judge_options
 
-    p = sub.add_parser(
+    p = judge.add_parser(
         "silver", help="judge a test sample with two prompts per relation; add the silver split"
     )
     p.add_argument("--dataset", type=Path, required=True, help="release folder written by ratio build")
@@ -363,16 +363,27 @@ def register_silver(sub: argparse._SubParsersAction) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.llm.options import add_judge_options
-
-    register_silver(sub)
     judge = sub.add_parser("judge", help="LLM judge tools").add_subparsers(
         dest="judge_command", required=True
     )
+    _add_prompts(judge)
+    _add_estimate(judge)
+    _add_pairwise(judge)
+    _add_label(judge)
+    _add_calibrate(judge)
+    _add_candidates(judge)
+    _add_silver(judge)
+
+
+def _add_prompts(judge: argparse._SubParsersAction) -> None:
+    """``ratio judge prompts``."""
     p = judge.add_parser("prompts", help="list the versioned judge prompts")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=cmd_prompts)
 
+
+def _add_estimate(judge: argparse._SubParsersAction) -> None:
+    """``ratio judge estimate``."""
     p = judge.add_parser(
         "estimate", help="cost of a silver build, candidate or pairwise judging, sized on a release's prompts"
     )
@@ -409,6 +420,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sync", action="store_true", help="price synchronous calls instead of the Batch API")
     p.set_defaults(func=cmd_estimate)
 
+
+def _add_pairwise(judge: argparse._SubParsersAction) -> None:
+    """``ratio judge pairwise``."""
+    from ratio_bench.llm.options import add_judge_options
+
     p = judge.add_parser(
         "pairwise", help="judge which of two saved runs' top-k lists inspires more (spec 5.5, Table 16)"
     )
@@ -436,6 +452,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_judge_options(p)
     p.set_defaults(func=cmd_pairwise)
 
+
+def _add_label(judge: argparse._SubParsersAction) -> None:
+    """``ratio judge label``."""
     p = judge.add_parser("label", help="label (query, gold) pairs by hand in the terminal")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--dataset", type=Path, help="release folder to sample pairs from")
@@ -451,6 +470,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--show-prompt", action="store_true", help="print the judge prompt annotators follow")
     p.set_defaults(func=cmd_label)
 
+
+def _add_calibrate(judge: argparse._SubParsersAction) -> None:
+    """``ratio judge calibrate``."""
+    from ratio_bench.llm.options import add_judge_options
+
     p = judge.add_parser("calibrate", help="score candidate prompts against human labels (spec Table 10)")
     p.add_argument("--labels", type=Path, required=True)
     p.add_argument("--relation", action="append", choices=RELATIONS)
@@ -459,6 +483,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="write the report as JSON")
     add_judge_options(p)
     p.set_defaults(func=cmd_calibrate)
+
+
+def _add_candidates(judge: argparse._SubParsersAction) -> None:
+    """``ratio judge candidates``."""
+    from ratio_bench.llm.options import add_judge_options
 
     p = judge.add_parser(
         "candidates", help="judge the top-k of saved runs on sampled queries (spec 5.3) into the judged pool"

@@ -99,7 +99,7 @@ def load_runs(release: Release, paths: list[Path]) -> tuple[dict[str, Any], tupl
     manifest = release.manifest
     if len(paths) != 2 or Path(paths[0]).resolve() == Path(paths[1]).resolve():
         raise PairwiseError("--runs: give exactly two different run folders (from `ratio score --save-run`)")
-    first, second = (load_run(p, manifest, flag="--runs") for p in paths)
+    first, second = (load_run(p, manifest) for p in paths)
     if first.manifest.get("split") != second.manifest.get("split"):
         raise PairwiseError(
             f"--runs: {first.path} was scored on split {first.manifest.get('split')!r} and {second.path} on "
@@ -147,7 +147,9 @@ def plan_pairwise(
         raise PairwiseError("--runs: the two runs share no relation to compare (or none given by --relation)")
     corpus = release.corpus(split, ["id", "text"])
     if corpus.num_rows == 0:
-        raise PairwiseError(f"{release.shown}: no corpus for split {split!r} (data/corpus/)")
+        raise PairwiseError(
+            f"{release.shown}: no corpus for split {split!r} (data/corpus/)", value=release.root
+        )
     plans, wanted = [], set()
     for rel in common:
         table = release.queries(rel, split, ["query_id", "query", "marker"])
@@ -170,7 +172,9 @@ def plan_pairwise(
         wanted.update(c for top in tops for lst in top for c in lst)
         plans.append((rel, ids, [query[q] for q in ids], tops))
     if not plans:
-        raise PairwiseError(f"{release.shown}: no queries in split {split!r} for the runs' relations")
+        raise PairwiseError(
+            f"{release.shown}: no queries in split {split!r} for the runs' relations", value=release.root
+        )
     found = corpus.filter(pc.is_in(corpus.column("id"), pa.array(sorted(wanted), pa.string())))
     text = dict(zip(found.column("id").to_pylist(), found.column("text").to_pylist(), strict=True))
     if len(text) < len(wanted):
@@ -298,7 +302,7 @@ def markdown_table(result: dict[str, Any]) -> str:
 
 def write_outputs(out: Path, result: dict[str, Any], judgments: pa.Table) -> None:
     """``manifest.json``, ``pairwise.json``, ``pairwise.md`` and ``judgments.parquet`` in ``out``, swapped in."""
-    with staged_dir(out, KIND, flag="--out") as stage:
+    with staged_dir(out, KIND) as stage:
         write_json(stage / "pairwise.json", result)
         with atomic_open(stage / "pairwise.md", "w", encoding="utf-8", newline="\n") as fh:
             fh.write(markdown_table(result))

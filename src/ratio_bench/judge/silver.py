@@ -164,7 +164,7 @@ def run_silver(
     """Judge the sample, then write the silver split, verdicts, card section and manifest (in that order)."""
     release = Release.open(root)
     root = release.root
-    prepare_output_dir(root, KIND, "--dataset", keep=KEEP)  # before paying for a single request
+    prepare_output_dir(root, KIND, keep=KEEP)  # before paying for a single request
     plans = plan_silver(release, settings)
     requests = [r for p in plans for r in p.requests()]
     outcomes = (batch_judge or judge).run(requests, desc="silver judging")
@@ -175,29 +175,36 @@ def run_silver(
         return report
 
     manifest = json.loads(json.dumps(release.manifest))  # a copy: the release object stays as it was read
-    with staged_dir(root, KIND, flag="--dataset", keep=KEEP) as stage:
+    with staged_dir(root, KIND, keep=KEEP) as stage:
         _link_release(root, stage, release.own_files())
         sizes = _write_silver(stage, plans, outcomes, manifest)
-        manifest["silver"] = {
-            "rule": "kept only if both prompts accept (decision true); invalid replies count as rejections",
-            "judge": judge.settings.describe(),
-            "prompts": {
-                p.ref("silver"): {"relation": p.relation, "sha256": p.sha256}
-                for plan in plans
-                for p in plan.prompts
-            },
-            "sampling": {
-                "sample": settings.sample,
-                "seed": settings.seed,
-                "allocation": "equal across markers, capped",
-            },
-            "sizes": sizes,
-        }
+        manifest["silver"] = _provenance(judge, plans, settings, sizes)
         _update_card(stage, manifest)
         manifest["files"] = file_checksums(stage)
         write_json(stage / MANIFEST, manifest)
     report |= {"complete": True, "sizes": sizes}
     return report
+
+
+def _provenance(
+    judge: Judge, plans: list[SilverPlan], settings: SilverSettings, sizes: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The manifest's ``silver`` record: the acceptance rule, the judge, its prompts, the sampling, the sizes."""
+    return {
+        "rule": "kept only if both prompts accept (decision true); invalid replies count as rejections",
+        "judge": judge.settings.describe(),
+        "prompts": {
+            p.ref("silver"): {"relation": p.relation, "sha256": p.sha256}
+            for plan in plans
+            for p in plan.prompts
+        },
+        "sampling": {
+            "sample": settings.sample,
+            "seed": settings.seed,
+            "allocation": "equal across markers, capped",
+        },
+        "sizes": sizes,
+    }
 
 
 def _link_release(root: Path, stage: Path, files: list[str]) -> None:

@@ -54,7 +54,10 @@ class PriceTable:
     def load(cls, path: str | Path | None = None) -> PriceTable:
         """The table at ``path`` (default: the packaged one); ``RatioError`` naming ``--prices`` when it is bad."""
         path = Path(path or DEFAULT_PRICES)
-        spec = read_yaml_file(path, "--prices") or {}
+        try:
+            spec = read_yaml_file(path) or {}
+        except RatioError as exc:  # this table's messages all say where it came from
+            raise RatioError(f"--prices {exc}") from None
         if not isinstance(spec, dict) or not isinstance(spec.get("models") or {}, dict):
             raise RatioError(f"--prices {path}: expected a mapping with models: {{NAME: {{input, output}}}}")
         models = {

@@ -58,7 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.corpus.options import add_reader_options
     from ratio_bench.mining.run import EXECUTORS
 
-    p = sub.add_parser("mine", help="mine (query, marker, gold) tuples and distractors from a corpus")
+    stage = sub.add_parser("mine", help="mining stage: run, stats").add_subparsers(
+        dest="mine_command", required=True
+    )
+    p = stage.add_parser("run", help="mine (query, marker, gold) tuples and distractors from a corpus")
     p.add_argument("--corpus", nargs="+", type=Path, required=True, help="corpus files or folders")
     p.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
     p.add_argument("--workers", type=int, default=1, help="tasks run at once (local executor)")
@@ -78,6 +81,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_reader_options(p)
     p.set_defaults(func=cmd_mine)
 
-    p = sub.add_parser("mine-stats", help="merge per-task statistics of a mining run into stats.json")
+    p = stage.add_parser("stats", help="merge per-task statistics of a mining run into stats.json")
     p.add_argument("out", type=Path)
     p.set_defaults(func=cmd_mine_stats)

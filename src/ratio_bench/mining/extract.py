@@ -9,7 +9,6 @@ from typing import Any
 from ratio_bench.core.io import RejectLog
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.corpus.cleaning import Cleaner
-from ratio_bench.corpus.pipeline import SegmentedPaper
 from ratio_bench.corpus.records import Paper
 from ratio_bench.corpus.segmentation import sentence_spans
 from ratio_bench.lexicon import Lexicon
@@ -69,25 +68,6 @@ class PairMiner:
         self.lexicon = lexicon
         self.cleaner = cleaner
         self.keep_case = keep_case
-
-    def mine(
-        self,
-        seg: SegmentedPaper,
-        pairs: list[dict[str, Any]],
-        distractors: list[dict[str, Any]],
-        counts: MiningCounts,
-        rejects: RejectLog,
-    ) -> None:
-        """Mine a paper whose paragraphs are already split into sentences."""
-        texts, spans = [], []
-        for sentences in seg.sentences:
-            offsets, pos = [], 0
-            for sent in sentences:
-                offsets.append((pos, pos + len(sent)))
-                pos += len(sent) + 1
-            texts.append(" ".join(sentences))
-            spans.append(offsets)
-        self._mine(seg.paper, texts, spans, pairs, distractors, counts, rejects)
 
     def mine_paper(
         self,

@@ -47,7 +47,7 @@ def remove_stale_temps(final_paths: list[Path]) -> list[Path]:
 
 
 @contextlib.contextmanager
-def exclusive(out_dir: Path, out_flag: str = "--out") -> Iterator[None]:
+def exclusive(out_dir: Path) -> Iterator[None]:
     """Hold the folder's lock for a local run; refuse when another process holds it."""
     out_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(out_dir / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
@@ -56,7 +56,7 @@ def exclusive(out_dir: Path, out_flag: str = "--out") -> Iterator[None]:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
             raise FolderBusyError(
-                f"{out_dir} is being written by another ratio mine; wait for it, or use another {out_flag}"
+                f"{out_dir} is being written by another ratio mine; wait for it, or use another output folder"
             ) from e
         yield
     finally:

@@ -144,7 +144,7 @@ def _plan_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out or ["its plan differs"]
 
 
-def check_plan(plan_path: Path, plan: dict[str, Any], out_flag: str = "--out") -> None:
+def check_plan(plan_path: Path, plan: dict[str, Any]) -> None:
     """Refuse a folder whose recorded plan is not this run's, naming what changed and the fix."""
     old = json.loads(plan_path.read_text(encoding="utf-8"))
     if old == json.loads(json.dumps(plan, sort_keys=True)):
@@ -153,7 +153,7 @@ def check_plan(plan_path: Path, plan: dict[str, Any], out_flag: str = "--out") -
     more = f" (and {len(diffs) - 1} more differences)" if len(diffs) > 1 else ""
     raise PlanMismatchError(
         f"{plan_path.parent} holds a mining run of other inputs or settings: {diffs[0]}{more}; "
-        f"delete {plan_path.parent} to mine again, or use another {out_flag}"
+        f"delete {plan_path.parent} to mine again, or use another output folder"
     )
 
 
@@ -165,12 +165,10 @@ def run_mining(
     executor: str = "local",
     executor_options: dict[str, Any] | None = None,
     verbose: bool = False,
-    out_flag: str = "--out",
 ) -> dict[str, Any] | None:
     """Mine ``corpus`` into ``out_dir``; returns the merged statistics (None when jobs were only submitted).
 
-    A folder is reused only when its plan (inputs by content fingerprint, lexicon, settings) is this run's;
-    ``out_flag`` names where the folder comes from in error messages (``ratio build`` passes its config key).
+    A folder is reused only when its plan (inputs by content fingerprint, lexicon, settings) is this run's.
     """
     out = Path(out_dir)
     lexicon = Lexicon.load(settings.lexicon_dir)
@@ -191,12 +189,12 @@ def run_mining(
 
         logger.disable("datatrove")
     local = executor == "local"
-    with exclusive(out, out_flag) if local else contextlib.nullcontext():
+    with exclusive(out) if local else contextlib.nullcontext():
         if local:
             remove_stale_temps([out / name for name in ROOT_FILES])
         plan_path = out / "plan.json"
         if plan_path.exists():
-            check_plan(plan_path, plan, out_flag)
+            check_plan(plan_path, plan)
         else:
             write_json(plan_path, plan)
         start = time.perf_counter()

@@ -145,7 +145,19 @@ def create_app(
         redoc_url=None,
     )
     app.add_middleware(BodyLimit)
-    errors = {422: {"model": ErrorResponse}}
+    _add_error_handlers(app)
+    _add_api(app, searcher)
+    _add_docs(app, docs_assets)
+    if live_board is not None:
+        _live_board_routes(app, live_board)
+    elif results is not None:
+        _add_leaderboard(app, results)
+    _add_page(app, searcher)
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every error as ``{"error": "<one line>"}`` with its status, validation errors naming the field."""
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -155,6 +167,11 @@ def create_app(
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+
+def _add_api(app: FastAPI, searcher: Searcher) -> None:
+    """``/api/health`` and ``/api/search``."""
+    errors = {422: {"model": ErrorResponse}}
 
     @app.get("/api/health")
     def health() -> dict:
@@ -171,6 +188,9 @@ def create_app(
                 return JSONResponse({"error": str(e)}, status_code=422)
             return {"query": request.text, "k": request.k, "results": results}
 
+
+def _add_docs(app: FastAPI, docs_assets: Path | None) -> None:
+    """``/docs`` and ``/redoc``, from local assets when given (an offline machine), and the static files."""
     if docs_assets is not None:
         check_docs_assets(docs_assets)
         app.mount("/docs-assets", StaticFiles(directory=docs_assets), name="docs-assets")
@@ -194,30 +214,32 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 
-    if live_board is not None:
-        _live_board_routes(app, live_board)
-    elif results is not None:
 
-        @app.get("/leaderboard", include_in_schema=False)
-        def leaderboard() -> HTMLResponse:
-            from ratio_bench.evaluation.leaderboard import (
-                CONTENT_SECURITY_POLICY,
-                leaderboard_html,
-                load_board,
-            )
+def _add_leaderboard(app: FastAPI, results: Path) -> None:
+    """``/leaderboard``, rendered from ``results`` on each request."""
 
-            return HTMLResponse(
-                leaderboard_html(load_board(results)),
-                headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
-            )
+    @app.get("/leaderboard", include_in_schema=False)
+    def leaderboard() -> HTMLResponse:
+        from ratio_bench.evaluation.leaderboard import (
+            CONTENT_SECURITY_POLICY,
+            leaderboard_html,
+            load_board,
+        )
+
+        return HTMLResponse(
+            leaderboard_html(load_board(results)),
+            headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
+        )
+
+
+def _add_page(app: FastAPI, searcher: Searcher | None) -> None:
+    """The search page at ``/`` (the leaderboard when the app serves no index)."""
 
     @app.get("/", include_in_schema=False)
     def page() -> Response:
         if searcher is None:
             return RedirectResponse("/leaderboard")
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
-
-    return app
 
 
 def _live_board_routes(app: FastAPI, board: LiveBoard) -> None:

@@ -39,8 +39,8 @@ from ratio_bench.core.io import artefact_kind, folder_files, read_json_file, sta
 from ratio_bench.core.options import parse_assignment
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.retrieval.cache import EmbeddingCache
-from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
+from ratio_bench.retrieval.retriever import DenseRetriever, embeds
 from ratio_bench.serve import ann
 from ratio_bench.serve.candidates import Candidates
 
@@ -140,12 +140,12 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
         if setup not in keys:
             key = keys[setup] = _key(setup, set(entries))
             entries[key] = _model_entry(models[move], setup)
-            if setup.kind == "dense" and not is_registered(models[move]):  # a folder: the index keeps a copy
-                if setup.path not in copies:
-                    copies[setup.path] = f"models/{key}"
-                    shutil.copytree(setup.path, staging / copies[setup.path])  # links are copied as files
-                entries[key]["folder"] = copies[setup.path]
-            if setup.kind == "dense":
+            if embeds(setup.kind):
+                if not is_registered(models[move]):  # a folder: the index keeps a copy
+                    if setup.path not in copies:
+                        copies[setup.path] = f"models/{key}"
+                        shutil.copytree(setup.path, staging / copies[setup.path])  # links are copied as files
+                    entries[key]["folder"] = copies[setup.path]
                 _encode(setup, entries[key], ids, texts, staging, cache, batch_size, report, key, ann_kind)
             report.models[key] = setup.name
         moves[move] = keys[setup]
@@ -166,7 +166,7 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
 
 def _model_entry(ref: str, setup: ModelSetup) -> dict[str, Any]:
     entry: dict[str, Any] = {"ref": ref, "name": setup.name, "kind": setup.kind, "setup": setup.setup}
-    if setup.kind == "dense":
+    if embeds(setup.kind):
         entry |= {  # the weights' fingerprint is added by _encode, from the encoder it loads
             "query_prompt": setup.query_prompt,
             "document_prompt": setup.document_prompt,
@@ -178,20 +178,11 @@ def _model_entry(ref: str, setup: ModelSetup) -> dict[str, Any]:
 
 
 def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, ann_kind) -> None:
-    encoder = DenseEncoder.load(setup, batch_size=batch_size)
-    entry["fingerprint"] = encoder.fingerprint
+    retriever = DenseRetriever.load(setup, cache, batch_size)
+    entry["fingerprint"] = retriever.encoder.fingerprint
     hits = cache.hits
     start = time.perf_counter()
-    vectors = np.asarray(
-        cache.get_or_encode(
-            encoder.fingerprint,
-            setup.document_prompt,
-            ids,
-            texts,
-            lambda t: encoder.encode(t, setup.document_prompt),
-        ),
-        dtype=np.float32,
-    )
+    vectors = np.asarray(retriever.embed(setup.document_prompt, ids, texts), dtype=np.float32)
     report.encode_s[key] = time.perf_counter() - start
     report.cache_hits += cache.hits - hits
     entry["vectors"] = f"vectors/{key}.npy"
@@ -205,7 +196,7 @@ def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, a
         entry["ann"] = {"kind": ann_kind, "file": f"ann/{key}.faiss", **ann.ann_params(ann_kind, len(ids))}
         ann.save(index, staging / entry["ann"]["file"])
         rows = ann.sample_rows(len(ids))
-        queries = encoder.encode([texts[i] for i in rows], setup.query_prompt).astype(np.float32)
+        queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt).astype(np.float32)
         measured = ann.measure(vectors, index, ann_kind, build_s, queries, rows)
         entry["ann"]["recall_at_10"] = round(measured.recall_at_10, 4)
         report.ann[key] = measured
@@ -302,7 +293,7 @@ def load_index(path: str | Path) -> Index:
         vectors = {
             key: np.load(root / m["vectors"], mmap_mode="r")
             for key, m in manifest["models"].items()
-            if m["kind"] == "dense"
+            if embeds(m["kind"])
         }
     except (OSError, ValueError, KeyError) as e:
         raise IndexFolderError(

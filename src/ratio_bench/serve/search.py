@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ratio_bench.core.errors import RatioError
-from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
+from ratio_bench.retrieval.retriever import DenseRetriever, LexicalRetriever, Retriever, embeds
 from ratio_bench.serve import ann
 from ratio_bench.serve.index import Index, IndexFolderError
 from ratio_bench.serve.links import source_url
@@ -51,17 +50,6 @@ def check_query(text: str, moves: Sequence[str] | None, k: int, available: Seque
     return list(dict.fromkeys(moves or available))
 
 
-@dataclass
-class _Model:
-    kind: str  # "dense" or "bm25"
-    query_prompt: str
-    search: Any  # (query text, query prompt) -> (row indices, scores), top MAX_K
-    query_prompts: dict[str, str] = field(default_factory=dict)  # a unified model's prompt per move
-
-    def prompt_for(self, move: str) -> str:
-        return self.query_prompts.get(move, self.query_prompt)
-
-
 class Searcher:
     def __init__(self, index: Index, exact: bool = False, trust_remote_code: bool = False):
         """Load every model of ``index``; ``exact`` ignores the index's ANN files.
@@ -81,10 +69,11 @@ class Searcher:
     def moves(self) -> list[str]:
         return self.index.moves
 
-    def _load(self, key: str, entry: dict, exact: bool) -> _Model:
-        if entry["kind"] == "bm25":
-            retriever = BM25Retriever([r["text"] for r in self.rows], entry["setup"])
-            return _Model("bm25", "", lambda text, _prompt: retriever.search([text], MAX_K))
+    def _load(self, key: str, entry: dict, exact: bool) -> Retriever:
+        if not embeds(entry["kind"]):  # BM25's index is rebuilt from the candidates' texts
+            lexical = LexicalRetriever(entry["name"], entry["setup"])
+            lexical.index([r["id"] for r in self.rows], [r["text"] for r in self.rows])
+            return lexical
         vectors = self.index.vectors[key]
         if entry.get("ann") and not exact:  # before the model: a damaged file is refused in a moment
             faiss_index = ann.load(
@@ -98,13 +87,13 @@ class Searcher:
                 f"--index {self.index.root}: model {entry['name']} on this machine differs from the one the "
                 f"index was built with; rebuild the index with `ratio index`"
             )
-
-        def search(text: str, prompt: str) -> tuple[np.ndarray, np.ndarray]:
-            q = encoder.encode([text], prompt).astype(np.float32)
-            scores, idx = faiss_index.search(q, min(MAX_K, len(self.rows)))
-            return idx, scores
-
-        return _Model("dense", entry["query_prompt"], search, entry.get("query_prompts", {}))
+        dense = DenseRetriever(
+            encoder, entry["name"], "", entry["query_prompt"], entry.get("query_prompts", {})
+        )  # queries only, never cached: the corpus is the index's vectors
+        dense.use_vectors(
+            vectors, lambda q, k: faiss_index.search(q.astype(np.float32), min(k, len(self.rows)))
+        )
+        return dense
 
     def _setup(self, key: str, entry: dict) -> ModelSetup:
         """A dense model's folder inside the index, or a model registered on this machine; never a path
@@ -139,11 +128,12 @@ class Searcher:
             keys[m] = (key, self.models[key].prompt_for(m))
         found: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         with self.lock:
-            for key, prompt in dict.fromkeys(keys.values()):
-                found[key, prompt] = self.models[key].search(text, prompt)
+            for m, pair in keys.items():
+                if pair not in found:
+                    found[pair] = self.models[pair[0]].search(m, [""], [text], MAX_K)
         return {m: self._hits(*found[pair], k) for m, pair in keys.items()}
 
-    def _hits(self, idx: np.ndarray, scores: np.ndarray, k: int) -> list[dict]:
+    def _hits(self, scores: np.ndarray, idx: np.ndarray, k: int) -> list[dict]:
         hits = []
         for i, s in zip(idx[0], scores[0], strict=True):
             if i < 0 or len(hits) == k:  # faiss pads with -1 when an ANN index finds fewer than asked

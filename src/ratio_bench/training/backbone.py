@@ -18,7 +18,7 @@ from ratio_bench.training.config import TrainingConfig, TrainingConfigError
 LOCAL_SETUPS = {"none": ("", ""), "generic": GENERIC}
 
 
-def prompts_for(config: TrainingConfig) -> dict[str, str]:
+def training_prompts(config: TrainingConfig) -> dict[str, str]:
     """``{"query": ..., "document": ...}`` of the config's backbone and setup (unified: one per relation)."""
     entry = REGISTRY.get(config.backbone)
     query, document = entry.setups[config.setup] if entry else LOCAL_SETUPS[config.setup]
@@ -46,7 +46,7 @@ def load_backbone(config: TrainingConfig, trust_remote_code: bool = False, devic
     remote = bool(entry and entry.trust_remote_code and trust_remote_code)
     check_model_folder(path, trust_remote_code=remote)  # a config's weights: folder is read like any other
     model = SentenceTransformer(str(path), device=device, trust_remote_code=remote, local_files_only=True)
-    model.prompts = prompts_for(config)
+    model.prompts = training_prompts(config)
     model.default_prompt_name = None
     return model, fingerprint(path)
 

@@ -10,9 +10,11 @@ by ``yaml.safe_dump``. The card carries no timestamp or local path, so the same 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import string
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +202,34 @@ def _model_index(summary: dict[str, Any], entries: list[dict[str, Any]], name: s
     return [{"name": name, "results": results}]
 
 
+@dataclass(frozen=True)
+class ModelCard:
+    """The fields of the model card template (``model_cards/model_card.md``), one per ``$name`` in it."""
+
+    front_matter: str
+    title: str
+    relation: str
+    relation_title: str
+    relation_gloss: str
+    backbone: str
+    setup: str
+    repo_id: str
+    prompts: str
+    training_info: str
+    trials: str
+    chosen_trial: str
+    chosen_reason: str
+    curve: str
+    results: str
+    max_seq_length: str
+    licence: str
+    st_details: str
+
+    def render(self) -> str:
+        template = data_path("model_cards", "model_card.md").read_text(encoding="utf-8")
+        return string.Template(template).substitute(dataclasses.asdict(self))
+
+
 def render_card(
     folder: str | Path,
     results: list[Path] | None = None,
@@ -212,9 +242,35 @@ def render_card(
     entries = load_results(results, summary) if results else stored_results(folder, summary)
     name = model_name(summary)
     rel, setup, backbone = summary["relation"], summary["setup"], backbone_short(summary)
-    licence, publishable = release_terms(summary, dataset)
-    data, ds = summary["data"], summary["dataset"]
-    front = {
+    prompts = summary.get("prompts") or {}
+    return ModelCard(
+        front_matter=yaml.safe_dump(
+            _front_matter(summary, entries, name), sort_keys=False, allow_unicode=True
+        ).strip(),
+        title=markdown_text(f"{name} - {backbone} {setup}-Tuned for {rel.capitalize()}"),
+        relation=rel,
+        relation_title=rel.capitalize(),
+        relation_gloss=BY_NAME[rel].gloss if rel in BY_NAME else "makes the move",
+        backbone=markdown_text(backbone),
+        setup=markdown_text(setup),
+        repo_id=(repo_id or f"ORG/{name}").replace('"', ""),
+        prompts="\n".join(f"- `{k}`: {_code(v)}" for k, v in sorted(prompts.items())) or "- (none)",
+        training_info=_training_table(summary),
+        trials=_trials_table(summary),
+        chosen_trial=str(summary["chosen"]["trial"]),
+        chosen_reason=markdown_text(summary["chosen"]["reason"]),
+        curve=_curve_table(summary),
+        results=_results_section(summary, entries),
+        max_seq_length=str(summary["data"]["max_seq_length"]["value"]),
+        licence=_licence_section(summary, dataset),
+        st_details=f"{ST_START}\n{st_details(folder / 'best' / 'README.md')}\n{ST_END}",
+    ).render()
+
+
+def _front_matter(summary: dict[str, Any], entries: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    """The Hub's metadata: library, task, licence, tags and the model-index of the results."""
+    rel = summary["relation"]
+    return {
         "library_name": "sentence-transformers",
         "pipeline_tag": "sentence-similarity",
         "language": ["en"],
@@ -231,9 +287,14 @@ def render_card(
         "metrics": ["mrr_at_10", "recall_at_10"],
         "model-index": _model_index(summary, entries, name),
     }
-    prompts = summary.get("prompts") or {}
+
+
+def _training_table(summary: dict[str, Any]) -> str:
+    """What was trained on what: backbone, release, config, data used, length cut, trials."""
+    rel, setup, backbone = summary["relation"], summary["setup"], backbone_short(summary)
+    data, ds = summary["data"], summary["dataset"]
     length = data["max_seq_length"]
-    training = _table(
+    return _table(
         ["", "value"],
         [
             ["relation", rel],
@@ -266,7 +327,11 @@ def render_card(
             ["trials finished / configured", f"{len(summary['trials'])} / {summary['trials_configured']}"],
         ],
     )
-    trials = _table(
+
+
+def _trials_table(summary: dict[str, Any]) -> str:
+    """One row per finished trial, the chosen one in bold."""
+    return _table(
         ["trial", "settings", "rationale", "best epoch", "val MRR@10", "val R@10", "pairs/s", "peak RSS MB"],
         [
             [
@@ -282,7 +347,11 @@ def render_card(
             for t in summary["trials"]
         ],
     )
-    curve = _table(
+
+
+def _curve_table(summary: dict[str, Any]) -> str:
+    """Validation after each epoch of each trial."""
+    return _table(
         ["trial", "epoch", "step", "MRR@10", "R@10"],
         [
             [
@@ -296,6 +365,11 @@ def render_card(
             for e in t["epochs"]
         ],
     )
+
+
+def _results_section(summary: dict[str, Any], entries: list[dict[str, Any]]) -> str:
+    """The scored results when given, else the chosen trial's validation score and how to add them."""
+    rel = summary["relation"]
     if entries:
         results_md = _table(
             ["split", "relation", "queries", "MRR@10", "R@10", "R@1", "MRR@100"],
@@ -310,47 +384,28 @@ def render_card(
                 for r, m in sorted(e["results"].items())
             ],
         )
-        results_md = (
-            f"Scored with `ratio score` (exact search over each split's shared corpus), %:\n\n{results_md}"
-        )
-    else:
-        results_md = (
-            f"Validation (the chosen trial's best epoch): MRR@10 {_pct(summary['chosen']['mrr_at_10'])} %. "
-            "No test results were given; render with `ratio model-card DIR --results FILE` to add them."
-        )
+        return f"Scored with `ratio score` (exact search over each split's shared corpus), %:\n\n{results_md}"
+    return (
+        f"Validation (the chosen trial's best epoch): MRR@10 {_pct(summary['chosen']['mrr_at_10'])} %. "
+        "No test results were given; render with `ratio model-card DIR --results FILE` to add them."
+    )
+
+
+def _licence_section(summary: dict[str, Any], dataset: str | Path | None) -> str:
+    """The training data's licence and whether its release allows publishing."""
+    licence, publishable = release_terms(summary, dataset)
+    backbone = backbone_short(summary)
     allowed = {
         True: "allows publishing",
         False: "does **not** allow publishing",
         None: "could not be checked for whether it allows publishing",
     }
-    licence_md = (
+    return (
         f"The training data's licence, from the release config: *{markdown_text(licence)}*. The release config "
         f"{allowed[publishable]} (`release.publish`). The model's weights derive from the backbone "
         f"`{markdown_text(backbone)}` (see its own licence) and from this training data, so this model may be used "
         "only as both allow."
     )
-    values = {
-        "front_matter": yaml.safe_dump(front, sort_keys=False, allow_unicode=True).strip(),
-        "title": markdown_text(f"{name} - {backbone} {setup}-Tuned for {rel.capitalize()}"),
-        "relation": rel,
-        "relation_title": rel.capitalize(),
-        "relation_gloss": BY_NAME[rel].gloss if rel in BY_NAME else "makes the move",
-        "backbone": markdown_text(backbone),
-        "setup": markdown_text(setup),
-        "repo_id": (repo_id or f"ORG/{name}").replace('"', ""),
-        "prompts": "\n".join(f"- `{k}`: {_code(v)}" for k, v in sorted(prompts.items())) or "- (none)",
-        "training_info": training,
-        "trials": trials,
-        "chosen_trial": str(summary["chosen"]["trial"]),
-        "chosen_reason": markdown_text(summary["chosen"]["reason"]),
-        "curve": curve,
-        "results": results_md,
-        "max_seq_length": str(length["value"]),
-        "licence": licence_md,
-        "st_details": f"{ST_START}\n{st_details(folder / 'best' / 'README.md')}\n{ST_END}",
-    }
-    template = data_path("model_cards", "model_card.md").read_text(encoding="utf-8")
-    return string.Template(template).substitute(values)
 
 
 def write_card(

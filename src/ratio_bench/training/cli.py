@@ -14,7 +14,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     require("train")
     summary = train(
-        load_config(preset("training", args.config, "--config")),
+        load_config(preset("training", args.config)),
         args.dataset,
         args.out,
         args.trial,
@@ -42,7 +42,7 @@ def cmd_train_all(args: argparse.Namespace) -> int:
 
     require("train")
     for summary in train_all(
-        preset_dir("training", args.dir, "--dir", top="spec"),
+        preset_dir("training", args.dir, top="spec"),
         args.dataset,
         args.out,
         args.trust_remote_code,
@@ -74,7 +74,10 @@ def cmd_publish_models(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("train", help="fine-tune a retriever: every trial of one training config, best kept")
+    stage = sub.add_parser("train", help="training stage: run, all, card, publish").add_subparsers(
+        dest="train_command", required=True
+    )
+    p = stage.add_parser("run", help="fine-tune a retriever: every trial of one training config, best kept")
     p.add_argument(
         "--config",
         required=True,
@@ -88,7 +91,7 @@ def register(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("train-all", help="every training config of a folder, resumable")
+    p = stage.add_parser("all", help="every training config of a folder, resumable")
     p.add_argument(
         "--dir",
         required=True,
@@ -100,7 +103,7 @@ def register(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_train_all)
 
-    p = sub.add_parser("model-card", help="(re-)render a tuned model's card: DIR/best/README.md")
+    p = stage.add_parser("card", help="(re-)render a tuned model's card: DIR/best/README.md")
     p.add_argument("dir", type=Path, metavar="DIR", help="a training output folder (ratio train --out)")
     p.add_argument(
         "--results",
@@ -116,9 +119,7 @@ def register(sub) -> None:
     )
     p.set_defaults(func=cmd_model_card)
 
-    p = sub.add_parser(
-        "publish-models", help="upload tuned models to Hugging Face Hub model repos and tag them"
-    )
+    p = stage.add_parser("publish", help="upload tuned models to Hugging Face Hub model repos and tag them")
     p.add_argument(
         "dir", type=Path, metavar="DIR", help="a training output folder, or a folder of them (models/dev)"
     )

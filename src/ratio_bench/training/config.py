@@ -249,6 +249,7 @@ def _unified_fields(raw: dict[str, Any], path: Path, relation: str) -> dict[str,
 def check_backbone(config: TrainingConfig) -> None:
     """Refuse an unknown backbone or prompt setup now, not after the data is loaded."""
     from ratio_bench.retrieval.registry import REGISTRY
+    from ratio_bench.retrieval.retriever import embeds
 
     entry = REGISTRY.get(config.backbone)
     if entry is None:
@@ -259,14 +260,14 @@ def check_backbone(config: TrainingConfig) -> None:
                     f"not {config.setup!r}"
                 )
             return
-        dense = sorted(n for n, e in REGISTRY.items() if e.kind == "dense")
+        dense = sorted(n for n, e in REGISTRY.items() if embeds(e.kind))
         near = difflib.get_close_matches(config.backbone, dense, n=1, cutoff=0.4)
         hint = f"did you mean {near[0]!r}? " if near else ""
         raise TrainingConfigError(
             f"{config.path}: backbone: unknown model {config.backbone!r}; {hint}"
             f"registered dense models: {', '.join(dense)} (or a local sentence-transformers folder)"
         )
-    if entry.kind != "dense":
+    if not embeds(entry.kind):
         raise TrainingConfigError(f"{config.path}: backbone: {config.backbone} is not a dense model")
     if config.setup not in entry.setups:
         raise TrainingConfigError(

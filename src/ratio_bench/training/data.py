@@ -61,7 +61,8 @@ def load_train_pairs(root: str | Path, relation: str, cap: int | None = None, se
     table = release.queries(relation, "train", TRAIN_COLUMNS)
     if not table.num_rows:
         raise DatasetError(
-            f"{release.shown}: no train split for {relation} (data/{relation}/train-*.parquet)"
+            f"{release.shown}: no train split for {relation} (data/{relation}/train-*.parquet)",
+            value=release.root,
         )
     cols = {c: table.column(c).to_pylist() for c in TRAIN_COLUMNS}
     n = len(cols["query"])
@@ -76,6 +77,6 @@ def load_validation(root: str | Path, relation: str | Sequence[str]) -> SplitDat
     relations = [relation] if isinstance(relation, str) else list(relation)
     data = load_split(root, "validation", relations)
     for rel in relations:
-        if not data.queries[rel][0]:
+        if not data.queries[rel].ids:
             raise DatasetError(f"{root}: no validation queries for {rel}; model selection needs them")
     return data

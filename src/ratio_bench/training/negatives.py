@@ -34,7 +34,8 @@ def _train_corpus(root: Path) -> dict[str, list]:
     table = release.corpus("train", columns)
     if not table.num_rows:
         raise DatasetError(
-            f"{release.shown}: no train corpus (data/corpus/train-*.parquet) to mine hard negatives from"
+            f"{release.shown}: no train corpus (data/corpus/train-*.parquet) to mine hard negatives from",
+            value=release.root,
         )
     return {c: table.column(c).to_pylist() for c in columns}
 

@@ -28,7 +28,7 @@ def is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
 
 
-def prepare_output(out: str | Path, identity: dict[str, Any], flag: str = "--out") -> Path:
+def prepare_output(out: str | Path, identity: dict[str, Any]) -> Path:
     """Create ``out`` (or accept it as an earlier run's output with the same ``identity``) and mark it."""
     import json
 
@@ -45,13 +45,15 @@ def prepare_output(out: str | Path, identity: dict[str, Any], flag: str = "--out
             )
             raise OutputError(
                 f"{out}: an output of another training run (different {', '.join(changed)}); "
-                f"pass a new {flag} folder"
+                "pass a new folder",
+                value=out,
             )
         return out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise OutputError(
             f"{out}: exists and is not a ratio training output (no {MARKER}); refusing to write into it, "
-            f"pass an empty or new {flag} folder"
+            "pass an empty or new folder",
+            value=out,
         )
     out.mkdir(parents=True, exist_ok=True)
     write_json(marker, identity)

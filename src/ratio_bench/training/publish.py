@@ -88,7 +88,7 @@ def publish_models(
     for model in models:
         repo_id = f"{org}/{model.name}"
         write_card(model.folder, repo_id=repo_id, dataset=dataset)  # the usage example names the repository
-        with hub_errors(api, repo_id, "--org"):
+        with hub_errors(api, repo_id):
             api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
             commit = api.upload_folder(
                 folder_path=str(model.folder / "best"),

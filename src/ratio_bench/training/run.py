@@ -157,9 +157,7 @@ def train_all(
     """Every config of ``folder`` into ``out/<config name>/``; finished setups and trials are skipped."""
     configs = [load_config(p) for p in config_files(folder)]  # every file checked before any training
     info = dataset_info(dataset_dir)
-    out = prepare_output(
-        out, {"kind": "ratio-training-all", "dataset_manifest_sha256": info.manifest_sha256}, "--out"
-    )
+    out = prepare_output(out, {"kind": "ratio-training-all", "dataset_manifest_sha256": info.manifest_sha256})
     summaries = []
     for config in tqdm(configs, desc="setups", unit="setup", disable=not show_progress):
         target = out / config.name

@@ -22,7 +22,7 @@ import numpy as np
 
 from ratio_bench.core.io import write_json
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.training.backbone import freeze, load_backbone, prompts_for
+from ratio_bench.training.backbone import freeze, load_backbone, training_prompts
 from ratio_bench.training.config import TrainingConfig
 from ratio_bench.training.data import DatasetInfo, TrainPairs, dataset_info, load_train_pairs, load_validation
 from ratio_bench.training.evaluator import PRIMARY, RetrievalEvaluator
@@ -83,7 +83,7 @@ def prepare(
 
         hard = mine(dataset_dir, pairs, config.hard_negatives, config.seed)
         columns["negative"], fallbacks = hard.texts, hard.random_fallbacks
-    prompts = prompts_for(config)
+    prompts = training_prompts(config)
     model, fp = load_backbone(config, trust_remote_code, device="cpu")
     train_prompts = {c: prompts.get("query", "") if c == "query" else prompts["document"] for c in columns}
     per_column = {c: token_counts(model, texts, train_prompts[c]) for c, texts in columns.items()}

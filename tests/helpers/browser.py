@@ -128,7 +128,7 @@ def screenshot(index: Path, text: str, out: Path, width: int = SHOT_WIDTH, k: in
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m ratio_bench.serve.browser --index IDX --out docs/search.png "TEXT"`` (``make screenshot``)."""
+    """``python -m tests.helpers.browser --index IDX --out docs/search.png "TEXT"`` (``make screenshot``)."""
     import argparse
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

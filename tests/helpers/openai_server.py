@@ -17,7 +17,7 @@ holds it is always answered with non-JSON text), ``batch_fail_every`` (every n-t
 ``answer_with`` replaces the model: a function of the messages returning the reply object (a judging policy a
 test can predict, such as "always A").
 
-Run ``python tests/openai_server.py --port 8089 --script 429,500,malformed`` to try the CLI against it by hand.
+Run ``python tests/helpers/openai_server.py --port 8089 --script 429,500,malformed`` to try the CLI against it by hand.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests (and the screenshot tool): importable modules, not fixtures."""

@@ -1,0 +1,68 @@
+"""The Retriever protocol: BM25 and dense models index a corpus and search a move's queries the same way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.registry import REGISTRY, ModelSetup
+from ratio_bench.retrieval.retriever import (
+    RETRIEVERS,
+    DenseRetriever,
+    LexicalRetriever,
+    Retriever,
+    embeds,
+    load_retriever,
+)
+
+CORPUS = ["graph neural networks for molecules", "protein folding with attention", "molecules and graphs"]
+
+
+class FakeEncoder:
+    """Bag-of-letters vectors, counting calls, with a prompt that shifts the vector (so prompts matter)."""
+
+    fingerprint = "fake"
+
+    def __init__(self):
+        self.calls: list[tuple[str, int]] = []
+
+    def encode(self, texts, prompt):
+        self.calls.append((prompt, len(texts)))
+        out = np.zeros((len(texts), 27), np.float32)
+        for i, t in enumerate(texts):
+            for ch in (prompt + t).lower():
+                out[i, ord(ch) - 97 if "a" <= ch <= "z" else 26] += 1
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_every_registered_kind_has_a_retriever():
+    assert {e.kind for e in REGISTRY.values()} <= set(RETRIEVERS)
+    assert not embeds("bm25") and embeds("dense")
+    assert RETRIEVERS["bm25"] is LexicalRetriever
+
+
+def test_bm25_searches_a_pool_with_its_own_index_and_answers_corpus_rows():
+    setup = ModelSetup("bm25:unigram", "bm25", None, "unigram", "", "")
+    r: Retriever = load_retriever(setup)
+    r.index(["a", "b", "c"], CORPUS)
+    scores, rows = r.search("address", ["q"], ["molecules graphs"], 2)
+    assert set(rows[0]) == {0, 2} and scores.shape == (1, 2)
+    _, pooled = r.search("address", ["q"], ["molecules graphs"], 2, rows=np.array([1, 2]))
+    assert pooled[0][0] == 2  # a row of the corpus, not of the pool
+
+
+def test_a_unified_model_encodes_the_corpus_once_and_each_move_with_its_instruction(tmp_path):
+    encoder = FakeEncoder()
+    r = DenseRetriever(encoder, "m", "doc: ", "q: ", {"broaden": "broaden: "}, EmbeddingCache(tmp_path))
+    r.index(["a", "b", "c"], CORPUS)
+    r.index(["a", "b", "c"], CORPUS)  # from the cache
+    r.search("address", ["q1"], ["molecules"], 1)
+    r.search("broaden", ["q1"], ["molecules"], 1, rows=np.array([1, 2]))
+    assert encoder.calls == [("doc: ", 3), ("q: ", 1), ("broaden: ", 1)]
+    assert r.prompt_for("specify") == "q: "
+
+
+def test_dense_search_needs_an_indexed_corpus():
+    with pytest.raises(RuntimeError, match="index"):
+        DenseRetriever(FakeEncoder(), "m", "", "").search("address", ["q"], ["x"], 1)
