@@ -317,7 +317,7 @@ def cmd_silver(args: argparse.Namespace) -> int:
     release = Release.open(args.dataset)
     raw, source = release.config, str(release.root / "manifest.json")
     if args.config:
-        raw, source = read_yaml_file(args.config, "--config") or {}, f"--config {args.config}"
+        raw, source = read_yaml_file(args.config) or {}, f"--config {args.config}"
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: must be a mapping (key: value) with a silver block, got {shown(raw)}")
     try:
