@@ -86,6 +86,8 @@ def fixture_files(tmp: Path) -> dict[str, Path]:
     }
 
 
+WORKER = ["leaderboard", "worker", "--requests", "o/q", "--results", "o/r", "--dataset", "{tmp}"]
+
 # (case id, argv with {placeholders}, culprits in the error line, exit code)
 CASES = [
     ("stats-missing-path", ["corpus", "stats", "{tmp}/nope", "--quiet"], ["nope"], 1),
@@ -648,6 +650,31 @@ CASES = [
         "serve-submissions-without-board",
         ["serve", "--index", "{tmp}", "--allow-submissions"],
         ["--allow-submissions", "--leaderboard-from"],
+        2,
+    ),
+    # leaderboard worker judging (refused before anything is claimed)
+    (
+        "leaderboard-worker-judge-url-without-model",
+        [*WORKER, "--judge-base-url", "http://127.0.0.1:9/v1"],
+        ["--judge-base-url", "--judge-model NAME"],
+        2,
+    ),
+    (
+        "leaderboard-worker-judge-workers-0",
+        [*WORKER, "--judge-model", "m", "--judge-workers", "0"],
+        ["--judge-workers 0"],
+        2,
+    ),
+    (
+        "leaderboard-worker-judge-bad-url",
+        [*WORKER, "--judge-model", "m", "--judge-base-url", "ftp://x"],
+        ["--judge-base-url 'ftp://x'", "http(s)"],
+        2,
+    ),
+    (
+        "leaderboard-worker-judge-sample-0",
+        [*WORKER, "--judge-model", "m", "--judge-sample", "0"],
+        ["--judge-sample 0"],
         2,
     ),
 ]

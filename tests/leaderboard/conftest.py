@@ -122,3 +122,14 @@ def board(tmp_path: Path):
         hub.state.create_repo(f"datasets/{REQUESTS}")
         hub.state.create_repo(f"datasets/{RESULTS}")
         yield Board(hub, hub.env(TOKEN, tmp_path / "hf"), tmp_path)
+
+
+@pytest.fixture
+def hub_env(board, monkeypatch, tmp_path):
+    """This process as a Hub client of the loopback server (the live board, a judging round in process)."""
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_ENDPOINT", board.hub.url)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    return board

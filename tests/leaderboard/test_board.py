@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from fastapi.testclient import TestClient
-from tests.leaderboard.conftest import REQUESTS, RESULTS, TOKEN
+from tests.leaderboard.conftest import REQUESTS, RESULTS
 
 HOSTILE = '<script>alert("x")</script> **bold** | [link](javascript:alert(1))'
 
@@ -52,17 +51,6 @@ def test_hostile_request_text_is_escaped_on_the_pages(board, tmp_path):
     )
     queue = [line for line in text.splitlines() if line.startswith("| FAILED")]
     assert len(queue) == 1 and queue[0].count(" | ") == 5  # the pipe in the text is no cell boundary
-
-
-@pytest.fixture
-def hub_env(board, monkeypatch, tmp_path):
-    """This process as a Hub client of the loopback server (the live board runs inside the app)."""
-    import huggingface_hub.constants
-
-    monkeypatch.setenv("HF_ENDPOINT", board.hub.url)
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
-    return board
 
 
 def test_the_live_board_serves_the_queue_and_takes_submissions_through_the_same_checks(hub_env, tiny_models):

@@ -14,6 +14,7 @@ from pathlib import Path
 from ratio_bench.core.errors import UsageError
 
 COMMANDS = ("submit", "worker")
+JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
 
 class _AnyWord(Mapping):
@@ -97,6 +98,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         raise UsageError("--lease: at least 5 seconds (the time one model may take, with publishing)")
     requests = RepoRef.parse(args.requests, "--requests").repo_id
     results = RepoRef.parse(args.results, "--results").repo_id
+    judging = _judging(args)
     dataset, source = local_dataset(args.dataset)
     opts = WorkerOptions(
         requests,
@@ -108,6 +110,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         max_params=args.max_params,
         batch_size=args.batch_size,
         cache_dir=args.cache_dir,
+        judging=judging,
     )
 
     def log(line: str) -> None:
@@ -118,10 +121,27 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judging(args: argparse.Namespace):
+    """The worker's judge (None without ``--judge-model``), checked before anything is claimed."""
+    from ratio_bench.leaderboard.judging import Judging
+    from ratio_bench.llm.options import make_judge, prefixed_judge_args
+
+    judge_args = prefixed_judge_args(args, JUDGE_PREFIX)
+    if judge_args is None:
+        return None
+    for flag, value, low in (("--judge-sample", args.pool_sample, 1), ("--judge-seed", args.pool_seed, 0)):
+        if value < low:
+            raise UsageError(f"{flag} {value}: must be {low} or more")
+    make_judge(judge_args)  # a bad option, price table or cache is refused now, not after the first model
+    return Judging(judge_args, args.pool_sample, args.pool_seed)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
+    from ratio_bench.leaderboard.judging import DEFAULT_SAMPLE, DEFAULT_SEED, POOL_FOLDER
     from ratio_bench.leaderboard.requests import SETUPS
     from ratio_bench.leaderboard.submit import MAX_PARAMETERS
     from ratio_bench.leaderboard.worker import DEFAULT_LEASE_S
+    from ratio_bench.llm.options import add_judge_options
 
     board = sub.choices["leaderboard"]
     board.add_argument(
@@ -171,4 +191,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    judge = add_judge_options(p, model_required=False, prefix=JUDGE_PREFIX, batch=False)
+    judge.description = (
+        "with --judge-model, each result's unjudged top 10 on the pool's sampled queries is judged and the "
+        f"grown pool committed to the results repository under {POOL_FOLDER}/ (--judge-max-cost caps each "
+        "round)"
+    )
+    judge.add_argument(
+        "--judge-sample", dest="pool_sample", type=int, default=DEFAULT_SAMPLE, metavar="N",
+        help=f"queries per relation of a new pool (default {DEFAULT_SAMPLE}); an existing pool keeps its own",
+    )  # fmt: skip
+    judge.add_argument(
+        "--judge-seed", dest="pool_seed", type=int, default=DEFAULT_SEED, metavar="SEED",
+        help=f"sampling seed of a new pool (default {DEFAULT_SEED})",
+    )  # fmt: skip
     p.set_defaults(func=cmd_worker)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ratio_bench import __version__
 from ratio_bench.leaderboard import hub
@@ -39,6 +40,9 @@ from ratio_bench.leaderboard.requests import (
     write_request,
 )
 from ratio_bench.leaderboard.submit import MAX_PARAMETERS
+
+if TYPE_CHECKING:
+    from ratio_bench.leaderboard.judging import Judging
 
 PROVENANCE = "provenance.json"
 PROVENANCE_SCHEMA = "ratio-leaderboard-provenance/1"
@@ -57,6 +61,7 @@ class WorkerOptions:
     max_params: int = MAX_PARAMETERS
     batch_size: int = 64
     cache_dir: Path | None = None
+    judging: Judging | None = None  # grow the results repository's judged pool after each result
 
     @property
     def job_timeout_s(self) -> float:
@@ -233,8 +238,14 @@ def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -
             log(f"{request.label}: the lease ran out before publishing; the result is dropped")
             return "DROPPED"
         hub.commit(opts.results, "dataset", files, f"Scores of {request.label} by {opts.worker_id}")
-    finish(opts, request, "FINISHED", None, folder)
-    log(f"{request.label}: FINISHED in {time.monotonic() - start:.1f} s -> {opts.results}: {folder}/")
+        finish(opts, request, "FINISHED", None, folder)
+        log(f"{request.label}: FINISHED in {time.monotonic() - start:.1f} s -> {opts.results}: {folder}/")
+        if opts.judging is not None:  # after FINISHED: judging never costs the request its scores
+            from ratio_bench.leaderboard.judging import Scored, judge_round
+
+            provenance = json.loads(files[f"{folder}/{PROVENANCE}"])
+            scored = Scored(request.label, folder, Path(tmp) / "out", provenance)
+            log(judge_round(opts.results, opts.dataset, scored, opts.judging))
     return "FINISHED"
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
-from ratio_bench.core.errors import UsageError
+from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.options import json_or_text, parse_assignments
 from ratio_bench.llm.cache import ReplyCache
 from ratio_bench.llm.client import Judge, JudgeSettings
@@ -25,49 +26,104 @@ DEFAULT_CACHE = (
 )
 
 
-def add_judge_options(p: argparse.ArgumentParser, model_required: bool = True) -> None:
+def judge_flag(name: str, prefix: str = "") -> str:
+    """The flag of judge option ``name`` under ``prefix``: ``--judge-base-url`` for ``judge-`` (a name that
+    already starts with the prefix keeps its spelling: ``--judge-id``)."""
+    return f"--{name if name.startswith(prefix) else prefix + name}"
+
+
+def add_judge_options(
+    p: argparse.ArgumentParser, model_required: bool = True, prefix: str = "", batch: bool = True
+) -> argparse._ArgumentGroup:
+    """The judge's options, in a group of their own (returned, for a command's own judging options).
+
+    ``prefix`` (``"judge-"``) spells every flag ``--judge-...`` (destination ``judge_...``) for a command
+    whose own flags they would shadow, such as the leaderboard worker; read them back with
+    :func:`prefixed_judge_args`. ``batch=False`` leaves out the Batch API, whose results can take a day, for
+    a command that must not wait that long.
+    """
     g = p.add_argument_group("judge")
-    g.add_argument(
-        "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (default: OpenAI)"
-    )
-    g.add_argument("--model", required=model_required, help="judge model name as the server knows it")
-    g.add_argument(
-        "--api-key-env",
+
+    def add(name: str, **kwargs: Any) -> None:
+        if kwargs.get("action") != "store_true":
+            kwargs.setdefault("metavar", name.upper().replace("-", "_"))  # BASE_URL, not JUDGE_BASE_URL
+        g.add_argument(judge_flag(name, prefix), dest=(prefix + name).replace("-", "_"), **kwargs)
+
+    def f(name: str) -> str:
+        return judge_flag(name, prefix)
+
+    add("base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (default: OpenAI)")
+    add("model", required=model_required, help="judge model name as the server knows it")
+    add(
+        "api-key-env",
         metavar="NAME",
-        help="environment variable whose key is sent to --base-url (default: $OPENAI_API_KEY, to OpenAI only)",
+        help=f"environment variable whose key is sent to {f('base-url')} "
+        "(default: $OPENAI_API_KEY, to OpenAI only)",
     )
-    g.add_argument(
-        "--judge-id",
+    add(
+        "judge-id",
         metavar="ID",
-        help="cache identity shared on purpose by several endpoints (default: the normalised --base-url)",
+        help="cache identity shared on purpose by several endpoints "
+        f"(default: the normalised {f('base-url')})",
     )
-    g.add_argument(
-        "--temperature", type=float, help="sampling temperature (default 0; 'none' models: use --param)"
-    )
-    g.add_argument("--no-temperature", action="store_true", help="send no temperature (reasoning models)")
-    g.add_argument("--max-tokens", type=int, help="reply token limit (default 512)")
-    g.add_argument("--no-json-mode", action="store_true", help="do not send response_format=json_object")
-    g.add_argument(
-        "--param",
+    add("temperature", type=float, help=f"sampling temperature (default 0; 'none' models: use {f('param')})")
+    add("no-temperature", action="store_true", help="send no temperature (reasoning models)")
+    add("max-tokens", type=int, help="reply token limit (default 512)")
+    add("no-json-mode", action="store_true", help="do not send response_format=json_object")
+    add(
+        "param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         help="extra request field, e.g. reasoning_effort=medium (repeatable; VALUE may be JSON)",
     )
-    g.add_argument("--workers", type=int, help="parallel requests (default 4)")
-    g.add_argument("--timeout", type=float, help="seconds per request (default 120)")
-    g.add_argument("--max-retries", type=int, help="retries per request (default 6)")
-    g.add_argument(
-        "--breaker",
+    add("workers", type=int, help="parallel requests (default 4)")
+    add("timeout", type=float, help="seconds per request (default 120)")
+    add("max-retries", type=int, help="retries per request (default 6)")
+    add(
+        "breaker",
         type=int,
         help="refused connections / unresolvable hosts in a row that stop the run (default 3)",
     )
-    g.add_argument("--max-cost", type=float, help="stop sending once this many USD are spent")
-    g.add_argument("--prices", type=Path, help="price table YAML (default: the packaged one)")
-    g.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"reply cache (default {DEFAULT_CACHE})")
-    g.add_argument("--batch", action="store_true", help="use the Batch API (cheaper, asynchronous)")
-    g.add_argument("--poll-seconds", type=float, default=30.0, help="Batch API polling interval")
-    g.add_argument("--quiet", action="store_true", help="no progress bars")
+    add("max-cost", type=float, help="stop sending once this many USD are spent")
+    add("prices", type=Path, help="price table YAML (default: the packaged one)")
+    add("cache", type=Path, default=DEFAULT_CACHE, help=f"reply cache (default {DEFAULT_CACHE})")
+    if batch:
+        add("batch", action="store_true", help="use the Batch API (cheaper, asynchronous)")
+        add("poll-seconds", type=float, default=30.0, help="Batch API polling interval")
+    add("quiet", action="store_true", help="no progress bars")
+    return g
+
+
+def prefixed_judge_args(args: argparse.Namespace, prefix: str) -> argparse.Namespace | None:
+    """The judge options given as ``--<prefix>...``, named as the functions here read them (``model``,
+    ``base_url``, ...); None when no judge model is given: the command does not judge. A judge option given
+    without a model is a ``UsageError`` (it would be silently unused)."""
+    head = prefix.replace("-", "_")
+    found = {k[len(head) :]: v for k, v in vars(args).items() if k.startswith(head)}
+    if found.get("model") is None:
+        stray = [
+            k for k, v in found.items() if not (v is None or v is False or v == [] or v == DEFAULT_CACHE)
+        ]
+        if stray:
+            raise UsageError(
+                f"{judge_flag(stray[0].replace('_', '-'), prefix)}: judging is on only with a judge model; "
+                f"add {judge_flag('model', prefix)} NAME"
+            )
+        return None
+    return argparse.Namespace(**found, flag_prefix=prefix)
+
+
+def renamed_flags(text: str, args: argparse.Namespace) -> str:
+    """``text`` with the judge flags it names (``--base-url``) spelled as the command takes them
+    (``--judge-base-url``, see :func:`prefixed_judge_args`): the judge code's messages name plain flags."""
+    prefix = getattr(args, "flag_prefix", "")
+    if not prefix:
+        return text
+    names = {k.replace("_", "-") for k in vars(args)}
+    return re.sub(
+        r"(?<![\w-])--([a-z][a-z-]*)", lambda m: judge_flag(m[1], prefix) if m[1] in names else m[0], text
+    )
 
 
 def settings_from_args(args: argparse.Namespace, defaults: dict[str, Any] | None = None) -> JudgeSettings:
@@ -136,11 +192,16 @@ def check_settings(settings: JudgeSettings, args: argparse.Namespace) -> None:
 
 def make_judge(args: argparse.Namespace, defaults: dict[str, Any] | None = None):
     """(judge, batch judge or None) for the parsed options."""
-    settings = settings_from_args(args, defaults)
-    prices = PriceTable.load(args.prices)  # a bad table is refused before the cache is opened
-    judge = Judge(settings, ReplyCache(args.cache), prices, progress=not args.quiet)
+    try:
+        settings = settings_from_args(args, defaults)
+        prices = PriceTable.load(args.prices)  # a bad table is refused before the cache is opened
+        judge = Judge(settings, ReplyCache(args.cache), prices, progress=not args.quiet)
+    except RatioError as exc:
+        if not getattr(args, "flag_prefix", ""):
+            raise
+        raise type(exc)(renamed_flags(str(exc), args)) from None
     batch = None
-    if args.batch:
+    if getattr(args, "batch", False):
         from ratio_bench.llm.batch import BatchJudge
 
         batch = BatchJudge(judge, poll_s=args.poll_seconds)
