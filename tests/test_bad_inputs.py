@@ -688,7 +688,7 @@ EXPECTED_REJECTS = {
 
 @pytest.fixture(scope="session")
 def broken_inputs(tmp_path_factory) -> dict[str, Path]:
-    """Group A: ``models``, tiny model folders with one defect each (``tests/retrieval/conftest.py``), and
+    """Group A: ``models``, tiny model folders with one defect each (``tests/helpers/models.py``), and
     ``indexes``, a tiny dense index copied and made unsafe: a model that runs code although the manifest says to
     trust it, vectors named by an absolute path, a truncated ANN file."""
     from tests.helpers.corpus import write_jsonl

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from tests.helpers.judged import judged_decide, save_judged_run
 from tests.leaderboard.conftest import RESULTS
 
-from conftest import judged_decide, save_judged_run
 from ratio_bench.leaderboard.judging import Judging, Scored, judge_round
 from ratio_bench.llm.options import add_judge_options, prefixed_judge_args
 

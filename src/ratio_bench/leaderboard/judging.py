@@ -114,7 +114,7 @@ def fetch_pool(results: str, sha: str, dest: Path, manifest: dict[str, Any]) -> 
         raise LeaderboardError(
             f"{results}: {POOL_FOLDER}/{SAMPLE_FILE} is not {{sample: N >= 1, seed: N >= 0}}"
         )
-    return RepoPool(sha, JudgedPool(folder, manifest, flag=f"{results}:"), sample)
+    return RepoPool(sha, JudgedPool(folder, manifest), sample)
 
 
 def _read_json(path: Path, results: str) -> Any:
