@@ -151,250 +151,246 @@ def safetensors_summary(data: bytes) -> dict[str, int] | None:
     return counts
 
 
-def make_handler(state: HubState):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class HubHandler(BaseHTTPRequestHandler):
+    """One request against the server's :class:`HubState` (``self.server.state``)."""
 
-        def log_message(self, *args) -> None:  # quiet
-            pass
+    protocol_version = "HTTP/1.1"
 
-        def _send(
-            self, code: int, body: bytes = b"", headers: dict | None = None, ctype="application/json"
-        ) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+    @property
+    def state(self) -> HubState:
+        return self.server.state
 
-        def _json(self, obj, code=200) -> None:
-            self._send(code, json.dumps(obj).encode())
+    def log_message(self, *args) -> None:  # quiet
+        pass
 
-        def _not_found(self, what: str, code: str) -> None:
-            self._send(404, json.dumps({"error": what}).encode(), {"X-Error-Code": code})
+    def _send(
+        self, code: int, body: bytes = b"", headers: dict | None = None, ctype="application/json"
+    ) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
-        def _body(self) -> bytes:
-            n = int(self.headers.get("Content-Length") or 0)
-            if n > MAX_BODY_BYTES:
-                raise ValueError("body too large")
-            return self.rfile.read(n) if n else b""
+    def _json(self, obj, code=200) -> None:
+        self._send(code, json.dumps(obj).encode())
 
-        def _token(self) -> str | None:
-            auth = self.headers.get("Authorization", "")
-            if auth.startswith("Bearer "):
-                state.tokens_seen.add(auth[7:])
-                return auth[7:]
-            return None
+    def _not_found(self, what: str, code: str) -> None:
+        self._send(404, json.dumps({"error": what}).encode(), {"X-Error-Code": code})
 
-        def _parts(self) -> list[str]:
-            return [unquote(p) for p in urlparse(self.path).path.strip("/").split("/")]
+    def _body(self) -> bytes:
+        n = int(self.headers.get("Content-Length") or 0)
+        if n > MAX_BODY_BYTES:
+            raise ValueError("body too large")
+        return self.rfile.read(n) if n else b""
 
-        # -- reads -----------------------------------------------------------------------------------------
-        def do_HEAD(self) -> None:
-            self.do_GET()
+    def _token(self) -> str | None:
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer "):
+            self.state.tokens_seen.add(auth[7:])
+            return auth[7:]
+        return None
 
-        def do_GET(self) -> None:
-            token = self._token()
-            parts = self._parts()
-            if parts == ["api", "whoami-v2"]:
-                if token is None:
-                    return self._send(401, b'{"error":"Invalid credentials in Authorization header"}')
-                name = state.users.get(token, "dev-user")
-                return self._json({"type": "user", "name": name, "fullname": name, "orgs": []})
-            if parts[:2] in (["api", "datasets"], ["api", "models"]):
-                return self._api_get(parts[1], parts[2:])
-            if "resolve" in parts:
-                return self._resolve(parts)
-            self._send(404, b'{"error":"unknown route"}')
+    def _parts(self) -> list[str]:
+        return [unquote(p) for p in urlparse(self.path).path.strip("/").split("/")]
 
-        def _resolve(self, parts: list[str]) -> None:
-            kind, rest = ("datasets", parts[1:]) if parts[0] == "datasets" else ("models", parts)
-            i = rest.index("resolve")
-            repo, rev, path = f"{kind}/" + "/".join(rest[:i]), rest[i + 1], "/".join(rest[i + 2 :])
-            sha = state.resolve(repo, rev)
-            if repo not in state.refs:
-                return self._not_found("Repository not found", "RepoNotFound")
-            if sha is None:
-                return self._not_found("Revision not found", "RevisionNotFound")
-            data = state.read(repo, sha, path)
-            if data is None:
-                return self._not_found("Entry not found", "EntryNotFound")
-            if path in state.holds and self.command == "GET":
-                state.waiting[path] += 1
-                state.holds[path].wait(timeout=60)
-            headers = {"ETag": f'"{_blob_id(data)}"', "X-Repo-Commit": sha, "Accept-Ranges": "bytes"}
-            rng = self.headers.get("Range")
-            if rng and rng.startswith("bytes="):
-                a, _, b = rng[6:].partition("-")
-                a, b = int(a), min(int(b) if b else len(data) - 1, len(data) - 1)
-                headers["Content-Range"] = f"bytes {a}-{b}/{len(data)}"
-                return self._send(206, data[a : b + 1], headers, "application/octet-stream")
-            self._send(200, data, headers, "application/octet-stream")
+    # -- reads -----------------------------------------------------------------------------------------
+    def do_HEAD(self) -> None:
+        self.do_GET()
 
-        def _api_get(self, kind: str, rest: list[str]) -> None:
-            # /api/{datasets|models}/{org}/{name}[/revision/{rev}] | /tree/{rev}/{path...}
-            repo = f"{kind}/" + "/".join(rest[:2])
-            if repo not in state.refs:
-                return self._not_found("Repository not found", "RepoNotFound")
-            query = parse_qs(urlparse(self.path).query or "")
-            rev = rest[3] if len(rest) >= 4 and rest[2] in ("revision", "tree") else "main"
-            sha = state.resolve(repo, rev)
-            if sha is None:
-                return self._not_found("Revision not found", "RevisionNotFound")
-            files = state.files(sha)
-            if len(rest) >= 4 and rest[2] == "tree":
-                recursive = query.get("recursive", ["false"])[0].lower() == "true"
-                return self._json(self._tree(files, "/".join(rest[4:]), recursive))
-            blobs = query.get("blobs", ["false"])[0].lower() == "true"
-            info = {
-                "id": repo.split("/", 1)[1],
-                "_id": repo,
-                "modelId": repo.split("/", 1)[1],
-                "sha": sha,
-                "private": False,
-                "disabled": False,
-                "gated": False,
-                "downloads": 0,
-                "likes": 0,
-                "tags": [],
-                "lastModified": "2026-01-01T00:00:00.000Z",
-                "siblings": [self._sibling(p, files[p], blobs) for p in sorted(files)],
+    def do_GET(self) -> None:
+        token = self._token()
+        parts = self._parts()
+        if parts == ["api", "whoami-v2"]:
+            if token is None:
+                return self._send(401, b'{"error":"Invalid credentials in Authorization header"}')
+            name = self.state.users.get(token, "dev-user")
+            return self._json({"type": "user", "name": name, "fullname": name, "orgs": []})
+        if parts[:2] in (["api", "datasets"], ["api", "models"]):
+            return self._api_get(parts[1], parts[2:])
+        if "resolve" in parts:
+            return self._resolve(parts)
+        self._send(404, b'{"error":"unknown route"}')
+
+    def _resolve(self, parts: list[str]) -> None:
+        kind, rest = ("datasets", parts[1:]) if parts[0] == "datasets" else ("models", parts)
+        i = rest.index("resolve")
+        repo, rev, path = f"{kind}/" + "/".join(rest[:i]), rest[i + 1], "/".join(rest[i + 2 :])
+        sha = self.state.resolve(repo, rev)
+        if repo not in self.state.refs:
+            return self._not_found("Repository not found", "RepoNotFound")
+        if sha is None:
+            return self._not_found("Revision not found", "RevisionNotFound")
+        data = self.state.read(repo, sha, path)
+        if data is None:
+            return self._not_found("Entry not found", "EntryNotFound")
+        if path in self.state.holds and self.command == "GET":
+            self.state.waiting[path] += 1
+            self.state.holds[path].wait(timeout=60)
+        headers = {"ETag": f'"{_blob_id(data)}"', "X-Repo-Commit": sha, "Accept-Ranges": "bytes"}
+        rng = self.headers.get("Range")
+        if rng and rng.startswith("bytes="):
+            a, _, b = rng[6:].partition("-")
+            a, b = int(a), min(int(b) if b else len(data) - 1, len(data) - 1)
+            headers["Content-Range"] = f"bytes {a}-{b}/{len(data)}"
+            return self._send(206, data[a : b + 1], headers, "application/octet-stream")
+        self._send(200, data, headers, "application/octet-stream")
+
+    def _api_get(self, kind: str, rest: list[str]) -> None:
+        # /api/{datasets|models}/{org}/{name}[/revision/{rev}] | /tree/{rev}/{path...}
+        repo = f"{kind}/" + "/".join(rest[:2])
+        if repo not in self.state.refs:
+            return self._not_found("Repository not found", "RepoNotFound")
+        query = parse_qs(urlparse(self.path).query or "")
+        rev = rest[3] if len(rest) >= 4 and rest[2] in ("revision", "tree") else "main"
+        sha = self.state.resolve(repo, rev)
+        if sha is None:
+            return self._not_found("Revision not found", "RevisionNotFound")
+        files = self.state.files(sha)
+        if len(rest) >= 4 and rest[2] == "tree":
+            recursive = query.get("recursive", ["false"])[0].lower() == "true"
+            return self._json(self._tree(files, "/".join(rest[4:]), recursive))
+        blobs = query.get("blobs", ["false"])[0].lower() == "true"
+        info = {
+            "id": repo.split("/", 1)[1],
+            "_id": repo,
+            "modelId": repo.split("/", 1)[1],
+            "sha": sha,
+            "private": False,
+            "disabled": False,
+            "gated": False,
+            "downloads": 0,
+            "likes": 0,
+            "tags": [],
+            "lastModified": "2026-01-01T00:00:00.000Z",
+            "siblings": [self._sibling(p, files[p], blobs) for p in sorted(files)],
+        }
+        params = self._parameters(files)
+        if params:
+            info["safetensors"] = {"parameters": params, "total": sum(params.values())}
+        self._json(info)
+
+    def _sibling(self, path: str, blob: str, blobs: bool) -> dict:
+        if not blobs:
+            return {"rfilename": path}
+        data = self.state.blobs[blob]
+        out = {"rfilename": path, "size": len(data), "blobId": blob}
+        if path.endswith(".safetensors"):
+            out["lfs"] = {
+                "size": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "pointerSize": 134,
             }
-            params = self._parameters(files)
-            if params:
-                info["safetensors"] = {"parameters": params, "total": sum(params.values())}
-            self._json(info)
+        return out
 
-        @staticmethod
-        def _sibling(path: str, blob: str, blobs: bool) -> dict:
-            if not blobs:
-                return {"rfilename": path}
-            data = state.blobs[blob]
-            out = {"rfilename": path, "size": len(data), "blobId": blob}
+    def _parameters(self, files: dict[str, str]) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for path, blob in files.items():
             if path.endswith(".safetensors"):
-                out["lfs"] = {
-                    "size": len(data),
-                    "sha256": hashlib.sha256(data).hexdigest(),
-                    "pointerSize": 134,
-                }
-            return out
+                for dtype, n in (safetensors_summary(self.state.blobs[blob]) or {}).items():
+                    total[dtype] = total.get(dtype, 0) + n
+        return total
 
-        @staticmethod
-        def _parameters(files: dict[str, str]) -> dict[str, int]:
-            total: dict[str, int] = {}
-            for path, blob in files.items():
-                if path.endswith(".safetensors"):
-                    for dtype, n in (safetensors_summary(state.blobs[blob]) or {}).items():
-                        total[dtype] = total.get(dtype, 0) + n
-            return total
-
-        @staticmethod
-        def _tree(files: dict[str, str], prefix: str, recursive: bool) -> list[dict]:
-            out, dirs = [], set()
-            pre = prefix.rstrip("/") + "/" if prefix else ""
-            for path in sorted(files):
-                if not path.startswith(pre):
-                    continue
-                rel = path[len(pre) :]
-                if "/" in rel and not recursive:
-                    dirs.add(pre + rel.split("/")[0])
-                    continue
-                if recursive:
-                    segs = rel.split("/")[:-1]
-                    for i in range(1, len(segs) + 1):
-                        dirs.add(pre + "/".join(segs[:i]))
-                out.append(
-                    {"type": "file", "path": path, "size": len(state.blobs[files[path]]), "oid": files[path]}
-                )
-            out += [
-                {"type": "directory", "path": d, "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0}
-                for d in sorted(dirs)
-            ]
-            return out
-
-        # -- writes ----------------------------------------------------------------------------------------
-        def do_POST(self) -> None:
-            self._token()
-            parts = self._parts()
-            try:
-                body = self._body()
-            except ValueError:
-                return self._send(413, b'{"error":"request body too large"}')
-            if parts == ["api", "repos", "create"]:
-                req = json.loads(body)
-                name = (
-                    req["name"]
-                    if "/" in req["name"]
-                    else f"{req.get('organization') or 'user'}/{req['name']}"
-                )
-                kind = "datasets" if req.get("type") == "dataset" else "models"
-                state.create_repo(f"{kind}/{name}")
-                return self._json({"url": f"http://{self.headers['Host']}/{kind}/{name}", "name": name})
-            if parts == ["api", "validate-yaml"]:
-                import yaml
-
-                content = json.loads(body)["content"]
-                header = content.split("---")[1] if content.startswith("---") else ""
-                try:
-                    yaml.safe_load(header)
-                except yaml.YAMLError as e:
-                    return self._json({"errors": [{"message": str(e)}], "warnings": []}, code=400)
-                return self._json({"errors": [], "warnings": []})
-            if parts[:2] not in (["api", "datasets"], ["api", "models"]) or len(parts) < 5:
-                return self._send(404, b'{"error":"unknown route"}')
-            repo, action, rev = f"{parts[1]}/" + "/".join(parts[2:4]), parts[4], "/".join(parts[5:])
-            if repo not in state.refs:
-                return self._not_found("Repository not found", "RepoNotFound")
-            if action == "preupload":
-                files = json.loads(body)["files"]
-                return self._json(
-                    {
-                        "files": [
-                            {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files
-                        ]
-                    }
-                )
-            if action == "paths-info":
-                files = state.files(state.resolve(repo, rev))
-                form = parse_qs(body.decode()) if body and not body.startswith(b"{") else {}
-                paths = form.get("paths") or json.loads(body or b"{}").get("paths", [])
-                return self._json(
-                    [
-                        {"type": "file", "path": p, "size": len(state.blobs[files[p]]), "oid": files[p]}
-                        for p in paths
-                        if p in files
-                    ]
-                )
-            if action == "commit":
-                return self._commit(repo, rev or "main", body)
-            if action == "tag":
-                state.tag(repo, json.loads(body)["tag"], rev)
-                return self._json({})
-            self._send(404, b'{"error":"unknown action"}')
-
-        def _commit(self, repo: str, branch: str, body: bytes) -> None:
-            parent, changes = None, {}
-            for line in body.splitlines():
-                item = json.loads(line)
-                if item["key"] == "header":
-                    parent = item["value"].get("parentCommit")
-                elif item["key"] == "file":
-                    changes[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
-                elif item["key"] in ("deletedFile", "deletedFolder"):
-                    changes[item["value"]["path"]] = None
-            sha = state.commit(repo, branch, changes, parent)
-            if sha is None:
-                state.conflicts += 1
-                return self._send(412, STALE_HEAD)
-            host = self.headers["Host"]
-            self._json(
-                {"commitUrl": f"http://{host}/{repo}/commit/{sha}", "commitOid": sha, "pullRequestUrl": None}
+    def _tree(self, files: dict[str, str], prefix: str, recursive: bool) -> list[dict]:
+        out, dirs = [], set()
+        pre = prefix.rstrip("/") + "/" if prefix else ""
+        for path in sorted(files):
+            if not path.startswith(pre):
+                continue
+            rel = path[len(pre) :]
+            if "/" in rel and not recursive:
+                dirs.add(pre + rel.split("/")[0])
+                continue
+            if recursive:
+                segs = rel.split("/")[:-1]
+                for i in range(1, len(segs) + 1):
+                    dirs.add(pre + "/".join(segs[:i]))
+            out.append(
+                {"type": "file", "path": path, "size": len(self.state.blobs[files[path]]), "oid": files[path]}
             )
+        out += [
+            {"type": "directory", "path": d, "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0}
+            for d in sorted(dirs)
+        ]
+        return out
 
-    return Handler
+    # -- writes ----------------------------------------------------------------------------------------
+    def do_POST(self) -> None:
+        self._token()
+        parts = self._parts()
+        try:
+            body = self._body()
+        except ValueError:
+            return self._send(413, b'{"error":"request body too large"}')
+        if parts == ["api", "repos", "create"]:
+            req = json.loads(body)
+            name = req["name"] if "/" in req["name"] else f"{req.get('organization') or 'user'}/{req['name']}"
+            kind = "datasets" if req.get("type") == "dataset" else "models"
+            self.state.create_repo(f"{kind}/{name}")
+            return self._json({"url": f"http://{self.headers['Host']}/{kind}/{name}", "name": name})
+        if parts == ["api", "validate-yaml"]:
+            import yaml
+
+            content = json.loads(body)["content"]
+            header = content.split("---")[1] if content.startswith("---") else ""
+            try:
+                yaml.safe_load(header)
+            except yaml.YAMLError as e:
+                return self._json({"errors": [{"message": str(e)}], "warnings": []}, code=400)
+            return self._json({"errors": [], "warnings": []})
+        if parts[:2] not in (["api", "datasets"], ["api", "models"]) or len(parts) < 5:
+            return self._send(404, b'{"error":"unknown route"}')
+        repo, action, rev = f"{parts[1]}/" + "/".join(parts[2:4]), parts[4], "/".join(parts[5:])
+        if repo not in self.state.refs:
+            return self._not_found("Repository not found", "RepoNotFound")
+        if action == "preupload":
+            files = json.loads(body)["files"]
+            return self._json(
+                {
+                    "files": [
+                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files
+                    ]
+                }
+            )
+        if action == "paths-info":
+            files = self.state.files(self.state.resolve(repo, rev))
+            form = parse_qs(body.decode()) if body and not body.startswith(b"{") else {}
+            paths = form.get("paths") or json.loads(body or b"{}").get("paths", [])
+            return self._json(
+                [
+                    {"type": "file", "path": p, "size": len(self.state.blobs[files[p]]), "oid": files[p]}
+                    for p in paths
+                    if p in files
+                ]
+            )
+        if action == "commit":
+            return self._commit(repo, rev or "main", body)
+        if action == "tag":
+            self.state.tag(repo, json.loads(body)["tag"], rev)
+            return self._json({})
+        self._send(404, b'{"error":"unknown action"}')
+
+    def _commit(self, repo: str, branch: str, body: bytes) -> None:
+        parent, changes = None, {}
+        for line in body.splitlines():
+            item = json.loads(line)
+            if item["key"] == "header":
+                parent = item["value"].get("parentCommit")
+            elif item["key"] == "file":
+                changes[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
+            elif item["key"] in ("deletedFile", "deletedFolder"):
+                changes[item["value"]["path"]] = None
+        sha = self.state.commit(repo, branch, changes, parent)
+        if sha is None:
+            self.state.conflicts += 1
+            return self._send(412, STALE_HEAD)
+        host = self.headers["Host"]
+        self._json(
+            {"commitUrl": f"http://{host}/{repo}/commit/{sha}", "commitOid": sha, "pullRequestUrl": None}
+        )
 
 
 class HubServer:
@@ -402,7 +398,8 @@ class HubServer:
 
     def __init__(self, port: int = 0, root: Path | None = None) -> None:
         self.state = HubState(root)
-        self.httpd = ThreadingHTTPServer((LOOPBACK, port), make_handler(self.state))
+        self.httpd = ThreadingHTTPServer((LOOPBACK, port), HubHandler)
+        self.httpd.state = self.state
         self.httpd.daemon_threads = True
         self.url = f"http://{LOOPBACK}:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
