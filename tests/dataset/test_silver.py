@@ -2,6 +2,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -246,3 +247,29 @@ def test_a_run_killed_before_its_manifest_update_leaves_the_release_as_it_was(
     assert done.returncode == 0, done.stderr
     assert f"removed 1 staging folder(s) of killed runs: {staging[0].name}" in done.stderr
     assert not staging[0].exists() and "silver" in Release.open(silver_release).splits("address")
+
+
+def test_a_silver_dry_run_prices_the_sample_and_changes_nothing(
+    silver_release, fake_server, tmp_path, capsys
+):
+    before = file_checksums(silver_release)
+    args = _cli(silver_release, fake_server, tmp_path / "c.sqlite", "--sample", "address=3", "--dry-run")[3:]
+    assert main(["judge", *args]) == 0
+    out = capsys.readouterr().out
+    assert "address: 3 of 50 test pairs x 2 prompts" in out and "--dry-run: nothing sent" in out
+    assert re.search(r"estimate for the \d+ to send: [\d,]+ input tokens", out)
+    assert not fake_server.state.chat_keys and file_checksums(silver_release) == before
+
+
+def test_a_silver_run_with_failures_is_one_error_saying_to_rerun(
+    silver_release, fake_server, tmp_path, capsys
+):
+    fake_server.state.script = ["500"]
+    args = _cli(
+        silver_release, fake_server, tmp_path / "c.sqlite", "--sample", "address=3", "--max-retries", "0"
+    )
+    assert main(["judge", *args[3:]]) == 1
+    printed = capsys.readouterr()
+    assert "silver split NOT written" in printed.out and "requests sent" in printed.out
+    assert printed.err.startswith("ratio judge silver: error: of ") and ", 1 failed; re-run" in printed.err
+    assert not list(silver_release.glob("data/*/silver-*"))

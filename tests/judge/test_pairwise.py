@@ -162,7 +162,7 @@ def test_faults_recover_and_a_rerun_or_a_dry_run_sends_nothing(
     dry = _command(fake_server, tmp_path, release, runs, "--dry-run", "--model", "gpt-5.4")
     assert main(dry) == 0
     printed = capsys.readouterr().out
-    assert "34 requests (33 distinct), 0 already answered" in printed and "dry run: nothing sent" in printed
+    assert "34 requests (33 distinct), 0 already answered" in printed and "--dry-run: nothing sent" in printed
     assert not fake_server.state.chat_keys
     estimated = int(re.search(r"to send: ([\d,]+) input tokens", printed).group(1).replace(",", ""))
     out = tmp_path / "out"

@@ -13,22 +13,25 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import atomic_open, folder_files, prepare_output_dir, staged_dir, write_json
 from ratio_bench.dataset.config import DEFAULT_PROMPTS
 from ratio_bench.dataset.contract import SILVER, corpus_split
 from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.pool import JudgedPool, Judgement
 from ratio_bench.evaluation.runs import RunError, SavedRun
-from ratio_bench.judge.judged import JudgedSample, judged_report
+from ratio_bench.judge.job import JobEstimate, JudgeJob
+from ratio_bench.judge.judged import JudgedSample, judged_report, markdown, plot
 from ratio_bench.judge.silver import stratified_sample
-from ratio_bench.llm.client import Judge, JudgeRequest, JudgeSettings, Outcome
-from ratio_bench.llm.pricing import prompt_tokens
+from ratio_bench.llm.client import JudgeRequest, JudgeSettings, Outcome
 from ratio_bench.llm.prompts import Prompt, get_prompt
 
 MODE = "candidate"
+REPORT_KIND = "judged-report"
 
 
 def relation_prompts(manifest: dict[str, Any], relation: str) -> list[Prompt]:
@@ -166,26 +169,6 @@ def missing_requests(plans: list[CandidatePlan], pool: JudgedPool, settings: Jud
     return Work(pending, unique, per_run, in_pool)
 
 
-def estimate(work: Work, judge: Judge, output_tokens: int, batch: bool) -> dict[str, Any]:
-    """Requests to send (cache hits are free), their tokens and price, before anything is sent."""
-    to_send = [w for w in work.pending if judge.cache.get(judge.key(w.request)) is None]
-    tokens_in = sum(prompt_tokens(w.request.messages) for w in to_send)
-    tokens_out = output_tokens * len(to_send)
-    prices = judge.meter.prices
-    model = judge.settings.model
-    return {
-        "unique_requests": work.unique,
-        "saved_by_dedup": work.per_run - work.unique,
-        "saved_by_pool": work.in_pool,
-        "cached": len(work.pending) - len(to_send),
-        "to_send": len(to_send),
-        "input_tokens": tokens_in,
-        "output_tokens": tokens_out,
-        "priced": prices.is_priced(model),
-        "usd": round(prices.cost(model, tokens_in, tokens_out, batch), 6),
-    }
-
-
 def store(pool: JudgedPool, work: Work, outcomes: list[Outcome], settings: JudgeSettings) -> dict[str, int]:
     """Add every judged outcome (ok or invalid) to the pool; failed and skipped ones are left for a re-run."""
     model, described = judge_identity(settings)
@@ -234,3 +217,72 @@ def report(plans: list[CandidatePlan], pool: JudgedPool, settings: JudgeSettings
             "runs": {name: judged_report(plan.sample, top, decisions, k) for name, top in plan.runs.items()},
         }
     return {"k": k, "judge": settings.describe(), "relations": relations}
+
+
+class CandidatesJob(JudgeJob):
+    """The top k of saved runs judged into the pool (only what it lacks); the report written to ``out``."""
+
+    name, output = "candidates", "candidates report"
+
+    def __init__(
+        self,
+        plans: list[CandidatePlan],
+        runs: list[SavedRun],
+        pool: JudgedPool,
+        judge: JudgeSettings,
+        k: int,
+        out: Path,
+    ):
+        prepare_output_dir(out, REPORT_KIND)  # before paying for a single request
+        self.plans, self.runs, self.pool, self.judge, self.k, self.out = plans, runs, pool, judge, k, out
+        self.work = missing_requests(plans, pool, judge)
+
+    def plan(self) -> list[str]:
+        w = self.work
+        return [
+            f"{p.sample.relation}: {len(p.sample.query_ids)} queries from {p.sample.split}, {len(p.pairs)} "
+            f"(query, candidate) pairs x {len(p.prompts)} prompts ({', '.join(q.ref(MODE) for q in p.prompts)})"
+            for p in self.plans
+        ] + [
+            f"candidates: {w.unique:,} unique ({w.per_run - w.unique:,} saved by judging shared candidates once, "
+            f"{w.in_pool:,} already in the pool {self.pool.path})"
+        ]
+
+    def requests(self) -> list[JudgeRequest]:
+        return [w.request for w in self.work.pending]
+
+    def keep(self, outcomes: list[Outcome]) -> list[str]:
+        stored = store(self.pool, self.work, outcomes, self.judge)
+        return [f"pool {self.pool.path}: {stored['stored']:,} verdicts added"]
+
+    def write(self, outcomes: list[Outcome], est: JobEstimate) -> list[str]:
+        found = report(self.plans, self.pool, self.judge, self.k)
+        found["runs"] = {name: str(r.path) for name, r in zip(run_names(self.runs), self.runs, strict=True)}
+        w = self.work
+        found["requests"] = {
+            "unique_requests": w.unique,
+            "saved_by_dedup": w.per_run - w.unique,
+            "saved_by_pool": w.in_pool,
+        } | asdict(est)
+        text = markdown(found)
+        return [text, *write_report(self.out, found, text, self.pool.release, self.k)]
+
+
+def write_report(out: Path, found: dict[str, Any], text: str, dataset: dict[str, Any], k: int) -> list[str]:
+    """``candidates.json``, ``candidates.md`` and a plot per relation, swapped in as one judged report."""
+    skipped = []
+    with staged_dir(out, REPORT_KIND) as stage:
+        write_json(stage / "candidates.json", found)
+        with atomic_open(stage / "candidates.md", "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        for rel, r in found["relations"].items():
+            png = plot(r, k, f"{rel}: judged top-{k}")
+            if png is None:
+                skipped.append(rel)
+                continue
+            with atomic_open(stage / f"candidates-{rel}.png", "wb") as fh:
+                fh.write(png)
+        manifest = {"kind": REPORT_KIND, "dataset": dataset, "k": k, "files": folder_files(stage)}
+        write_json(stage / "manifest.json", manifest)
+    lines = ["plots skipped: matplotlib is not installed"] if skipped else []
+    return [*lines, f"report written to {out}"]

@@ -102,61 +102,14 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    from ratio_bench.core.io import prepare_output_dir, report_console
-    from ratio_bench.judge.estimate import estimate_requests
-    from ratio_bench.judge.pairwise import (
-        KIND,
-        PROMPT_ID,
-        markdown_table,
-        plan_pairwise,
-        run_pairwise,
-        write_outputs,
-    )
-    from ratio_bench.llm.options import make_judge, print_run_summary
-    from ratio_bench.llm.prompts import get_prompt
+    from ratio_bench.judge.job import run_job
+    from ratio_bench.judge.pairwise import PairwiseJob, plan_pairwise
+    from ratio_bench.llm.options import make_judge
 
     plan = plan_pairwise(args.dataset, args.runs, args.sample, args.k, args.seed, args.split, args.relations)
-    if args.out:
-        prepare_output_dir(args.out, KIND)
     judge, batch = make_judge(args)
-    requests = plan.requests(get_prompt(PROMPT_ID))
-    distinct = {judge.key(r): r for r in requests}  # identical lists: both orders are one request
-    todo = {key: r for key, r in distinct.items() if judge.cache.get(key) is None}
-    out_tokens = judge.settings.max_tokens or 512
-    est = estimate_requests("all", len(requests) // 2, list(todo.values()), judge.settings.model,
-                            judge.meter.prices, out_tokens, bool(args.batch))  # fmt: skip
-    cost = f"${est.usd:,.2f}" if judge.meter.prices.is_priced(judge.settings.model) else "unpriced model ($0)"
-    console = report_console()
-    console.print(
-        f"pairwise: {plan.names[0]} vs {plan.names[1]}, {plan.split} split, top-{plan.k}: "
-        + ", ".join(f"{r.relation} {len(r.query_ids):,}" for r in plan.relations)
-        + f" queries x 2 orders = {len(requests):,} requests ({len(distinct):,} distinct), "
-        f"{len(distinct) - len(todo):,} already answered"
-    )
-    console.print(
-        f"estimate for the {len(todo):,} to send: {est.input_tokens:,} input tokens, at most {est.output_tokens:,} "
-        f"output tokens ({out_tokens}/request) = at most {cost} ({judge.settings.model}, "
-        f"{'Batch API' if args.batch else 'synchronous'})"
-    )
-    cap = judge.settings.max_cost_usd
-    if cap is not None and est.usd > cap:
-        console.print(f"the estimate exceeds --max-cost {cap}: the run will stop there, and a re-run resumes")
-    if args.dry_run:
-        console.print("dry run: nothing sent")
-        return 0
-    report = run_pairwise(plan, judge, batch)
-    print_run_summary(report["judge_run"])
-    if not report["complete"]:
-        console.print(
-            f"[red]pairwise tables NOT written: requests by status {report['requests_by_status']}. Re-run the "
-            "same command: cached replies are not sent again.[/red]"
-        )
-        return 1
-    print(markdown_table(report["result"]), end="")
-    if args.out:
-        write_outputs(args.out, report["result"], report["judgments"])
-        console.print(f"written to {args.out}: pairwise.md, pairwise.json, judgments.parquet")
-    return 0
+    job = PairwiseJob(plan, judge.settings, args.out)
+    return run_job(job, judge, batch, args.dry_run, args.output_tokens)
 
 
 def cmd_label(args: argparse.Namespace) -> int:
@@ -220,96 +173,36 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_candidates(args: argparse.Namespace) -> int:
     """Judge the sampled queries' top-k of saved runs; store verdicts in the pool; write the report."""
-    from ratio_bench.core.io import atomic_open, folder_files, staged_dir, write_json
     from ratio_bench.evaluation.pool import JudgedPool, default_pool_dir
     from ratio_bench.evaluation.runs import load_run
-    from ratio_bench.judge import candidates as cj
-    from ratio_bench.judge import judged
-    from ratio_bench.llm.options import make_judge, print_run_summary
+    from ratio_bench.judge.candidates import CandidatesJob, plan_candidates
+    from ratio_bench.judge.job import run_job
+    from ratio_bench.llm.options import make_judge
 
     for flag, value in (("--sample", args.sample), ("--k", args.k)):
         if value < 1:
             raise UsageError(f"{flag} {value}: must be at least 1")
-    if args.output_tokens < 0:
-        raise UsageError(f"--output-tokens {args.output_tokens}: must be 0 or more")
     release = Release.open(args.dataset)
-    manifest = release.manifest
-    runs = [load_run(r, manifest) for r in args.run]
-    pool = JudgedPool(args.pool or default_pool_dir(args.dataset), manifest)
+    runs = [load_run(r, release.manifest) for r in args.run]
+    pool = JudgedPool(args.pool or default_pool_dir(args.dataset), release.manifest)
     judge, batch = make_judge(args)
-    plans = cj.plan_candidates(release, runs, args.relations, args.sample, args.seed, args.k)
+    plans = plan_candidates(release, runs, args.relations, args.sample, args.seed, args.k)
     if not plans:
         raise RatioError(f"--dataset {args.dataset}: no queries to sample for {', '.join(args.relations)}")
-    work = cj.missing_requests(plans, pool, judge.settings)
-    est = cj.estimate(work, judge, args.output_tokens, batch is not None)
-    cost = f"${est['usd']:,.4f}" if est["priced"] else f"unpriced model {judge.settings.model!r} ($0 counted)"
-    for plan in plans:
-        s = plan.sample
-        print(
-            f"{s.relation}: {len(s.query_ids)} queries from {s.split}, {len(plan.pairs)} (query, candidate) "
-            f"pairs x {len(plan.prompts)} prompts ({', '.join(p.ref(cj.MODE) for p in plan.prompts)})"
-        )
-    print(
-        f"requests: {est['unique_requests']:,} unique ({est['saved_by_dedup']:,} saved by judging shared "
-        f"candidates once, {est['saved_by_pool']:,} already in the pool {pool.path}), {est['cached']:,} cached, "
-        f"{est['to_send']:,} to send | est. input {est['input_tokens']:,} tok, output {est['output_tokens']:,} tok "
-        f"({args.output_tokens}/request assumed) | est. cost {cost}"
-    )
-    cap = judge.settings.max_cost_usd
-    if cap is not None and est["priced"] and est["usd"] > cap:
-        print(f"the estimate exceeds --max-cost {cap}: sending stops once that much is spent")
-    if args.dry_run:
-        print("--dry-run: nothing sent")
-        return 0
-    outcomes = (batch or judge).run([w.request for w in work.pending], desc="candidate judging")
-    stored = cj.store(pool, work, outcomes, judge.settings)
-    print_run_summary(judge.summary())
-    print(f"pool {pool.path}: {stored['stored']:,} verdicts added")
-    if stored["left"]:
-        raise RatioError(
-            f"{stored['left']:,} requests failed or were skipped (--max-cost); the judged ones are kept in the "
-            "pool and cache: re-run the same command to judge the rest"
-        )
-    report = cj.report(plans, pool, judge.settings, args.k)
-    report["runs"] = {name: str(r.path) for name, r in zip(cj.run_names(runs), runs, strict=True)}
-    report["requests"] = est
-    text = judged.markdown(report)
-    print(text)
-    skipped = []
-    with staged_dir(args.out, "judged-report") as stage:
-        write_json(stage / "candidates.json", report)
-        with atomic_open(stage / "candidates.md", "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        for rel, r in report["relations"].items():
-            png = judged.plot(r, args.k, f"{rel}: judged top-{args.k}")
-            if png is None:
-                skipped.append(rel)
-                continue
-            with atomic_open(stage / f"candidates-{rel}.png", "wb") as fh:
-                fh.write(png)
-        manifest = {
-            "kind": "judged-report",
-            "dataset": pool.release,
-            "k": args.k,
-            "files": folder_files(stage),
-        }
-        write_json(stage / "manifest.json", manifest)
-    if skipped:
-        print("plots skipped: matplotlib is not installed")
-    print(f"report written to {args.out}")
-    return 0
+    job = CandidatesJob(plans, runs, pool, judge.settings, args.k, args.out)
+    return run_job(job, judge, batch, args.dry_run, args.output_tokens)
 
 
 def cmd_silver(args: argparse.Namespace) -> int:
     from ratio_bench.core.errors import shown
-    from ratio_bench.core.io import report_console
     from ratio_bench.core.options import parse_assignments, sample_size
     from ratio_bench.core.relations import RELATIONS
     from ratio_bench.core.yamlio import read_yaml_file
     from ratio_bench.dataset.config import ConfigError, SilverError, SilverSettings
     from ratio_bench.dataset.release import Release
-    from ratio_bench.judge.silver import run_silver
-    from ratio_bench.llm.options import make_judge, print_run_summary
+    from ratio_bench.judge.job import run_job
+    from ratio_bench.judge.silver import SilverJob
+    from ratio_bench.llm.options import make_judge
 
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
@@ -326,26 +219,14 @@ def cmd_silver(args: argparse.Namespace) -> int:
         raise SilverError(f"{source}: {e}") from None
     settings.sample.update(sample)
     judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
-    report = run_silver(args.dataset, settings, judge, batch)
-    print_run_summary(report["judge_run"])
-    console = report_console()
-    if not report["complete"]:
-        console.print(
-            f"[red]silver split NOT written: requests by status {report['requests_by_status']}. Re-run the same "
-            "command: cached replies are not sent again.[/red]"
-        )
-        return 1
-    for rel, s in report["sizes"].items():
-        console.print(
-            f"  {rel:8s} test {s['test_pairs']:,} -> sampled {s['sampled']:,} -> kept {s['kept']:,} "
-            f"(accepted per prompt: {', '.join(str(n) for n in s['accepted_by_prompt'].values())}; invalid {s['invalid']})"
-        )
-    console.print(f"silver split written to {args.dataset}/data/<relation>/silver-*.parquet")
-    return 0
+    return run_job(
+        SilverJob(release, settings, judge.settings), judge, batch, args.dry_run, args.output_tokens
+    )
 
 
 def _add_silver(judge: argparse._SubParsersAction) -> None:
     """``ratio judge silver`` (``ratio silver`` until 0.3): a judge job over a release."""
+    from ratio_bench.judge.job import add_job_options
     from ratio_bench.llm.options import add_judge_options
 
     p = judge.add_parser(
@@ -358,6 +239,7 @@ def _add_silver(judge: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sample", action="append", metavar="RELATION=N", help="override a sample size (N or all)"
     )
+    add_job_options(p)
     add_judge_options(p, model_required=False)
     p.set_defaults(func=cmd_silver)
 
@@ -423,6 +305,7 @@ def _add_estimate(judge: argparse._SubParsersAction) -> None:
 
 def _add_pairwise(judge: argparse._SubParsersAction) -> None:
     """``ratio judge pairwise``."""
+    from ratio_bench.judge.job import add_job_options
     from ratio_bench.llm.options import add_judge_options
 
     p = judge.add_parser(
@@ -448,7 +331,7 @@ def _add_pairwise(judge: argparse._SubParsersAction) -> None:
         help="only these relations (default: all three)",
     )  # fmt: skip
     p.add_argument("--out", type=Path, help="folder for pairwise.md, pairwise.json and judgments.parquet")
-    p.add_argument("--dry-run", action="store_true", help="print the plan and cost estimate, send nothing")
+    add_job_options(p)
     add_judge_options(p)
     p.set_defaults(func=cmd_pairwise)
 
@@ -487,6 +370,7 @@ def _add_calibrate(judge: argparse._SubParsersAction) -> None:
 
 def _add_candidates(judge: argparse._SubParsersAction) -> None:
     """``ratio judge candidates``."""
+    from ratio_bench.judge.job import add_job_options
     from ratio_bench.llm.options import add_judge_options
 
     p = judge.add_parser(
@@ -508,12 +392,6 @@ def _add_candidates(judge: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--k", type=int, default=10, help="candidates judged per query and run")
-    p.add_argument(
-        "--output-tokens",
-        type=int,
-        default=600,
-        help="assumed output (incl. reasoning) tokens/request for the estimate",
-    )
-    p.add_argument("--dry-run", action="store_true", help="print the plan and cost estimate, send nothing")
+    add_job_options(p)
     add_judge_options(p)
     p.set_defaults(func=cmd_candidates)

@@ -11,7 +11,6 @@ JSON, every reply as Parquet) are written only when every request was answered o
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,13 +20,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ratio_bench.core.errors import RatioError
-from ratio_bench.core.io import atomic_open, atomic_path, staged_dir, write_json
+from ratio_bench.core.io import atomic_open, atomic_path, prepare_output_dir, staged_dir, write_json
 from ratio_bench.dataset.contract import SILVER, corpus_split
 from ratio_bench.dataset.release import Release, manifest_sha256
 from ratio_bench.evaluation.runs import SavedRun, load_run
+from ratio_bench.judge.job import JobEstimate, JudgeJob
 from ratio_bench.judge.pairwise_stats import FIRST, SECOND, TIE, preferred_system, relation_stats
 from ratio_bench.judge.silver import stratified_sample
-from ratio_bench.llm.client import Judge, JudgeRequest, Outcome
+from ratio_bench.llm.client import JudgeRequest, JudgeSettings, Outcome
 from ratio_bench.llm.prompts import Prompt, get_prompt
 
 PROMPT_ID = "inspiration-pairwise"
@@ -228,7 +228,7 @@ def _judgments(plan: PairwisePlan, outcomes: list[Outcome]) -> tuple[pa.Table, d
     return pa.Table.from_pylist(rows, schema=JUDGMENT_SCHEMA), pairs
 
 
-def provenance(plan: PairwisePlan, prompt: Prompt, judge: Judge) -> dict[str, Any]:
+def provenance(plan: PairwisePlan, prompt: Prompt, judge: JudgeSettings) -> dict[str, Any]:
     """What a pairwise report records about its inputs (no server address, no key)."""
     return {
         "dataset": {
@@ -244,26 +244,42 @@ def provenance(plan: PairwisePlan, prompt: Prompt, judge: Judge) -> dict[str, An
         "sampling": "equal allocation across markers, capped (judge.silver.stratified_sample)",
         "rule": "a query prefers a system only when both list orders pick it; invalid replies leave it out",
         "prompt": {"ref": prompt.ref("<relation>"), "sha256": prompt.sha256},
-        "judge": judge.settings.describe(),
+        "judge": judge.describe(),
     }
 
 
-def run_pairwise(plan: PairwisePlan, judge: Judge, batch_judge: Any | None = None) -> dict[str, Any]:
-    """Judge the plan; the report has ``complete`` false (and no tables) while requests failed or were skipped."""
-    prompt = get_prompt(PROMPT_ID)
-    outcomes = (batch_judge or judge).run(plan.requests(prompt), desc="pairwise judging")
-    status = Counter(o.status for o in outcomes)
-    report: dict[str, Any] = {
-        "requests_by_status": dict(sorted(status.items())),
-        "judge_run": judge.summary(),
-    }
-    if status.get("error") or status.get("skipped"):
-        return report | {"complete": False}
-    table, pairs = _judgments(plan, outcomes)
-    result = provenance(plan, prompt, judge) | {
-        "relations": {rel: relation_stats(replies) for rel, replies in pairs.items()}
-    }
-    return report | {"complete": True, "result": result, "judgments": table}
+class PairwiseJob(JudgeJob):
+    """Two runs' top-k lists judged in both orders; Table 16 printed, and written to ``out`` when given."""
+
+    name, output = "pairwise", "pairwise tables"
+
+    def __init__(self, plan: PairwisePlan, judge: JudgeSettings, out: Path | None = None):
+        if out is not None:
+            prepare_output_dir(out, KIND)  # before paying for a single request
+        self.pairwise, self.judge, self.out = plan, judge, out
+        self.prompt = get_prompt(PROMPT_ID)
+
+    def plan(self) -> list[str]:
+        p = self.pairwise
+        return [
+            f"pairwise: {p.names[0]} vs {p.names[1]}, {p.split} split, top-{p.k}: "
+            + ", ".join(f"{r.relation} {len(r.query_ids):,}" for r in p.relations)
+            + " queries x 2 list orders"
+        ]
+
+    def requests(self) -> list[JudgeRequest]:
+        return self.pairwise.requests(self.prompt)
+
+    def write(self, outcomes: list[Outcome], est: JobEstimate) -> list[str]:
+        table, pairs = _judgments(self.pairwise, outcomes)
+        result = provenance(self.pairwise, self.prompt, self.judge) | {
+            "relations": {rel: relation_stats(replies) for rel, replies in pairs.items()}
+        }
+        lines = [markdown_table(result).rstrip("\n")]
+        if self.out is not None:
+            write_outputs(self.out, result, table)
+            lines.append(f"written to {self.out}: pairwise.md, pairwise.json, judgments.parquet")
+        return lines
 
 
 def markdown_table(result: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,8 +39,12 @@ from ratio_bench.dataset.contract import (
     file_checksums,
 )
 from ratio_bench.dataset.release import Release
-from ratio_bench.llm.client import Judge, JudgeRequest, Outcome
+from ratio_bench.judge.job import JobEstimate, JudgeJob, estimate, execute
+from ratio_bench.llm.client import Judge, JudgeRequest, JudgeSettings, Outcome
 from ratio_bench.llm.prompts import Prompt, get_prompt
+
+if TYPE_CHECKING:
+    from ratio_bench.llm.batch import BatchJudge
 
 VERDICT_SCHEMA = pa.schema(
     [
@@ -158,41 +162,71 @@ def _verdict_table(plan: SilverPlan, outcomes: list[Outcome]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=VERDICT_SCHEMA)
 
 
-def run_silver(
-    root: Path, settings: SilverSettings, judge: Judge, batch_judge: Any | None = None
-) -> dict[str, Any]:
-    """Judge the sample, then write the silver split, verdicts, card section and manifest (in that order)."""
-    release = Release.open(root)
-    root = release.root
-    prepare_output_dir(root, KIND, keep=KEEP)  # before paying for a single request
-    plans = plan_silver(release, settings)
-    requests = [r for p in plans for r in p.requests()]
-    outcomes = (batch_judge or judge).run(requests, desc="silver judging")
-    status = Counter(o.status for o in outcomes)
-    report: dict[str, Any] = {"requests_by_status": dict(status), "judge_run": judge.summary()}
-    if status.get("error") or status.get("skipped"):
-        report["complete"] = False
-        return report
+class SilverJob(JudgeJob):
+    """The silver split of a release: its sampled test pairs, each judged by the relation's two prompts."""
 
-    manifest = json.loads(json.dumps(release.manifest))  # a copy: the release object stays as it was read
-    with staged_dir(root, KIND, keep=KEEP) as stage:
-        _link_release(root, stage, release.own_files())
-        sizes = _write_silver(stage, plans, outcomes, manifest)
-        manifest["silver"] = _provenance(judge, plans, settings, sizes)
-        _update_card(stage, manifest)
-        manifest["files"] = file_checksums(stage)
-        write_json(stage / MANIFEST, manifest)
-    report |= {"complete": True, "sizes": sizes}
-    return report
+    name, output = "silver", "silver split"
+
+    def __init__(self, root: Path | Release, settings: SilverSettings, judge: JudgeSettings):
+        self.release = root if isinstance(root, Release) else Release.open(root)
+        prepare_output_dir(self.release.root, KIND, keep=KEEP)  # before paying for a single request
+        self.settings, self.judge = settings, judge
+        self.plans = plan_silver(self.release, settings)
+        self.sizes: dict[str, dict[str, Any]] = {}
+
+    def plan(self) -> list[str]:
+        return [
+            f"{p.relation}: {p.table.num_rows:,} of {p.test_pairs:,} test pairs x {len(p.prompts)} prompts "
+            f"({', '.join(q.ref('silver') for q in p.prompts)})"
+            for p in self.plans
+        ]
+
+    def requests(self) -> list[JudgeRequest]:
+        return [r for p in self.plans for r in p.requests()]
+
+    def write(self, outcomes: list[Outcome], est: JobEstimate) -> list[str]:
+        """The silver split, verdicts, card section and manifest, swapped in (in that order)."""
+        root, release = self.release.root, self.release
+        manifest = json.loads(json.dumps(release.manifest))  # a copy: the release object stays as it was read
+        with staged_dir(root, KIND, keep=KEEP) as stage:
+            _link_release(root, stage, release.own_files())
+            self.sizes = _write_silver(stage, self.plans, outcomes, manifest)
+            manifest["silver"] = _provenance(self.judge, self.plans, self.settings, self.sizes)
+            _update_card(stage, manifest)
+            manifest["files"] = file_checksums(stage)
+            write_json(stage / MANIFEST, manifest)
+        return [
+            f"  {rel:8s} test {s['test_pairs']:,} -> sampled {s['sampled']:,} -> kept {s['kept']:,} "
+            f"(accepted per prompt: {', '.join(map(str, s['accepted_by_prompt'].values()))}; "
+            f"invalid {s['invalid']})"
+            for rel, s in self.sizes.items()
+        ] + [f"silver split written to {root}/data/<relation>/silver-*.parquet"]
+
+
+def run_silver(
+    root: Path, settings: SilverSettings, judge: Judge, batch_judge: BatchJudge | None = None
+) -> dict[str, Any]:
+    """The silver job without the command's messages: the report says whether it was written, and its sizes."""
+    job = SilverJob(root, settings, judge.settings)
+    requests = job.requests()
+    result = execute(
+        job, requests, estimate(requests, judge, None, batch_judge is not None), judge, batch_judge
+    )
+    report: dict[str, Any] = {
+        "requests_by_status": result.by_status,
+        "judge_run": judge.summary(),
+        "complete": result.complete,
+    }
+    return report | ({"sizes": job.sizes} if result.complete else {})
 
 
 def _provenance(
-    judge: Judge, plans: list[SilverPlan], settings: SilverSettings, sizes: dict[str, dict[str, Any]]
+    judge: JudgeSettings, plans: list[SilverPlan], settings: SilverSettings, sizes: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
     """The manifest's ``silver`` record: the acceptance rule, the judge, its prompts, the sampling, the sizes."""
     return {
         "rule": "kept only if both prompts accept (decision true); invalid replies count as rejections",
-        "judge": judge.settings.describe(),
+        "judge": judge.describe(),
         "prompts": {
             p.ref("silver"): {"relation": p.relation, "sha256": p.sha256}
             for plan in plans
