@@ -1,4 +1,4 @@
-"""``ratio build``, ``ratio check`` and ``ratio publish`` (``ratio silver`` is a judge job: judge/cli.py)."""
+"""``ratio dataset build|check|publish`` (the silver split is a judge job: ``ratio judge silver``, judge/cli.py)."""
 
 from __future__ import annotations
 

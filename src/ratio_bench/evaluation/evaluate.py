@@ -57,7 +57,7 @@ def load_split(root: str | Path | Release, split: str, relations: Sequence[str] 
         queries[rel] = Queries(*(q.column(c).to_pylist() for c in ("query_id", "query", "gold_id")))
     if split == "silver" and not any(q.ids for q in queries.values()):
         raise DatasetError(
-            f"{release.shown}: no silver split yet; build it with `ratio silver --dataset {release.root} ...`",
+            f"{release.shown}: no silver split yet; build it with `ratio judge silver --dataset {release.root} ...`",
             value=release.root,
         )
     return SplitData(

@@ -1,4 +1,4 @@
-"""``ratio judge`` and ``ratio silver``: prompts, cost estimates, hand labels, calibration, silver, pairwise runs."""
+"""``ratio judge``: prompts, cost estimates, hand labels, calibration, silver, candidates and pairwise runs."""
 
 from __future__ import annotations
 
