@@ -72,6 +72,7 @@ class ReleaseEntries:
     version: str
     manifest_sha256: str
     entries: tuple[dict[str, Any], ...]
+    superseded: tuple[tuple[str, str], ...] = ()  # (file, the newer file of the same model that replaced it)
 
     @property
     def title(self) -> str:
@@ -86,9 +87,16 @@ class Board:
     @property
     def summary(self) -> str:
         n, builds = sum(len(r.entries) for r in self.releases), len(self.releases)
+        superseded = [f"{old} by {new}" for r in self.releases for old, new in r.superseded]
         return (
             f"{n} {'entry' if n == 1 else 'entries'} on {builds} release {'build' if builds == 1 else 'builds'}, "
             f"{len(self.rejected)} rejected"
+            + (
+                f", {len(superseded)} re-scored {'entry' if len(superseded) == 1 else 'entries'} superseded by the "
+                f"newest of the same model ({'; '.join(superseded)})"
+                if superseded
+                else ""
+            )
         )
 
 
@@ -180,6 +188,7 @@ def group_releases(
             for source, e in group
             if _release_of(e) != claim
         ]
+        kept, superseded = _newest_only(kept)
         entries = sorted(
             kept,
             key=lambda item: (
@@ -189,9 +198,29 @@ def group_releases(
                 item[0],
             ),
         )
-        releases.append(ReleaseEntries(*claim, sha, tuple(e for _, e in entries)))
+        releases.append(ReleaseEntries(*claim, sha, tuple(e for _, e in entries), superseded))
     releases.sort(key=lambda r: (r.name, r.version, r.manifest_sha256))
     return tuple(releases), rejected
+
+
+def _newest_only(
+    group: list[tuple[str, dict[str, Any]]],
+) -> tuple[list[tuple[str, dict[str, Any]]], tuple[tuple[str, str], ...]]:
+    """One entry per model (weights fingerprint), split and relations scored: the newest (``scored_at``, then
+    file name), so scoring a model again replaces its row instead of adding a second one with another rank.
+    Entries without a fingerprint (BM25, older files) cannot be told to be the same model and all stay."""
+    newest: dict[tuple[str, str, tuple[str, ...]], tuple[str, dict[str, Any]]] = {}
+    kept, superseded = [], []
+    for source, entry in sorted(group, key=lambda item: (item[1].get("scored_at", ""), item[0])):
+        fp = entry.get("model_fingerprint")
+        if fp is None:
+            kept.append((source, entry))
+            continue
+        key = (fp, entry["split"], tuple(sorted(entry["results"])))
+        if key in newest:
+            superseded.append((newest[key][0], source))
+        newest[key] = (source, entry)
+    return kept + list(newest.values()), tuple(sorted(superseded))
 
 
 def _authoritative_release(group: list[tuple[str, dict[str, Any]]]) -> tuple[str, str]:
@@ -220,6 +249,35 @@ def ranked(release: ReleaseEntries) -> list[tuple[int, dict[str, Any]]]:
         previous = entry["split"]
         out.append((rank, entry))
     return out
+
+
+def entry_detail(entry: dict[str, Any]) -> str:
+    """What tells two rows of one name apart: the weights' short fingerprint, the training config, the
+    submitter ("" when the entry records none of them)."""
+    parts = []
+    if entry.get("model_fingerprint"):
+        parts.append(f"weights {entry['model_fingerprint'][:8]}")
+    if entry.get("trained_from"):
+        parts.append(
+            f"config {entry['trained_from']['config']} ({entry['trained_from']['config_sha256'][:8]})"
+        )
+    if entry.get("submitter"):
+        parts.append(f"by {entry['submitter']}")
+    return ", ".join(parts)
+
+
+def has_details(release: ReleaseEntries) -> bool:
+    return any(entry_detail(e) for e in release.entries)
+
+
+def relation_ranked(release: ReleaseEntries, relation: str) -> list[tuple[int, dict[str, Any]]]:
+    """(rank, entry) of every entry scored on ``relation``, by that relation's MRR@10 within each split: the
+    board where a specialist scored on one relation competes (the main ranking puts full entries first)."""
+    entries = sorted(
+        (e for e in release.entries if relation in e["results"]),
+        key=lambda e: (SPLIT_ORDER.index(e["split"]), -e["results"][relation][MAIN_SCORE]),
+    )
+    return ranked(ReleaseEntries(release.name, release.version, release.manifest_sha256, tuple(entries)))
 
 
 def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None]]:
@@ -315,6 +373,27 @@ def terminal_text(text: str) -> str:
     return escape(plain_text(text))
 
 
+def terminal_relation_tables(release: ReleaseEntries) -> list[Any]:
+    """The per-relation rankings as rich tables (one per relation with entries), for the console."""
+    from rich.table import Table
+
+    detailed, tables = has_details(release), []
+    for rel in RELATIONS:
+        rows = relation_ranked(release, rel)
+        if not rows:
+            continue
+        t = Table(title=terminal_text(f"{rel}: {RELATION_NOTE} (%)"))
+        for name in ["#", "model setup"] + ["model"] * detailed + ["split"]:
+            t.add_column(name)
+        for _, short in TABLE_METRICS:
+            t.add_column(short, justify="right")
+        for rank, e in rows:
+            text = [str(rank), entry_label(e)] + [entry_detail(e)] * detailed + [e["split"]]
+            t.add_row(*map(terminal_text, text), *(percent(e["results"][rel][k]) for k, _ in TABLE_METRICS))
+        tables.append(t)
+    return tables
+
+
 # --- Markdown -------------------------------------------------------------------------------------------------
 
 
@@ -333,12 +412,15 @@ def leaderboard_markdown(board: Board) -> str:
         "MRR@10 averaged over the relations (entries scored on all relations first), only against entries of the same release build and split.",
     ]
     for release in board.releases:
+        detailed = has_details(release)
         lines += ["", f"## {markdown_text(release.title)}", ""]
-        lines += [_md_row(head), "|" + "---|" * len(head)]
+        lines += [_md_row(head[:2] + ["model"] * detailed + head[2:]), "|" + "---|" * (len(head) + detailed)]
         for rank, entry in ranked(release):
-            cells = [str(rank), markdown_text(entry_label(entry)), markdown_text(entry["split"])]
+            cells = [str(rank), markdown_text(entry_label(entry))]
+            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(entry["split"])]
             cells += [markdown_text(provenance_text(entry) or "")] * marked
             lines.append(_md_row(cells + [percent(v) for _, v in metric_cells(entry)]))
+        lines += _md_relation_boards(release, detailed)
         judged = judged_rows(release)
         if judged:
             lines += [
@@ -356,6 +438,31 @@ def leaderboard_markdown(board: Board) -> str:
         lines += ["", "## Rejected files", "", _md_row(["file", "reason"]), "|---|---|"]
         lines += [_md_row([markdown_text(r.source), markdown_text(r.reason)]) for r in board.rejected]
     return "\n".join(lines) + "\n"
+
+
+RELATION_NOTE = "ranked by that relation's MRR@10, every entry scored on it (specialists included)"
+
+
+def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
+    """One small table per relation: where a specialist is ranked against everything scored on its move."""
+    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + [short for _, short in TABLE_METRICS]
+    lines = []
+    for rel in RELATIONS:
+        rows = relation_ranked(release, rel)
+        if not rows:
+            continue
+        lines += [
+            "",
+            f"### {rel} ({markdown_text(RELATION_NOTE)})",
+            "",
+            _md_row(head),
+            "|" + "---|" * len(head),
+        ]
+        for rank, entry in rows:
+            cells = [str(rank), markdown_text(entry_label(entry))]
+            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(entry["split"])]
+            lines.append(_md_row(cells + [percent(entry["results"][rel][key]) for key, _ in TABLE_METRICS]))
+    return lines
 
 
 def _md_row(cells: list[str]) -> str:
@@ -566,7 +673,9 @@ def _filters(board: Board) -> str:
 
 
 def _release_section(release: ReleaseEntries) -> str:
+    detailed = has_details(release)
     head = ['<th class="sortable" data-type="number">#</th>', '<th class="sortable">model setup</th>']
+    head += ['<th class="sortable">model</th>'] * detailed
     head.append('<th class="sortable">split</th>')
     marked = any("provenance" in e for e in release.entries)
     head += ['<th class="sortable">provenance</th>'] * marked
@@ -580,6 +689,7 @@ def _release_section(release: ReleaseEntries) -> str:
         cells = [
             f'<td class="num" data-value="{rank}">{rank}</td>',
             f"<td>{html_text(entry_label(entry))}</td>",
+            *[f"<td>{html_text(entry_detail(entry))}</td>"] * detailed,
             f"<td>{html_text(entry['split'])}</td>",
         ]
         cells += [f"<td>{html_text(provenance_text(entry) or '')}</td>"] * marked
@@ -604,10 +714,42 @@ def _release_section(release: ReleaseEntries) -> str:
             *rows,
             "</tbody>",
             "</table>",
+            *_html_relation_boards(release, detailed),
             *_judged_table(release),
             "</section>",
         ]
     )
+
+
+def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
+    """The per-relation rankings (see :func:`relation_ranked`), one table per relation, hidden by the relation
+    filter like the main table's columns."""
+    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + [short for _, short in TABLE_METRICS]
+    parts = []
+    for rel in RELATIONS:
+        rows = relation_ranked(release, rel)
+        if not rows:
+            continue
+        body = [
+            f'<tr data-split="{html_text(entry["split"])}" '
+            f'data-provenance="{html_text(entry.get("provenance", {}).get("status", ""))}">'
+            + f'<td class="num">{rank}</td><td>{html_text(entry_label(entry))}</td>'
+            + f"<td>{html_text(entry_detail(entry))}</td>" * detailed
+            + f"<td>{html_text(entry['split'])}</td>"
+            + "".join(
+                f'<td class="num">{percent(entry["results"][rel][key])}</td>' for key, _ in TABLE_METRICS
+            )
+            + "</tr>"
+            for rank, entry in rows
+        ]
+        parts += [
+            f'<div data-relation="{rel}"><h3>{rel} <small>({html_text(RELATION_NOTE)})</small></h3><table>',
+            "<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in head) + "</tr></thead>",
+            "<tbody>",
+            *body,
+            "</tbody></table></div>",
+        ]
+    return parts
 
 
 def _judged_table(release: ReleaseEntries) -> list[str]:
