@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -368,3 +369,36 @@ def test_judged_figures_are_a_table_of_their_own_escaped_and_filterable_by_relat
     assert relations == ["address", "specify"]
     assert len(page.named("script")) == 1 and MALICIOUS_NAME in "".join(page.text)
     assert "judged@10" in "".join(page.text) and "99.0" in "".join(page.text)
+
+
+def test_the_plot_stays_legible_at_60_entries(tmp_path):
+    """One panel per relation, its top k as horizontal bars with full names: no two labels overlap, none is cut
+    off, and the picture is taller with more bars instead of a wide strip."""
+    import warnings
+
+    from ratio_bench.evaluation.leaderboard import PLOT_TOP, plot_figure, plot_png
+
+    folder = tmp_path / "results"
+    for i in range(60):
+        write(folder, f"e{i:02d}.json", entry(f"a-rather-long-model-name-{i:02d}:generic", 0.005 * (i + 1)))
+    board = load_board(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # tight_layout's "not compatible"/"cannot fit" warnings fail the test
+        fig = plot_figure(board)
+        fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width, height = fig.canvas.get_width_height()
+    assert len(fig.axes) == 3  # one panel per relation
+    for ax in fig.axes:
+        labels = [t for t in ax.get_yticklabels() if t.get_text()]
+        assert (
+            len(labels) == PLOT_TOP
+            and labels[0].get_text() == "1. a-rather-long-model-name-59:generic (test)"
+        )
+        boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.y0)
+        assert all(b.x0 >= 0 and b.x1 <= width for b in boxes)  # full names, inside the picture
+        assert all(low.y1 <= high.y0 for low, high in itertools.pairwise(boxes))  # no overlap
+    png = plot_png(board, top=5)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert w <= 1400 and h >= 400 and h < height  # a readable page, shorter with fewer bars per panel

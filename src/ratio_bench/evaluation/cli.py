@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.evaluation.leaderboard import PLOT_TOP
 from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
 
 if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside the commands
@@ -266,12 +267,14 @@ def render_board(
     for r in board.rejected:
         console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")
     console.print(board.summary)
+    if args.plot_top < 1:
+        raise UsageError(f"--plot-top {args.plot_top}: give at least 1 bar per panel")
     if args.markdown:
         with atomic_open(args.markdown, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(lb.leaderboard_markdown(board) + markdown_extra)
     if args.plot:
         with atomic_open(args.plot, "wb") as fh:
-            fh.write(lb.plot_png(board))
+            fh.write(lb.plot_png(board, args.plot_top))
     if args.html:
         with atomic_open(args.html, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(lb.leaderboard_html(board, extra=html_extra))
@@ -451,6 +454,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(results=Path("eval/results"))  # the positional RESULTS: see ratio_bench.leaderboard.cli
     p.add_argument("--markdown", type=Path, help="also write the tables as Markdown")
     p.add_argument("--plot", type=Path, help="also plot MRR@10 per relation (PNG)")
+    p.add_argument(
+        "--plot-top",
+        type=int,
+        default=PLOT_TOP,
+        metavar="K",
+        help=f"bars per relation panel of --plot (default: {PLOT_TOP})",
+    )
     p.add_argument("--html", type=Path, help="also write a self-contained HTML page (sortable, filterable)")
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
     p.set_defaults(func=cmd_leaderboard)

@@ -472,8 +472,14 @@ def _md_row(cells: list[str]) -> str:
 # --- plot -----------------------------------------------------------------------------------------------------
 
 
-def plot_png(board: Board) -> bytes:
-    """MRR@10 per relation as grouped bars, one panel per release build (PNG bytes, reproducible)."""
+PLOT_TOP = 15  # bars per panel: the top entries of each relation
+_BAR_INCHES = 0.3  # height of one bar's row: a 9-point label fits, so labels never overlap
+
+
+def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
+    """MRR@10 as horizontal bars, one panel per relation of each release build, its ``top`` entries by that
+    relation (full names on the bars' axis, best at the top), so the picture stays legible at 100 entries: the
+    height grows with the bars, never the labels' crowding. Returns the matplotlib figure."""
     try:
         import matplotlib
     except ImportError as e:
@@ -482,26 +488,41 @@ def plot_png(board: Board) -> bytes:
         ) from e
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
-    panels = board.releases or (ReleaseEntries("no entries", "", "", ()),)
-    width_entries = max(len(r.entries) for r in panels)
+    panels = [
+        (release, rel, relation_ranked(release, rel)[:top]) for release in board.releases for rel in RELATIONS
+    ]
+    panels = [p for p in panels if p[2]] or [(None, "no entries", [])]
+    heights = [max(len(rows), 1) * _BAR_INCHES + 0.9 for *_, rows in panels]
     fig, axes = plt.subplots(
-        len(panels), 1, figsize=(max(6, 1.2 * width_entries + 2), 3.5 * len(panels)), squeeze=False
+        len(panels), 1, figsize=(11, sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights}
     )
-    bar = 0.8 / len(RELATIONS)
-    for ax, release in zip(axes[:, 0], panels, strict=True):
-        x = np.arange(len(release.entries))
-        for i, rel in enumerate(RELATIONS):
-            values = [100 * e["results"].get(rel, {}).get(MAIN_SCORE, 0.0) for e in release.entries]
-            ax.bar(x + (i - 1) * bar, values, bar, label=rel)
-        labels = [plain_text(f"{entry_label(e)} ({e['split']})") for e in release.entries]
-        ax.set_xticks(x, labels, rotation=20, ha="right", fontsize=8, parse_math=False)
-        ax.set_title(plain_text(release.title), fontsize=9, parse_math=False)
-        ax.set_ylabel("MRR@10 (%)")
-        if release.entries:
-            ax.legend(fontsize=8)
+    for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
+        labels = [plain_text(f"{rank}. {entry_label(e)} ({e['split']})") for rank, e in rows]
+        values = [100 * e["results"][rel][MAIN_SCORE] for _, e in rows]
+        ax.barh(range(len(rows)), values, height=0.7, color="#4c72b0")
+        ax.set_yticks(range(len(rows)), labels, fontsize=9, parse_math=False)
+        ax.invert_yaxis()  # rank 1 at the top
+        for y, v in enumerate(values):
+            ax.text(v, y, f" {v:.1f}", va="center", fontsize=8)
+        where = f"{release.name} {release.version} ({release.manifest_sha256[:SHORT_SHA]})" if release else ""
+        ax.set_title(
+            plain_text(f"{rel}: top {len(rows)} by MRR@10, {where}"),
+            fontsize=10,
+            loc="left",
+            parse_math=False,
+        )
+        ax.set_xlabel("MRR@10 (%)", fontsize=9)
+        ax.set_xlim(0, max(values, default=1) * 1.15 or 1)
     fig.tight_layout()
+    return fig
+
+
+def plot_png(board: Board, top: int = PLOT_TOP) -> bytes:
+    """:func:`plot_figure` as PNG bytes (reproducible: no software or date metadata)."""
+    fig = plot_figure(board, top)  # first: without matplotlib it is a PlottingUnavailable
+    import matplotlib.pyplot as plt
+
     buf = io.BytesIO()
     with warnings.catch_warnings():  # a name in a script the font lacks draws boxes; that is not an error
         warnings.filterwarnings("ignore", message="Glyph .* missing")
