@@ -18,6 +18,7 @@ def test_index_search_round_trip(library, tmp_path):
     assert body["results"]["address"][0]["paper_id"] == "iclr26/AbCdEfGh12"
     table = run_ratio("search", "private gradient updates", "--index", out, "--moves", "broaden")
     assert table.code == 0 and "Broaden (bm25:unigram)" in table.out and "Address" not in table.out
+    assert "Private federated updates" in table.out  # the paper's title, as the index has it
 
 
 @pytest.mark.parametrize(

@@ -76,6 +76,7 @@ def _searcher(args: argparse.Namespace):
 
 def cmd_search(args: argparse.Namespace) -> int:
     from rich.table import Table
+    from rich.text import Text
 
     from ratio_bench.core.io import report_console
     from ratio_bench.serve.index import load_index
@@ -104,7 +105,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         t.add_column("paper", ratio=1)
         for h in hits:
             where = " · ".join(str(h[f]) for f in ("paper_id", "venue", "date", "section") if h[f])
-            t.add_row(str(h["rank"]), f"{h['score']:.3f}", h["text"], where)
+            paper = Text(h["title"] + "\n", style="italic") + where if h.get("title") else Text(where)
+            t.add_row(str(h["rank"]), f"{h['score']:.3f}", Text(h["text"]), paper)
         console.print(t)
     return 0
 
