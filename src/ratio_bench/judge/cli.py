@@ -218,6 +218,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_pool_split(others: list[tuple[str, int]], est: dict) -> None:
+    """Why verdicts in the pool are not reused: the judge settings that split them off, and how many each."""
+    print(
+        f"pool reuse: {est['saved_by_pool']:,} verdicts reused under the current judge settings, "
+        f"{est['unique_requests'] - est['saved_by_pool']:,} to judge (verdicts are reused only under the exact "
+        "judge: model, prompt text, temperature, max tokens, JSON mode, params)"
+    )
+    for differences, n in others:
+        print(f"  {n:,} verdicts in the pool not reused, judged with {differences}")
+    if others:
+        print("  pass those settings to reuse them")
+
+
 def cmd_candidates(args: argparse.Namespace) -> int:
     """Judge the sampled queries' top-k of saved runs; store verdicts in the pool; write the report."""
     from ratio_bench.core.io import atomic_open, folder_files, staged_dir, write_json
@@ -259,6 +272,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
     if cap is not None and est["priced"] and est["usd"] > cap:
         print(f"the estimate exceeds --max-cost {cap}: sending stops once that much is spent")
     if args.dry_run:
+        _print_pool_split(cj.other_settings(plans, pool, judge.settings), est)
         print("--dry-run: nothing sent")
         return 0
     outcomes = (batch or judge).run([w.request for w in work.pending], desc="candidate judging")
