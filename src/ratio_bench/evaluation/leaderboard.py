@@ -208,15 +208,21 @@ def _newest_only(
 ) -> tuple[list[tuple[str, dict[str, Any]]], tuple[tuple[str, str], ...]]:
     """One entry per model (weights fingerprint), split and relations scored: the newest (``scored_at``, then
     file name), so scoring a model again replaces its row instead of adding a second one with another rank.
-    Entries without a fingerprint (BM25, older files) cannot be told to be the same model and all stay."""
-    newest: dict[tuple[str, str, tuple[str, ...]], tuple[str, dict[str, Any]]] = {}
+    Entries without a fingerprint (BM25, older files) cannot be told to be the same model and all stay. A
+    results repository's provenance is part of the key: a self-reported copy never replaces a verified entry."""
+    newest: dict[tuple[str, str, tuple[str, ...], str], tuple[str, dict[str, Any]]] = {}
     kept, superseded = [], []
     for source, entry in sorted(group, key=lambda item: (item[1].get("scored_at", ""), item[0])):
         fp = entry.get("model_fingerprint")
         if fp is None:
             kept.append((source, entry))
             continue
-        key = (fp, entry["split"], tuple(sorted(entry["results"])))
+        key = (
+            fp,
+            entry["split"],
+            tuple(sorted(entry["results"])),
+            entry.get("provenance", {}).get("status", ""),
+        )
         if key in newest:
             superseded.append((newest[key][0], source))
         newest[key] = (source, entry)
