@@ -677,6 +677,13 @@ CASES = [
         ["--judge-sample 0"],
         2,
     ),
+    # cards and entries tied to their model
+    (
+        "score-bad-submitter",
+        ["score", "--model", "bm25", "--dataset", "{release}", "--submitter", "<b>me</b>"],
+        ["--submitter", "letters"],
+        2,
+    ),
 ]
 
 # What each dirty corpus of the fixture rejects (reason: records).

@@ -91,6 +91,24 @@ def test_parquet_shared_schema_and_keep_sections(tmp_path, nougat_text):
     assert paper.text_format == "markdown" and paper.source_file == "c.parquet"
 
 
+def test_venues_given_as_lists_are_clean_strings(tmp_path):
+    """A venue list, or one printed into the string (as the arXiv dump has it), reads as plain text."""
+    venues = [["cs.CL"], ["cs.CL", " cs.AI "], "arXiv ['cs.CV', 'cs.AI']", "arXiv ['cs.CL']", "ACL [main]"]
+    records = [shared_record(f"v/{i}", "A fine abstract.", venue=v) for i, v in enumerate(venues)]
+    records.append(shared_record("v/bad", "A fine abstract.", venue={"name": "x"}))
+    rejects = RejectLog(tmp_path / "rejects.jsonl")
+    papers = list(PaperReader(rejects=rejects).read([write_jsonl(tmp_path / "v.jsonl", records)]))
+    rejects.close()
+    assert [p.venue for p in papers] == [
+        "cs.CL",
+        "cs.CL, cs.AI",
+        "arXiv cs.CV, cs.AI",
+        "arXiv cs.CL",
+        "ACL [main]",
+    ]
+    assert rejects.by_reason("dropped") == {"wrong_type:venue": 1}
+
+
 def test_format_detection_errors_and_overrides(tmp_path):
     odd = write_jsonl(tmp_path / "odd.jsonl", [{"foo": 1}])
     with pytest.raises(CorpusFormatError, match="cannot detect"):

@@ -68,6 +68,18 @@ def test_routing_dedup_and_pools(built):
     assert roles == {"address", "explicit_contrast"}
 
 
+def test_the_release_venue_column_holds_clean_strings(built):
+    _, _, root = built
+    venues = {
+        r["venue"]
+        for split in ("train", "validation", "test")
+        for rel in ("address", "broaden", "specify")
+        for r in _rows(root, rel, split)
+    }
+    assert {"cs.LG, cs.AI", "arXiv cs.CR"} <= venues
+    assert not any("[" in v for v in venues if v)
+
+
 def test_no_paper_in_two_partitions_and_content_ids(built):
     _, _, root = built
     seen = {}

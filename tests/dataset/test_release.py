@@ -4,7 +4,12 @@ runs and models."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -117,3 +122,18 @@ def test_only_the_shards_the_manifest_lists_are_read(small_release, tmp_path):
     assert Release.open(root).shards("address", "test") == [test]
     with pytest.raises(DatasetError, match="a path outside the release"):
         Release.open(root).own_files()
+
+
+def test_the_documented_command_reproduces_the_manifest_hash(small_release, tmp_path):
+    """eval/README.md gives one command for manifest_sha256 (not `sha256sum manifest.json`); it must agree."""
+    readme = (Path(__file__).resolve().parents[2] / "eval" / "README.md").read_text(encoding="utf-8")
+    (line,) = [x for x in readme.splitlines() if x.startswith("python -c ") and "sort_keys=True" in x]
+    manifest = tmp_path / "manifest.json"  # re-indented: the hash is of the content, not the bytes
+    data = json.loads((small_release / "manifest.json").read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    argv = [
+        sys.executable,
+        *shlex.split(re.sub(r"^python ", "", line).replace("ratio/manifest.json", str(manifest))),
+    ]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    assert out == manifest_sha256(data)

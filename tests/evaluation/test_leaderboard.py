@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -85,7 +86,8 @@ def test_markdown_escapes_every_submitted_text(hostile_results):
     page = Tags(rendered)
     assert not page.named("script") and not page.named("a") and not page.named("img")
     assert "javascript:" not in "".join(str(v) for _, attrs in page.tags for v in attrs.values())
-    assert page.row_widths == [N_COLUMNS, N_COLUMNS, 2, 2]  # header and entry, rejected-files header and file
+    # header and entry, each relation's board (header and entry: rank, model, split, 4 metrics), rejected files
+    assert page.row_widths == [N_COLUMNS, N_COLUMNS] + [7, 7] * 3 + [2, 2]
     text = "".join(page.text)
     assert f"{MALICIOUS_NAME} {MALICIOUS_VERSION.replace(chr(10), ' ')}" in text  # shown literally, one line
     assert "<img src=x onerror=alert(2)>.json" in text and "not valid JSON" in text
@@ -139,7 +141,8 @@ def test_two_release_builds_are_two_tables_never_ranked_together(tmp_path):
     md = leaderboard_markdown(board)
     assert "## ratio 1.0 \\(manifest aaaaaaaaaaaa\\)" in md
     assert "## ratio-next 1.0 \\(manifest bbbbbbbbbbbb\\)" in md
-    ranks = [line.split(" | ")[:2] for line in md.splitlines() if "\\:none |" in line]
+    main = md.split("\n### ")[0] + md.split("## ratio-next")[1].split("\n### ")[0]  # without relation boards
+    ranks = [line.split(" | ")[:2] for line in main.splitlines() if "\\:none |" in line]
     assert ranks == [["| 1", "strong\\:none"], ["| 2", "weak\\:none"], ["| 1", "best\\:none"]]
     sections = Tags(leaderboard_html(board)).named("section")
     assert [s["data-release"] for s in sections] == [SHA_A, SHA_B]
@@ -161,6 +164,59 @@ def test_specialists_rank_after_full_entries_and_a_unified_model_is_listed(tmp_p
         ("m generic-Tuned", "specify"),  # higher MRR@10, but on one relation only
     ]
     assert "generic-Tuned \\[unified, all moves\\]" in leaderboard_markdown(board)
+
+
+def test_a_specialist_is_ranked_first_on_the_board_of_its_relation(tmp_path):
+    folder = tmp_path / "results"
+    specialist = entry("m generic-Tuned", 0.30) | {"tuned_for": "specify"}
+    specialist["results"] = {"specify": specialist["results"]["specify"]}
+    write(folder, "spec.json", specialist)
+    write(folder, "base.json", entry("bm25:trigram", 0.2))
+    board = load_board(folder)
+    md = leaderboard_markdown(board)
+    main, *boards = md.split("\n### ")
+    assert [line.split(" | ")[1] for line in main.splitlines() if line.startswith("| 1 ")] == [
+        "bm25\\:trigram"
+    ]
+    specify = next(b for b in boards if b.startswith("specify"))
+    firsts = [line.split(" | ")[1] for line in specify.splitlines() if line.startswith("| 1 ")]
+    assert firsts == ["m generic-Tuned \\[tuned for specify\\]"]
+    address = next(b for b in boards if b.startswith("address"))
+    assert "generic-Tuned" not in address  # ranked only where it competes
+    sections = Tags(leaderboard_html(board)).named("div")
+    assert [d["data-relation"] for d in sections] == ["address", "broaden", "specify"]
+    run = run_ratio("leaderboard", folder)
+    assert run.code == 0, run.err
+    assert "specify: ranked by that relation's MRR@10" in run.out
+
+
+def test_a_rescored_model_keeps_its_newest_entry_and_namesakes_are_told_apart(tmp_path):
+    folder = tmp_path / "results"
+    fp_a, fp_b = "1" * 64, "2" * 64
+    old = entry("m generic-Tuned", 0.1) | {"model_fingerprint": fp_a, "scored_at": "2026-01-01T00:00:00Z"}
+    new = entry("m generic-Tuned", 0.2) | {"model_fingerprint": fp_a, "scored_at": "2026-02-01T00:00:00Z"}
+    smoke = entry("m generic-Tuned", 0.05) | {
+        "model_fingerprint": fp_b,
+        "trained_from": {"config": "smoke.yaml", "config_sha256": "3" * 64},
+        "submitter": "Ada Lovelace",
+    }
+    for name, content in (("z-old.json", old), ("a-new.json", new), ("smoke.json", smoke)):
+        write(folder, name, content)
+    board = load_board(folder)
+    (release,) = board.releases
+    assert [e["results"]["address"]["mrr_at_10"] for e in release.entries] == [0.2, 0.05]
+    assert release.superseded == (("z-old.json", "a-new.json"),)
+    assert (
+        "1 re-scored entry superseded by the newest of the same model (z-old.json by a-new.json)"
+        in board.summary
+    )
+    md = leaderboard_markdown(board)
+    assert "| 1 | m generic-Tuned | weights 11111111 | test |" in md
+    assert (
+        "| 2 | m generic-Tuned | weights 22222222, config smoke.yaml \\(33333333\\), by Ada Lovelace | test |"
+        in md
+    )
+    assert "weights 22222222" in leaderboard_html(board)
 
 
 def test_a_forged_copy_rejects_itself_only_not_the_entries_of_its_release(tmp_path):
@@ -199,7 +255,7 @@ def test_html_page_is_self_contained_with_one_row_per_entry(tmp_path):
     assert board.rejected == ()
     page_html = leaderboard_html(board)
     page = Tags(page_html)
-    assert len([a for a in page.named("tr") if "data-split" in a]) == 3
+    assert len([a for a in page.named("tr") if "data-split" in a]) == 3 * (1 + 3)  # main and relation boards
     assert {a["id"] for a in page.named("select")} == {"filter-release", "filter-split", "filter-relation"}
     assert len(page.named("option")) == (1 + 2) + (1 + 1) + (
         1 + 3
@@ -313,3 +369,36 @@ def test_judged_figures_are_a_table_of_their_own_escaped_and_filterable_by_relat
     assert relations == ["address", "specify"]
     assert len(page.named("script")) == 1 and MALICIOUS_NAME in "".join(page.text)
     assert "judged@10" in "".join(page.text) and "99.0" in "".join(page.text)
+
+
+def test_the_plot_stays_legible_at_60_entries(tmp_path):
+    """One panel per relation, its top k as horizontal bars with full names: no two labels overlap, none is cut
+    off, and the picture is taller with more bars instead of a wide strip."""
+    import warnings
+
+    from ratio_bench.evaluation.leaderboard import PLOT_TOP, plot_figure, plot_png
+
+    folder = tmp_path / "results"
+    for i in range(60):
+        write(folder, f"e{i:02d}.json", entry(f"a-rather-long-model-name-{i:02d}:generic", 0.005 * (i + 1)))
+    board = load_board(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # tight_layout's "not compatible"/"cannot fit" warnings fail the test
+        fig = plot_figure(board)
+        fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width, height = fig.canvas.get_width_height()
+    assert len(fig.axes) == 3  # one panel per relation
+    for ax in fig.axes:
+        labels = [t for t in ax.get_yticklabels() if t.get_text()]
+        assert (
+            len(labels) == PLOT_TOP
+            and labels[0].get_text() == "1. a-rather-long-model-name-59:generic (test)"
+        )
+        boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.y0)
+        assert all(b.x0 >= 0 and b.x1 <= width for b in boxes)  # full names, inside the picture
+        assert all(low.y1 <= high.y0 for low, high in itertools.pairwise(boxes))  # no overlap
+    png = plot_png(board, top=5)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert w <= 1400 and h >= 400 and h < height  # a readable page, shorter with fewer bars per panel

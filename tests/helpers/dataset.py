@@ -79,7 +79,12 @@ def records() -> tuple[list[dict], list[dict]]:
             "s/s1", text("E"), "2022-02-01", kind="abstract", title="Shared Work: Hallucinated Dosages!"
         ),
         shared_record(
-            "s/x1", text("A", "G"), "2022-03", kind="abstract", title="Outlier-aware four-bit quantisation"
+            "s/x1",
+            text("A", "G"),
+            "2022-03",
+            kind="abstract",
+            title="Outlier-aware four-bit quantisation",
+            venue=["cs.LG", "cs.AI"],  # a list venue (arXiv categories): a clean string in the release
         ),
         shared_record(
             "s/r1", text("F"), "2020/2021", kind="abstract", title="Windowed sparse attention revisited"
@@ -93,6 +98,7 @@ def records() -> tuple[list[dict], list[dict]]:
             "2022-05",
             kind="abstract",
             title="Noisy clipping for federated private updates",
+            venue="arXiv ['cs.CR']",  # a list printed into the string, as the arXiv dump has it
         ),
     ]
     b = [  # the same work as s/s1 under another source, dated earlier: the work must stay in one partition

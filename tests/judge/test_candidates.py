@@ -160,6 +160,31 @@ def test_a_later_run_is_judged_only_on_what_the_pool_lacks(setup, tmp_path, caps
     assert not (release / "judgments").exists()
 
 
+def test_the_dry_run_names_the_judge_settings_that_split_the_pool(setup, tmp_path, capsys):
+    """Verdicts are reused only under the exact judge; a dry run with other settings says which and how many."""
+    release, runs, server = setup
+    pool = tmp_path / "pool"
+    assert (
+        main(judge_cmd(release, runs[:1], server, tmp_path, "--pool", str(pool), "--max-tokens", "128")) == 0
+    )
+    capsys.readouterr()
+    assert main(judge_cmd(release, runs, server, tmp_path, "--pool", str(pool), "--dry-run")) == 0
+    out = capsys.readouterr().out
+    assert "pool reuse: 0 verdicts reused under the current judge settings, 28 to judge" in out
+    assert "20 verdicts in the pool not reused, judged with max_tokens 128 (now " in out
+    assert (
+        main(
+            judge_cmd(
+                release, runs, server, tmp_path, "--pool", str(pool), "--max-tokens", "128", "--dry-run"
+            )
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "pool reuse: 20 verdicts reused under the current judge settings, 8 to judge" in out
+    assert "not reused" not in out
+
+
 def test_a_pool_of_another_release_is_refused(setup, tmp_path):
     release, runs, server = setup
     pool = tmp_path / "pool"

@@ -46,9 +46,13 @@ def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path
     )
     assert shown.code == 0, shown.err
     text = md.read_text(encoding="utf-8")
-    rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith(("| 1 ", "| 2 "))}
+    main = text.split("\n### ")[0]  # the main ranking, before the per-relation boards
+    rows = {line.split(" | ")[1]: line for line in main.splitlines() if line.startswith(("| 1 ", "| 2 "))}
     assert f"verified \\(worker w1, org/tiny@{sha[:12]}\\)" in rows["org/tiny\\:generic"], text
-    assert "self-reported" in rows["someone-else"]
+    assert (
+        "self-reported" in rows["someone-else"]
+    )  # a self-reported copy of the same weights replaces nothing
+    assert "superseded" not in text
     assert "FINISHED" in text and f"results\\: {folder}" in text  # the queue
     html = page.read_text(encoding="utf-8")
     assert 'id="filter-provenance"' in html and 'data-provenance="verified"' in html

@@ -128,7 +128,8 @@ def test_uvicorn_serves_concurrent_clients_the_same_answers(live_server):
 def test_leaderboard_page_is_served_from_the_results_folder(searcher):
     results = REPO / "eval" / "results"
     with TestClient(create_app(searcher)) as c:
-        assert c.get("/leaderboard").status_code == 404  # only with a results folder
+        missing = c.get("/leaderboard")  # only with a results folder, and the reply says how to get one
+        assert missing.status_code == 404 and "--results DIR" in missing.json()["error"]
     with TestClient(create_app(searcher, results=results)) as c:
         page = c.get("/leaderboard")
     assert page.status_code == 200 and "default-src" in page.headers["content-security-policy"]
@@ -184,4 +185,4 @@ def test_served_leaderboard_keeps_a_release_when_one_entry_forges_its_name(searc
     (tmp_path / "000-forged.json").write_text(json.dumps(forged))
     with TestClient(create_app(searcher, results=tmp_path)) as c:
         page = c.get("/leaderboard").text
-    assert page.count("<tr data-split=") == 16 and "000-forged.json" in page
+    assert page.count("<tr data-split=") == 2 * 16 and "000-forged.json" in page  # main and address boards

@@ -3,6 +3,8 @@ import json
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
 
+from ratio_bench.serve.cli import board_folder
+
 
 def test_index_search_round_trip(library, tmp_path):
     out = tmp_path / "idx"
@@ -16,6 +18,7 @@ def test_index_search_round_trip(library, tmp_path):
     assert body["results"]["address"][0]["paper_id"] == "iclr26/AbCdEfGh12"
     table = run_ratio("search", "private gradient updates", "--index", out, "--moves", "broaden")
     assert table.code == 0 and "Broaden (bm25:unigram)" in table.out and "Address" not in table.out
+    assert "Private federated updates" in table.out  # the paper's title, as the index has it
 
 
 @pytest.mark.parametrize(
@@ -92,3 +95,15 @@ def test_corpus_meta_goes_with_a_release_and_its_titles_reach_the_api(library, t
     found = run_ratio("search", "gated residual message passing", "--index", out, "--k", "3", "--json")
     assert found.code == 0, found.err
     assert all(h["title"] for hits in json.loads(found.out)["results"].values() for h in hits)
+
+
+def test_serve_shows_the_checkouts_board_by_default_or_says_how(tmp_path):
+    assert board_folder(None, tmp_path) == (
+        None,
+        "no leaderboard: no eval/results here; give --results DIR to serve one at /leaderboard",
+    )
+    (tmp_path / "eval" / "results").mkdir(parents=True)
+    (tmp_path / "eval" / "results" / "a.json").write_text("{}")
+    folder, note = board_folder(None, tmp_path)
+    assert folder == tmp_path / "eval" / "results" and "--results DIR for another folder" in note
+    assert board_folder(tmp_path, tmp_path)[0] == tmp_path  # --results wins

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from tests.helpers.cli import assert_user_error, run_ratio
 
+from ratio_bench.evaluation.results import model_fingerprint
 from ratio_bench.training.card import CardError, model_name, render_card, write_card
 
 
@@ -49,6 +50,7 @@ def test_card_with_test_results_and_the_release_licence(tuned_folder, tmp_path):
             for r, v in (("address", 0.25), ("specify", 0.125))
         },
         "n_queries": {"address": 12, "specify": 7},
+        "model_fingerprint": model_fingerprint(tuned_folder / "best"),
     }
     results = tmp_path / "test.json"
     results.write_text(json.dumps(entry))
@@ -70,6 +72,30 @@ def test_card_with_test_results_and_the_release_licence(tuned_folder, tmp_path):
     other.write_text(json.dumps({**entry, "dataset": {**entry["dataset"], "version": "9"}}))
     with pytest.raises(CardError, match="--results .*other.json: scored on tiny 9"):
         render_card(tuned_folder, [other])
+
+
+def test_card_refuses_another_models_results(tuned_folder, tmp_path):
+    """Results of other weights (an untuned backbone, another run) never go on a card; one line names both."""
+    entry = {
+        "schema_version": 1,
+        "model": "all-MiniLM-L6-v2:none",
+        "dataset": {"name": "tiny", "version": "0.0.1", "manifest_sha256": "a" * 64},
+        "split": "test",
+        "main_score": "mrr_at_10",
+        "results": {
+            "address": {"recall_at_1": 0.1, "recall_at_10": 0.5, "mrr_at_10": 0.2, "mrr_at_100": 0.3}
+        },
+    }
+    ours = model_fingerprint(tuned_folder / "best")
+    for name, fp in (("other.json", "b" * 64), ("legacy.json", None)):
+        path = tmp_path / name
+        path.write_text(json.dumps(entry | ({"model_fingerprint": fp} if fp else {})))
+        run = run_ratio("train", "card", tuned_folder, "--results", path, timeout=120)
+        line = assert_user_error(run, str(path), "all-MiniLM-L6-v2:none", ours[:16])
+        assert (fp or "not recorded")[:16] in line
+    # the card itself is no part of the fingerprint: re-rendering it keeps results of this model valid
+    (tuned_folder / "best" / "README.md").write_text("edited", encoding="utf-8")
+    assert model_fingerprint(tuned_folder / "best") == ours
 
 
 def test_model_card_command(tuned_folder, tmp_path):

@@ -7,7 +7,7 @@ import json
 import pytest
 from tests.helpers.cli import run_ratio
 
-from ratio_bench.evaluation.leaderboard import leaderboard_markdown, load_board, markdown_text
+from ratio_bench.evaluation.leaderboard import entry_detail, leaderboard_markdown, load_board, markdown_text
 from ratio_bench.retrieval.registry import resolve
 
 
@@ -60,7 +60,13 @@ def test_score_tuned_and_baseline_rows_on_one_leaderboard(tuned_folder, tiny_mod
     assert not board.rejected and len(board.releases[0].entries) == 2
     md = leaderboard_markdown(board)
     tuned_row = markdown_text("all-mpnet-base-v2 generic-Tuned [tuned for address]")
-    assert f"| {tuned_row} | validation |" in md and f"| {markdown_text('bert:none')} | validation |" in md
+    # the model column tells the rows apart by their weights' fingerprints
+    for row, entry in (
+        (tuned_row, tuned),
+        (markdown_text("bert:none"), json.loads((results / "baseline.json").read_text())),
+    ):
+        assert f"| {row} | {markdown_text(entry_detail(entry))} | validation |" in md
+    assert f"weights {tuned['model_fingerprint'][:8]}, config all-mpnet-base-v2-generic-address.yaml" in md
 
 
 def test_the_mteb_path_scores_a_tuned_model_like_ours(tuned_folder, small_release, tmp_path):

@@ -18,6 +18,7 @@ Reading the bytes is :mod:`ratio_bench.corpus.sources`; this module turns raw re
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -101,6 +102,26 @@ def _str(v: Any) -> str | None:
     return s or None
 
 
+# A Python list printed into a string (``arXiv ['cs.CL', 'cs.AI']``, as some corpus dumps carry categories)
+_LIST_REPR = re.compile(r"""\[\s*((?:'[^'\[\]]*'|"[^"\[\]]*")(?:\s*,\s*(?:'[^'\[\]]*'|"[^"\[\]]*"))*)\s*\]""")
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+
+
+def _venue(v: Any) -> str | None:
+    """A venue as a clean string, fixed here so every layer above (release column, search tables) shows it so:
+    a list (``["cs.CL", "cs.AI"]``) or a list printed into the string (``arXiv ['cs.CL']``) becomes its items
+    joined with ``, `` (``cs.CL, cs.AI``; ``arXiv cs.CL``)."""
+    if isinstance(v, list):
+        return _str(", ".join(item for x in v if (item := _str(x))))
+    text = _str(v)
+    if text is None:
+        return None
+    joined = _LIST_REPR.sub(
+        lambda m: ", ".join(a or b for a, b in _QUOTED.findall(m.group(1)) if (a or b).strip()), text
+    )
+    return _str(" ".join(joined.split()))
+
+
 def _is_unicode(text: str) -> bool:
     """False for a string with a lone surrogate: JSON's ``\\ud800`` escapes make one, UTF-8 cannot encode it."""
     if text.isascii():
@@ -132,9 +153,13 @@ def _first_invalid_unicode(rec: dict[str, Any]) -> str | None:
 
 
 def _first_wrong_type(rec: dict[str, Any], names: Iterable[str], prefix: str = "") -> str | None:
-    """The reject reason for the first field that is not a string or a number (None: all are)."""
+    """The reject reason for the first field that is not a string or a number (None: all are); a venue may
+    also be a list of them (see :func:`_venue`)."""
     for name in names:
-        if not _is_scalar(rec.get(name)):
+        value = rec.get(name)
+        if name == "venue" and isinstance(value, list) and all(map(_is_scalar, value)):
+            continue
+        if not _is_scalar(value):
             return f"wrong_type:{prefix}{name}"
     return None
 
@@ -330,7 +355,7 @@ class PaperReader:
             source=_str(rec.get("source")) or source_file,
             date=parse_date(rec.get("date")),
             paragraphs=paragraphs,
-            venue=_str(rec.get("venue")),
+            venue=_venue(rec.get("venue")),
             title=_str(rec.get("title")) or front_title,
             kind=kind,
             license=_str(rec.get("license")),
@@ -399,7 +424,7 @@ class PaperReader:
             source=_str(rec.get("source")) or "s2orc",
             date=parse_date(date_raw),
             paragraphs=paragraphs,
-            venue=_str(meta.get("venue") or meta.get("journal")),
+            venue=_venue(meta.get("venue") or meta.get("journal")),
             title=_str(meta.get("title")),
             kind="fulltext" if parse.get("body_text") else "abstract",
             license=_str(meta.get("license") or rec.get("license")),

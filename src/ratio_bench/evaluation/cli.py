@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.evaluation.leaderboard import PLOT_TOP
 from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
 
 if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside the commands
@@ -76,7 +77,13 @@ def _results_paths(out: Path | None, models: list[str]) -> list[Path]:
 def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import report_console, write_json
     from ratio_bench.evaluation.evaluate import load_split
-    from ratio_bench.evaluation.results import check_results_path, leaderboard_entry, mteb_results
+    from ratio_bench.evaluation.results import (
+        check_results_path,
+        check_submitter,
+        leaderboard_entry,
+        model_identity,
+        mteb_results,
+    )
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
 
@@ -85,6 +92,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UsageError("--save-run: runs are saved by the ratio path; drop --via mteb")
     if args.qrels != "mined" and args.via == "mteb":
         raise UsageError(f"--qrels {args.qrels}: judged scores come from the ratio path; drop --via mteb")
+    check_submitter(args.submitter)
     setups = [resolve(ref, args.setup, trust_remote_code=args.trust_remote_code) for ref in args.model]
     for out in _results_paths(args.out, [setup.name for setup in setups]):
         check_results_path(out)  # before minutes of scoring: nothing of the user's is overwritten
@@ -104,7 +112,14 @@ def cmd_score(args: argparse.Namespace) -> int:
                 batch_size=args.batch_size,
                 reuse_embeddings=args.reuse_embeddings,
             )
-            entry = leaderboard_entry(result, data.manifest, args.split, setup.tuned_for)
+            entry = leaderboard_entry(
+                result,
+                data.manifest,
+                args.split,
+                setup.tuned_for,
+                identity=model_identity(setup),
+                submitter=args.submitter,
+            )
         else:
             result, entry = score_entry(
                 setup,
@@ -115,6 +130,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 keep_runs=bool(args.save_run),
                 pool=pool,
                 qrels=args.qrels,
+                submitter=args.submitter,
             )
         if args.save_run:
             from ratio_bench.evaluation.runs import save_run
@@ -157,16 +173,20 @@ def score_entry(
     keep_runs: bool = False,
     pool: JudgedPool | None = None,
     qrels: str = "mined",
+    submitter: str | None = None,
 ) -> tuple[ScoreResult, dict]:
     """Score one setup the ratio way and make its leaderboard entry (with the pool's judged figures when there
     is a pool): what `ratio score` runs and the leaderboard worker runs, so both measure the same way."""
     from ratio_bench.core.io import report_console
     from ratio_bench.evaluation.evaluate import score
-    from ratio_bench.evaluation.results import leaderboard_entry
+    from ratio_bench.evaluation.results import leaderboard_entry, model_identity
 
     result = score(setup, data, cache=cache, batch_size=batch_size, keep_runs=keep_runs or pool is not None)
     judged = _judged_scores(result, data, pool, qrels, report_console()) if pool is not None else None
-    return result, leaderboard_entry(result, data.manifest, split, setup.tuned_for, judged)
+    identity = model_identity(setup)
+    return result, leaderboard_entry(
+        result, data.manifest, split, setup.tuned_for, judged, identity=identity, submitter=submitter
+    )
 
 
 def _judged_pool(args: argparse.Namespace, manifest: dict):
@@ -237,20 +257,24 @@ def render_board(
     console = report_console()
     for release in board.releases:
         rows = [
-            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'))))})",
+            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'), lb.entry_detail(e))))})",
              "results": e["results"]}
             for e in release.entries
         ]  # fmt: skip
         console.print(results_table(rows, lb.terminal_text(f"Leaderboard {release.title} (%)")))
+        for table in lb.terminal_relation_tables(release):
+            console.print(table)
     for r in board.rejected:
         console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")
     console.print(board.summary)
+    if args.plot_top < 1:
+        raise UsageError(f"--plot-top {args.plot_top}: give at least 1 bar per panel")
     if args.markdown:
         with atomic_open(args.markdown, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(lb.leaderboard_markdown(board) + markdown_extra)
     if args.plot:
         with atomic_open(args.plot, "wb") as fh:
-            fh.write(lb.plot_png(board))
+            fh.write(lb.plot_png(board, args.plot_top))
     if args.html:
         with atomic_open(args.html, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(lb.leaderboard_html(board, extra=html_extra))
@@ -391,6 +415,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="prompt setup, overrides NAME:SETUP (none, generic, recommended; a folder saved with prompts: saved)",
     )
     p.add_argument("--out", type=Path, help="leaderboard JSON to write (MTEB results go next to it)")
+    p.add_argument("--submitter", metavar="NAME", help="who scored it, recorded in the entry (optional)")
     p.add_argument(
         "--save-run",
         type=Path,
@@ -429,6 +454,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(results=Path("eval/results"))  # the positional RESULTS: see ratio_bench.leaderboard.cli
     p.add_argument("--markdown", type=Path, help="also write the tables as Markdown")
     p.add_argument("--plot", type=Path, help="also plot MRR@10 per relation (PNG)")
+    p.add_argument(
+        "--plot-top",
+        type=int,
+        default=PLOT_TOP,
+        metavar="K",
+        help=f"bars per relation panel of --plot (default: {PLOT_TOP})",
+    )
     p.add_argument("--html", type=Path, help="also write a self-contained HTML page (sortable, filterable)")
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
     p.set_defaults(func=cmd_leaderboard)

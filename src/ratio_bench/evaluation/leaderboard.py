@@ -23,6 +23,7 @@ import unicodedata
 import warnings
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,7 @@ class ReleaseEntries:
     version: str
     manifest_sha256: str
     entries: tuple[dict[str, Any], ...]
+    superseded: tuple[tuple[str, str], ...] = ()  # (file, the newer file of the same model that replaced it)
 
     @property
     def title(self) -> str:
@@ -86,9 +88,16 @@ class Board:
     @property
     def summary(self) -> str:
         n, builds = sum(len(r.entries) for r in self.releases), len(self.releases)
+        superseded = [f"{old} by {new}" for r in self.releases for old, new in r.superseded]
         return (
             f"{n} {'entry' if n == 1 else 'entries'} on {builds} release {'build' if builds == 1 else 'builds'}, "
             f"{len(self.rejected)} rejected"
+            + (
+                f", {len(superseded)} re-scored {'entry' if len(superseded) == 1 else 'entries'} superseded by the "
+                f"newest of the same model ({'; '.join(superseded)})"
+                if superseded
+                else ""
+            )
         )
 
 
@@ -104,9 +113,13 @@ def load_board(results: Path) -> Board:
     loaded, rejected = [], []
     for path, name in zip(paths, names, strict=True):
         try:
-            loaded.append((name, read_entry(path)))
+            entry = read_entry(path)
         except SubmissionError as e:
             rejected.append(Rejected(name, str(e)))
+            continue
+        # entries carry no clock time (same model, same bytes): a re-scored one is newer by its file's time
+        modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        loaded.append((name, {"scored_at": modified, **entry}))
     releases, inconsistent = group_releases(loaded)
     return Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
 
@@ -180,6 +193,7 @@ def group_releases(
             for source, e in group
             if _release_of(e) != claim
         ]
+        kept, superseded = _newest_only(kept)
         entries = sorted(
             kept,
             key=lambda item: (
@@ -189,9 +203,35 @@ def group_releases(
                 item[0],
             ),
         )
-        releases.append(ReleaseEntries(*claim, sha, tuple(e for _, e in entries)))
+        releases.append(ReleaseEntries(*claim, sha, tuple(e for _, e in entries), superseded))
     releases.sort(key=lambda r: (r.name, r.version, r.manifest_sha256))
     return tuple(releases), rejected
+
+
+def _newest_only(
+    group: list[tuple[str, dict[str, Any]]],
+) -> tuple[list[tuple[str, dict[str, Any]]], tuple[tuple[str, str], ...]]:
+    """One entry per model (weights fingerprint), split and relations scored: the newest (``scored_at``: for a
+    local file its modification time, see :func:`load_board`; then the name), so scoring a model again replaces its row instead of adding a second one with another rank.
+    Entries without a fingerprint (BM25, older files) cannot be told to be the same model and all stay. A
+    results repository's provenance is part of the key: a self-reported copy never replaces a verified entry."""
+    newest: dict[tuple[str, str, tuple[str, ...], str], tuple[str, dict[str, Any]]] = {}
+    kept, superseded = [], []
+    for source, entry in sorted(group, key=lambda item: (item[1].get("scored_at", ""), item[0])):
+        fp = entry.get("model_fingerprint")
+        if fp is None:
+            kept.append((source, entry))
+            continue
+        key = (
+            fp,
+            entry["split"],
+            tuple(sorted(entry["results"])),
+            entry.get("provenance", {}).get("status", ""),
+        )
+        if key in newest:
+            superseded.append((newest[key][0], source))
+        newest[key] = (source, entry)
+    return kept + list(newest.values()), tuple(sorted(superseded))
 
 
 def _authoritative_release(group: list[tuple[str, dict[str, Any]]]) -> tuple[str, str]:
@@ -220,6 +260,35 @@ def ranked(release: ReleaseEntries) -> list[tuple[int, dict[str, Any]]]:
         previous = entry["split"]
         out.append((rank, entry))
     return out
+
+
+def entry_detail(entry: dict[str, Any]) -> str:
+    """What tells two rows of one name apart: the weights' short fingerprint, the training config, the
+    submitter ("" when the entry records none of them)."""
+    parts = []
+    if entry.get("model_fingerprint"):
+        parts.append(f"weights {entry['model_fingerprint'][:8]}")
+    if entry.get("trained_from"):
+        parts.append(
+            f"config {entry['trained_from']['config']} ({entry['trained_from']['config_sha256'][:8]})"
+        )
+    if entry.get("submitter"):
+        parts.append(f"by {entry['submitter']}")
+    return ", ".join(parts)
+
+
+def has_details(release: ReleaseEntries) -> bool:
+    return any(entry_detail(e) for e in release.entries)
+
+
+def relation_ranked(release: ReleaseEntries, relation: str) -> list[tuple[int, dict[str, Any]]]:
+    """(rank, entry) of every entry scored on ``relation``, by that relation's MRR@10 within each split: the
+    board where a specialist scored on one relation competes (the main ranking puts full entries first)."""
+    entries = sorted(
+        (e for e in release.entries if relation in e["results"]),
+        key=lambda e: (SPLIT_ORDER.index(e["split"]), -e["results"][relation][MAIN_SCORE]),
+    )
+    return ranked(ReleaseEntries(release.name, release.version, release.manifest_sha256, tuple(entries)))
 
 
 def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None]]:
@@ -315,6 +384,27 @@ def terminal_text(text: str) -> str:
     return escape(plain_text(text))
 
 
+def terminal_relation_tables(release: ReleaseEntries) -> list[Any]:
+    """The per-relation rankings as rich tables (one per relation with entries), for the console."""
+    from rich.table import Table
+
+    detailed, tables = has_details(release), []
+    for rel in RELATIONS:
+        rows = relation_ranked(release, rel)
+        if not rows:
+            continue
+        t = Table(title=terminal_text(f"{rel}: {RELATION_NOTE} (%)"))
+        for name in ["#", "model setup"] + ["model"] * detailed + ["split"]:
+            t.add_column(name)
+        for _, short in TABLE_METRICS:
+            t.add_column(short, justify="right")
+        for rank, e in rows:
+            text = [str(rank), entry_label(e)] + [entry_detail(e)] * detailed + [e["split"]]
+            t.add_row(*map(terminal_text, text), *(percent(e["results"][rel][k]) for k, _ in TABLE_METRICS))
+        tables.append(t)
+    return tables
+
+
 # --- Markdown -------------------------------------------------------------------------------------------------
 
 
@@ -333,12 +423,15 @@ def leaderboard_markdown(board: Board) -> str:
         "MRR@10 averaged over the relations (entries scored on all relations first), only against entries of the same release build and split.",
     ]
     for release in board.releases:
+        detailed = has_details(release)
         lines += ["", f"## {markdown_text(release.title)}", ""]
-        lines += [_md_row(head), "|" + "---|" * len(head)]
+        lines += [_md_row(head[:2] + ["model"] * detailed + head[2:]), "|" + "---|" * (len(head) + detailed)]
         for rank, entry in ranked(release):
-            cells = [str(rank), markdown_text(entry_label(entry)), markdown_text(entry["split"])]
+            cells = [str(rank), markdown_text(entry_label(entry))]
+            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(entry["split"])]
             cells += [markdown_text(provenance_text(entry) or "")] * marked
             lines.append(_md_row(cells + [percent(v) for _, v in metric_cells(entry)]))
+        lines += _md_relation_boards(release, detailed)
         judged = judged_rows(release)
         if judged:
             lines += [
@@ -358,6 +451,31 @@ def leaderboard_markdown(board: Board) -> str:
     return "\n".join(lines) + "\n"
 
 
+RELATION_NOTE = "ranked by that relation's MRR@10, every entry scored on it (specialists included)"
+
+
+def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
+    """One small table per relation: where a specialist is ranked against everything scored on its move."""
+    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + [short for _, short in TABLE_METRICS]
+    lines = []
+    for rel in RELATIONS:
+        rows = relation_ranked(release, rel)
+        if not rows:
+            continue
+        lines += [
+            "",
+            f"### {rel} ({markdown_text(RELATION_NOTE)})",
+            "",
+            _md_row(head),
+            "|" + "---|" * len(head),
+        ]
+        for rank, entry in rows:
+            cells = [str(rank), markdown_text(entry_label(entry))]
+            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(entry["split"])]
+            lines.append(_md_row(cells + [percent(entry["results"][rel][key]) for key, _ in TABLE_METRICS]))
+    return lines
+
+
 def _md_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
@@ -365,8 +483,14 @@ def _md_row(cells: list[str]) -> str:
 # --- plot -----------------------------------------------------------------------------------------------------
 
 
-def plot_png(board: Board) -> bytes:
-    """MRR@10 per relation as grouped bars, one panel per release build (PNG bytes, reproducible)."""
+PLOT_TOP = 15  # bars per panel: the top entries of each relation
+_BAR_INCHES = 0.3  # height of one bar's row: a 9-point label fits, so labels never overlap
+
+
+def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
+    """MRR@10 as horizontal bars, one panel per relation of each release build, its ``top`` entries by that
+    relation (full names on the bars' axis, best at the top), so the picture stays legible at 100 entries: the
+    height grows with the bars, never the labels' crowding. Returns the matplotlib figure."""
     try:
         import matplotlib
     except ImportError as e:
@@ -375,26 +499,41 @@ def plot_png(board: Board) -> bytes:
         ) from e
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
-    panels = board.releases or (ReleaseEntries("no entries", "", "", ()),)
-    width_entries = max(len(r.entries) for r in panels)
+    panels = [
+        (release, rel, relation_ranked(release, rel)[:top]) for release in board.releases for rel in RELATIONS
+    ]
+    panels = [p for p in panels if p[2]] or [(None, "no entries", [])]
+    heights = [max(len(rows), 1) * _BAR_INCHES + 0.9 for *_, rows in panels]
     fig, axes = plt.subplots(
-        len(panels), 1, figsize=(max(6, 1.2 * width_entries + 2), 3.5 * len(panels)), squeeze=False
+        len(panels), 1, figsize=(11, sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights}
     )
-    bar = 0.8 / len(RELATIONS)
-    for ax, release in zip(axes[:, 0], panels, strict=True):
-        x = np.arange(len(release.entries))
-        for i, rel in enumerate(RELATIONS):
-            values = [100 * e["results"].get(rel, {}).get(MAIN_SCORE, 0.0) for e in release.entries]
-            ax.bar(x + (i - 1) * bar, values, bar, label=rel)
-        labels = [plain_text(f"{entry_label(e)} ({e['split']})") for e in release.entries]
-        ax.set_xticks(x, labels, rotation=20, ha="right", fontsize=8, parse_math=False)
-        ax.set_title(plain_text(release.title), fontsize=9, parse_math=False)
-        ax.set_ylabel("MRR@10 (%)")
-        if release.entries:
-            ax.legend(fontsize=8)
+    for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
+        labels = [plain_text(f"{rank}. {entry_label(e)} ({e['split']})") for rank, e in rows]
+        values = [100 * e["results"][rel][MAIN_SCORE] for _, e in rows]
+        ax.barh(range(len(rows)), values, height=0.7, color="#4c72b0")
+        ax.set_yticks(range(len(rows)), labels, fontsize=9, parse_math=False)
+        ax.invert_yaxis()  # rank 1 at the top
+        for y, v in enumerate(values):
+            ax.text(v, y, f" {v:.1f}", va="center", fontsize=8)
+        where = f"{release.name} {release.version} ({release.manifest_sha256[:SHORT_SHA]})" if release else ""
+        ax.set_title(
+            plain_text(f"{rel}: top {len(rows)} by MRR@10, {where}"),
+            fontsize=10,
+            loc="left",
+            parse_math=False,
+        )
+        ax.set_xlabel("MRR@10 (%)", fontsize=9)
+        ax.set_xlim(0, max(values, default=1) * 1.15 or 1)
     fig.tight_layout()
+    return fig
+
+
+def plot_png(board: Board, top: int = PLOT_TOP) -> bytes:
+    """:func:`plot_figure` as PNG bytes (reproducible: no software or date metadata)."""
+    fig = plot_figure(board, top)  # first: without matplotlib it is a PlottingUnavailable
+    import matplotlib.pyplot as plt
+
     buf = io.BytesIO()
     with warnings.catch_warnings():  # a name in a script the font lacks draws boxes; that is not an error
         warnings.filterwarnings("ignore", message="Glyph .* missing")
@@ -566,7 +705,9 @@ def _filters(board: Board) -> str:
 
 
 def _release_section(release: ReleaseEntries) -> str:
+    detailed = has_details(release)
     head = ['<th class="sortable" data-type="number">#</th>', '<th class="sortable">model setup</th>']
+    head += ['<th class="sortable">model</th>'] * detailed
     head.append('<th class="sortable">split</th>')
     marked = any("provenance" in e for e in release.entries)
     head += ['<th class="sortable">provenance</th>'] * marked
@@ -580,6 +721,7 @@ def _release_section(release: ReleaseEntries) -> str:
         cells = [
             f'<td class="num" data-value="{rank}">{rank}</td>',
             f"<td>{html_text(entry_label(entry))}</td>",
+            *[f"<td>{html_text(entry_detail(entry))}</td>"] * detailed,
             f"<td>{html_text(entry['split'])}</td>",
         ]
         cells += [f"<td>{html_text(provenance_text(entry) or '')}</td>"] * marked
@@ -604,10 +746,42 @@ def _release_section(release: ReleaseEntries) -> str:
             *rows,
             "</tbody>",
             "</table>",
+            *_html_relation_boards(release, detailed),
             *_judged_table(release),
             "</section>",
         ]
     )
+
+
+def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
+    """The per-relation rankings (see :func:`relation_ranked`), one table per relation, hidden by the relation
+    filter like the main table's columns."""
+    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + [short for _, short in TABLE_METRICS]
+    parts = []
+    for rel in RELATIONS:
+        rows = relation_ranked(release, rel)
+        if not rows:
+            continue
+        body = [
+            f'<tr data-split="{html_text(entry["split"])}" '
+            f'data-provenance="{html_text(entry.get("provenance", {}).get("status", ""))}">'
+            + f'<td class="num">{rank}</td><td>{html_text(entry_label(entry))}</td>'
+            + f"<td>{html_text(entry_detail(entry))}</td>" * detailed
+            + f"<td>{html_text(entry['split'])}</td>"
+            + "".join(
+                f'<td class="num">{percent(entry["results"][rel][key])}</td>' for key, _ in TABLE_METRICS
+            )
+            + "</tr>"
+            for rank, entry in rows
+        ]
+        parts += [
+            f'<div data-relation="{rel}"><h3>{rel} <small>({html_text(RELATION_NOTE)})</small></h3><table>',
+            "<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in head) + "</tr></thead>",
+            "<tbody>",
+            *body,
+            "</tbody></table></div>",
+        ]
+    return parts
 
 
 def _judged_table(release: ReleaseEntries) -> list[str]:

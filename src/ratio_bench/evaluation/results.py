@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ratio_bench import __version__
-from ratio_bench.core.errors import RatioError
+from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
 from ratio_bench.dataset.release import manifest_sha256
 
 if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
     from ratio_bench.evaluation.evaluate import ScoreResult
+    from ratio_bench.retrieval.registry import ModelSetup
 
 TASK_NAMES = {r.name: r.task_name for r in RELATION_SPECS}
 MAIN_SCORE = "mrr_at_10"
@@ -44,10 +46,17 @@ def leaderboard_entry(
     split: str,
     tuned_for: str | None = None,
     judged: dict[str, Any] | None = None,
+    *,
+    identity: dict[str, Any] | None = None,
+    submitter: str | None = None,
 ) -> dict[str, Any]:
     """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name).
     ``judged``: per relation, the run's figures against the release's judged pool at scoring time
-    (``evaluation.pool.judged_scores``); the ranking stays on the mined gold."""
+    (``evaluation.pool.judged_scores``); the ranking stays on the mined gold. ``identity``: what
+    :func:`model_identity` says of the model (its weights' fingerprint, the training config it came from), so a
+    card and the board can tell two models of one name apart; ``submitter``: who scored it (optional). No clock
+    time: the same model on the same release gives the same bytes (the board orders re-scored entries by their
+    file's modification time)."""
     entry = {
         "schema_version": 1,
         "model": result.model,
@@ -61,12 +70,50 @@ def leaderboard_entry(
         "main_score": MAIN_SCORE,
         "results": {rel: {k: round(v, 6) for k, v in m.items()} for rel, m in result.metrics.items()},
         "n_queries": result.n_queries,
+        **(identity or {}),
     }
+    if submitter:
+        entry["submitter"] = submitter
     if tuned_for:
         entry["tuned_for"] = tuned_for
     if judged:
         entry["judged"] = judged
     return entry
+
+
+SUBMITTER = re.compile(r"[A-Za-z0-9._@+-]+( [A-Za-z0-9._@+()-]+)*")  # the schema's pattern
+
+
+def check_submitter(name: str | None) -> None:
+    """Refuse a ``--submitter`` the schema would reject, before minutes of scoring."""
+    if name is not None and (len(name) > 100 or not SUBMITTER.fullmatch(name)):
+        raise UsageError(
+            f"--submitter {name!r}: use up to 100 letters, digits, spaces and ._@+- (e.g. --submitter 'Ada Lovelace')"
+        )
+
+
+def model_fingerprint(folder: str | Path) -> str:
+    """A model folder's fingerprint as entries record it: its card (README.md) left out, since a card
+    re-rendered with the model's results must not change the model it names."""
+    from ratio_bench.retrieval.registry import fingerprint
+
+    return fingerprint(folder, ignore=frozenset({"README.md"}))
+
+
+def model_identity(setup: ModelSetup) -> dict[str, Any]:
+    """``model_fingerprint`` (the weights folder's, as the embedding cache keys it) for a model in a folder,
+    and ``trained_from`` (config file and its sha256) for a ``ratio train`` model; nothing for built-in BM25,
+    whose name is its identity."""
+    from ratio_bench.retrieval.registry import training_summary
+
+    if not setup.path:
+        return {}
+    identity: dict[str, Any] = {"model_fingerprint": model_fingerprint(setup.path)}
+    tuned = training_summary(Path(setup.path).resolve())
+    config = tuned[1].get("config") if tuned else None
+    if isinstance(config, dict) and config.get("file") and config.get("sha256"):
+        identity["trained_from"] = {"config": Path(config["file"]).name, "config_sha256": config["sha256"]}
+    return identity
 
 
 def is_results_file(path: Path) -> bool:

@@ -169,6 +169,44 @@ def missing_requests(plans: list[CandidatePlan], pool: JudgedPool, settings: Jud
     return Work(pending, unique, per_run, in_pool)
 
 
+def other_settings(
+    plans: list[CandidatePlan], pool: JudgedPool, settings: JudgeSettings
+) -> list[tuple[str, int]]:
+    """The pool's verdicts on this plan's (query, candidate, prompt) that the current judge will not reuse, per
+    judge identity that splits them off: (what differs from the current settings, how many). A verdict is
+    reused only under the exact judge it was given by (model, temperature, max tokens, JSON mode, params, and the
+    prompt's text), so ``--max-tokens 128`` against a pool judged with 256 reuses nothing; this says so."""
+    model, described = judge_identity(settings)
+    counts: Counter[tuple[bool, str, str]] = Counter()
+    for plan in plans:
+        shas = {p.ref(MODE): p.sha256 for p in plan.prompts}
+        wanted = {(q, c, ref) for ref in shas for q, c in plan.pairs}
+        for q, c, ref, sha, m, d in pool.keys(plan.sample.relation):
+            if (q, c, ref) in wanted and (sha, m, d) != (shas[ref], model, described):
+                counts[(sha != shas[ref], m, d)] += 1
+    now = settings.describe()
+    return sorted(
+        ((_difference(now, prompt_changed, m, d), n) for (prompt_changed, m, d), n in counts.items()),
+        key=lambda item: (-item[1], item[0]),
+    )
+
+
+def _difference(now: dict[str, Any], prompt_changed: bool, model: str, described: str) -> str:
+    """``max_tokens 128 (now 256), prompt text changed``: how a pool's judge differs from the current one."""
+    try:
+        then = json.loads(described)
+    except ValueError:
+        then = {}
+    then = then if isinstance(then, dict) else {}
+    then.setdefault("model", model)
+    diffs = [
+        f"{key} {then.get(key)!r} (now {now.get(key)!r})"
+        for key in sorted(set(now) | set(then))
+        if then.get(key) != now.get(key)
+    ]
+    return ", ".join(diffs + ["prompt text changed"] * prompt_changed) or "same settings"
+
+
 def store(pool: JudgedPool, work: Work, outcomes: list[Outcome], settings: JudgeSettings) -> dict[str, int]:
     """Add every judged outcome (ok or invalid) to the pool; failed and skipped ones are left for a re-run."""
     model, described = judge_identity(settings)
@@ -245,8 +283,20 @@ class CandidatesJob(JudgeJob):
             for p in self.plans
         ] + [
             f"candidates: {w.unique:,} unique ({w.per_run - w.unique:,} saved by judging shared candidates once, "
-            f"{w.in_pool:,} already in the pool {self.pool.path})"
+            f"{w.in_pool:,} already in the pool {self.pool.path})",
+            *self._pool_split(),
         ]
+
+    def _pool_split(self) -> list[str]:
+        """Why verdicts in the pool are not reused: the judge settings that split them off, and how many each."""
+        w, others = self.work, other_settings(self.plans, self.pool, self.judge)
+        lines = [
+            f"pool reuse: {w.in_pool:,} verdicts reused under the current judge settings, "
+            f"{w.unique - w.in_pool:,} to judge (verdicts are reused only under the exact judge: model, prompt "
+            "text, temperature, max tokens, JSON mode, params)"
+        ]
+        lines += [f"  {n:,} verdicts in the pool not reused, judged with {diff}" for diff, n in others]
+        return lines + (["  pass those settings to reuse them"] if others else [])
 
     def requests(self) -> list[JudgeRequest]:
         return [w.request for w in self.work.pending]

@@ -443,15 +443,19 @@ def _check_safetensors(path: Path) -> None:
         raise ModelUnavailableError(f"{path}: damaged weights ({e}); copy or download the model again") from e
 
 
-def fingerprint(path: str | Path) -> str:
+def fingerprint(path: str | Path, ignore: frozenset[str] = frozenset()) -> str:
     """Identity of a model folder: every file's relative name and bytes (weights included).
 
     Checkpoints of one fine-tuning run share names, sizes and configs and differ only in their weights, so the
     weights are hashed in full (about 1 GB/s; seconds even for a 1.5B model, against hours of encoding).
+    ``ignore``: relative names left out (a results entry leaves out the card, ``README.md``, which re-rendering
+    the card with those very results rewrites).
     """
     h = hashlib.sha256()
     root = Path(path)
-    for f in sorted(p for p in root.rglob("*") if p.is_file()):
+    for f in sorted(
+        p for p in root.rglob("*") if p.is_file() and p.relative_to(root).as_posix() not in ignore
+    ):
         file_hash = hashlib.sha256()
         with open(f, "rb") as fh:
             while block := fh.read(1 << 22):  # hashlib.file_digest needs Python 3.11

@@ -152,6 +152,8 @@ def create_app(
         _live_board_routes(app, live_board)
     elif results is not None:
         _add_leaderboard(app, results)
+    else:
+        _no_leaderboard(app)
     _add_page(app, searcher)
     return app
 
@@ -230,6 +232,20 @@ def _add_leaderboard(app: FastAPI, results: Path) -> None:
             leaderboard_html(load_board(results)),
             headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
         )
+
+
+NO_BOARD = (
+    "this server has no leaderboard: start `ratio serve` in a checkout that has eval/results, or give "
+    "--results DIR (a folder of `ratio score --out` files)"
+)
+
+
+def _no_leaderboard(app: FastAPI) -> None:
+    """``/leaderboard`` says how to enable it, instead of a bare 404."""
+
+    @app.get("/leaderboard", include_in_schema=False)
+    def leaderboard() -> JSONResponse:
+        return JSONResponse({"error": NO_BOARD}, status_code=404)
 
 
 def _add_page(app: FastAPI, searcher: Searcher | None) -> None:

@@ -76,6 +76,7 @@ def _searcher(args: argparse.Namespace):
 
 def cmd_search(args: argparse.Namespace) -> int:
     from rich.table import Table
+    from rich.text import Text
 
     from ratio_bench.core.io import report_console
     from ratio_bench.serve.index import load_index
@@ -104,7 +105,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         t.add_column("paper", ratio=1)
         for h in hits:
             where = " · ".join(str(h[f]) for f in ("paper_id", "venue", "date", "section") if h[f])
-            t.add_row(str(h["rank"]), f"{h['score']:.3f}", h["text"], where)
+            paper = Text(h["title"] + "\n", style="italic") + where if h.get("title") else Text(where)
+            t.add_row(str(h["rank"]), f"{h['score']:.3f}", Text(h["text"]), paper)
         console.print(t)
     return 0
 
@@ -140,12 +142,30 @@ def cmd_serve(args: argparse.Namespace) -> int:
     sock = _listen(args.host, args.port)
     if args.results and not args.results.is_dir():
         raise RatioError(f"--results {args.results}: no such folder (leaderboard entries, e.g. eval/results)")
+    results, note = (None, "") if live else board_folder(args.results, Path.cwd())
     searcher = _searcher(args) if args.index else None
-    app = create_app(searcher, docs_assets=args.docs_assets, results=args.results, live_board=live)
+    app = create_app(searcher, docs_assets=args.docs_assets, results=results, live_board=live)
+    if note:
+        print(note, file=sys.stderr)
     port = sock.getsockname()[1]
     print(f"serving on http://{args.host}:{port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
     uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
     return 0
+
+
+REPO_RESULTS = Path("eval") / "results"  # the committed entries, in a checkout of this repository
+
+
+def board_folder(results: Path | None, cwd: Path) -> tuple[Path | None, str]:
+    """The folder ``/leaderboard`` serves and the line that says so: ``--results``, else the checkout's
+    ``eval/results`` when ``cwd`` has one with entries (a newcomer's ``ratio serve`` shows the committed board),
+    else none, with how to get one."""
+    if results is not None:
+        return results, f"leaderboard at /leaderboard from {results}"
+    default = cwd / REPO_RESULTS
+    if default.is_dir() and any(default.glob("*.json")):
+        return default, f"leaderboard at /leaderboard from {REPO_RESULTS} (--results DIR for another folder)"
+    return None, f"no leaderboard: no {REPO_RESULTS} here; give --results DIR to serve one at /leaderboard"
 
 
 def _live_board(args: argparse.Namespace):
@@ -239,7 +259,9 @@ def register(sub) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free port)")
     p.add_argument("--docs-assets", type=Path, help="local Swagger UI / ReDoc files for offline /docs")
     p.add_argument(
-        "--results", type=Path, help="leaderboard entries to serve at /leaderboard (e.g. eval/results)"
+        "--results",
+        type=Path,
+        help="leaderboard entries to serve at /leaderboard (default: ./eval/results when there is one)",
     )
     board = p.add_argument_group("leaderboard service (ratio leaderboard submit|worker)")
     board.add_argument(

@@ -27,7 +27,7 @@ from ratio_bench.core.relations import BY_NAME
 from ratio_bench.core.resources import data_path
 from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.leaderboard import markdown_text, parse_entry, read_entry
-from ratio_bench.evaluation.results import SubmissionError
+from ratio_bench.evaluation.results import SubmissionError, model_fingerprint
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SUMMARY_SCHEMA
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
 
@@ -98,8 +98,10 @@ def release_terms(summary: dict[str, Any], dataset: str | Path | None = None) ->
     return str(terms.get("license") or "unspecified"), (None if publish is None else bool(publish))
 
 
-def load_results(files: list[Path], summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """``ratio score --out`` entries, checked; each must be from the release the model was trained on."""
+def load_results(files: list[Path], summary: dict[str, Any], folder: Path) -> list[dict[str, Any]]:
+    """``ratio score --out`` entries, checked; each must be from the release the model was trained on, and of
+    this very model (its weights' fingerprint): another model's scores never go on the card."""
+    ours_fp = model_fingerprint(folder / "best")
     entries = []
     for f in files:
         try:
@@ -112,6 +114,13 @@ def load_results(files: list[Path], summary: dict[str, Any]) -> list[dict[str, A
             raise CardError(
                 f"--results {f}: scored on {' '.join(theirs)}, but the model was trained on {' '.join(ours)}; "
                 "pass results of the training release"
+            )
+        theirs_fp = entry.get("model_fingerprint")
+        if theirs_fp != ours_fp:
+            raise CardError(
+                f"--results {f}: scored model {entry['model']} (fingerprint {(theirs_fp or 'not recorded')[:16]}), "
+                f"but this card's model {folder / 'best'} has fingerprint {ours_fp[:16]}; score it with "
+                f"`ratio score --model {folder / 'best'} --out FILE` and pass that file"
             )
         entries.append(entry)
     return entries
@@ -239,7 +248,7 @@ def render_card(
     """The README.md of ``folder``'s tuned model (``folder`` is a ``ratio train --out`` folder)."""
     folder = Path(folder)
     summary = load_summary(folder)
-    entries = load_results(results, summary) if results else stored_results(folder, summary)
+    entries = load_results(results, summary, folder) if results else stored_results(folder, summary)
     name = model_name(summary)
     rel, setup, backbone = summary["relation"], summary["setup"], backbone_short(summary)
     prompts = summary.get("prompts") or {}
@@ -428,5 +437,5 @@ def write_card(
     with atomic_open(target, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)
     if results:
-        write_json(folder / CARD_RESULTS, load_results(results, load_summary(folder)))
+        write_json(folder / CARD_RESULTS, load_results(results, load_summary(folder), folder))
     return target
