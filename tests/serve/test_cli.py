@@ -14,8 +14,10 @@ def test_index_search_round_trip(library, tmp_path):
     body = json.loads(found.out)
     assert set(body["results"]) == {"address", "broaden", "specify"}
     assert body["results"]["address"][0]["paper_id"] == "iclr26/AbCdEfGh12"
+    assert "topical, not move-specific" in body["notice"]  # BM25 for every move
     table = run_ratio("search", "private gradient updates", "--index", out, "--moves", "broaden")
     assert table.code == 0 and "Broaden (bm25:unigram)" in table.out and "Address" not in table.out
+    assert "Not move-aware: one model and one prompt for every move" in " ".join(table.out.split())
 
 
 @pytest.mark.parametrize(

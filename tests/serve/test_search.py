@@ -8,7 +8,7 @@ from tests.helpers.models import make_remote_code
 from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelUnavailableError
-from ratio_bench.serve.index import IndexFolderError, load_index
+from ratio_bench.serve.index import TOPICAL_NOTICE, IndexFolderError, load_index, move_aware
 from ratio_bench.serve.search import MAX_QUERY_CHARS, QueryError, Searcher, check_query
 
 
@@ -105,3 +105,41 @@ def test_a_truncated_ann_file_is_one_error_line(tiny_index, tmp_path):
         Searcher(load_index(index))
     assert "\n" not in str(refused.value)
     assert Searcher(load_index(index), exact=True).search("private gradient updates", k=1)  # --exact skips it
+
+
+def _manifest(moves: dict[str, str], **prompts: dict) -> dict:
+    models = {key: {"query_prompt": "q: ", **prompts.get(key, {})} for key in set(moves.values())}
+    return {"moves": moves, "models": models}
+
+
+@pytest.mark.parametrize(
+    ("manifest", "aware"),
+    [
+        (_manifest(dict.fromkeys(("address", "broaden", "specify"), "bm25")), False),
+        (_manifest(dict.fromkeys(("address", "broaden", "specify"), "minilm")), False),
+        (_manifest({"address": "a", "broaden": "a", "specify": "b"}), True),
+        (
+            _manifest(
+                dict.fromkeys(("address", "broaden", "specify"), "u"),
+                u={"query_prompts": {"address": "a: ", "broaden": "b: ", "specify": "s: "}},
+            ),
+            True,
+        ),
+        (  # per-move prompts that are all the same are one prompt
+            _manifest(
+                dict.fromkeys(("address", "broaden"), "u"), u={"query_prompts": {"address": "x", "broaden": "x"}}
+            ),
+            False,
+        ),
+    ],
+)
+def test_an_index_is_move_aware_only_with_different_models_or_prompts(manifest, aware):
+    assert move_aware(manifest) is aware
+
+
+def test_health_says_when_results_are_topical(searcher, tiny_index):
+    info = searcher.describe()  # BM25 for every move
+    assert info["move_aware"] is False and info["notice"] == TOPICAL_NOTICE
+    assert "topical, not move-specific" in TOPICAL_NOTICE
+    mixed = Searcher(load_index(tiny_index), exact=True).describe()  # a dense model for two moves, BM25 for one
+    assert mixed["move_aware"] is True and mixed["notice"] is None

@@ -88,14 +88,20 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise UsageError(f"{QUERY_FLAGS[e.field]}: {e}") from e
     searcher = Searcher(index, exact=args.exact, trust_remote_code=args.trust_remote_code)
     results = searcher.search(args.text, args.moves, args.k)
+    info = searcher.describe()
     if args.json:
         json.dump(
-            {"query": args.text, "k": args.k, "results": results}, sys.stdout, indent=2, ensure_ascii=False
+            {"query": args.text, "k": args.k, "notice": info["notice"], "results": results},
+            sys.stdout,
+            indent=2,
+            ensure_ascii=False,
         )
         sys.stdout.write("\n")
         return 0
     console = report_console()
-    models = searcher.describe()["models"]
+    models = info["models"]
+    if info["notice"]:
+        console.print(f"Not move-aware: {info['notice']}.")
     for move, hits in results.items():
         t = Table(title=f"{move.capitalize()} ({models[move]})", show_lines=False, expand=True)
         t.add_column("#", justify="right")

@@ -79,6 +79,21 @@ def parse_model_args(values: list[str]) -> dict[str, str]:
     return {m: per_move.get(m, default) for m in MOVES}  # type: ignore[misc]
 
 
+TOPICAL_NOTICE = "one model and one prompt for every move: results are topical, not move-specific"
+
+
+def move_aware(manifest: dict[str, Any]) -> bool:
+    """Whether the index's moves can rank differently: different models, or one model with a different query
+    prompt per move (a unified model). One model with one prompt (BM25, an untuned encoder) ranks every move
+    alike, which a user should be told rather than left to infer from three identical columns."""
+    moves, models = manifest["moves"], manifest["models"]
+    if len(moves) < 2 or len(set(moves.values())) > 1:
+        return True
+    entry = models[next(iter(moves.values()))]
+    prompts = entry.get("query_prompts", {})
+    return len({prompts.get(m, entry.get("query_prompt")) for m in moves}) > 1
+
+
 def is_index(folder: Path) -> bool:
     return artefact_kind(folder) == KIND
 

@@ -19,7 +19,7 @@ from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
 from ratio_bench.retrieval.retriever import DenseRetriever, LexicalRetriever, Retriever, embeds
 from ratio_bench.serve import ann
-from ratio_bench.serve.index import Index, IndexFolderError
+from ratio_bench.serve.index import TOPICAL_NOTICE, Index, IndexFolderError, move_aware
 from ratio_bench.serve.links import source_url
 
 MAX_QUERY_CHARS = 2000
@@ -154,6 +154,7 @@ class Searcher:
     def describe(self) -> dict[str, Any]:
         """What a client may want to know about this index (the health endpoint's body)."""
         m = self.index.manifest
+        aware = move_aware(m)
         return {
             "moves": self.moves,
             "candidates": len(self.rows),
@@ -165,4 +166,6 @@ class Searcher:
             "titles": any(
                 row["title"] for row in self.rows
             ),  # a release index without --corpus-meta has none
+            "move_aware": aware,
+            "notice": None if aware else TOPICAL_NOTICE,
         }
