@@ -17,7 +17,17 @@ REPO = Path(__file__).resolve().parents[1]
 def _dry_run(target: str) -> list[str]:
     """The shell lines ``make -n`` would run for ``target`` (its install step done: VENV points at a stub)."""
     done = subprocess.run(
-        ["make", "-n", "--no-print-directory", "-C", str(REPO), target, "VENV=.venv", "-o", ".venv/.installed"],
+        [
+            "make",
+            "-n",
+            "--no-print-directory",
+            "-C",
+            str(REPO),
+            target,
+            "VENV=.venv",
+            "-o",
+            ".venv/.installed",
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -59,6 +59,11 @@ class LexicalRetriever:
     def index(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         self.texts, self._indexes = list(texts), {}
 
+    def use_index(self, texts: Sequence[str], bm25: BM25Retriever) -> None:
+        """Search the whole corpus ``texts`` with an index built earlier over it (a saved one)."""
+        self.texts = list(texts)
+        self._indexes = {np.arange(len(self.texts)).tobytes(): bm25}
+
     def prompt_for(self, move: str) -> str:
         return ""
 

@@ -51,7 +51,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     for key, name in report.models.items():
         seconds = report.encode_s.get(key)
         console.print(
-            f"{name}: " + (f"encoded in {seconds:.1f} s" if seconds is not None else "BM25 (no vectors)")
+            f"{name}: " + (f"encoded in {seconds:.1f} s" if seconds is not None else "BM25 index saved")
         )
         if key in report.ann:
             a = report.ann[key]
