@@ -103,7 +103,7 @@ def prepare(
     if config.unified:
         from ratio_bench.training.unified import UnifiedEvaluator
 
-        val = load_validation(dataset_dir, config.relations)
+        val = load_validation(dataset_dir, config.relations, config.validation_sample, config.seed)
         evaluator = UnifiedEvaluator(
             val.corpus_ids,
             val.corpus_texts,
@@ -113,7 +113,7 @@ def prepare(
             show_progress_bar=show_progress,
         )
     else:
-        val = load_validation(dataset_dir, config.relation)
+        val = load_validation(dataset_dir, config.relation, config.validation_sample, config.seed)
         qids, qtexts, golds = val.queries[config.relation]
         evaluator = RetrievalEvaluator(
             val.corpus_ids,
