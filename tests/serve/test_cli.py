@@ -9,6 +9,7 @@ def test_index_search_round_trip(library, tmp_path):
     built = run_ratio("index", "--corpus", library, "--model", "bm25", "--out", out)
     assert built.code == 0, built.err
     assert "8 candidates" in built.out and "sentences_under_35_chars: 1" in built.out
+    assert f"next: ratio search 'a problem sentence' --index {out}" in " ".join(built.out.split())
     found = run_ratio("search", "private gradient updates", "--index", out, "--k", "2", "--json")
     assert found.code == 0, found.err
     body = json.loads(found.out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -63,6 +64,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         console.print(f"--ann {args.ann}: no dense model, so no ANN index (BM25 is searched as is)")
     console.print(
         f"{report.candidates:,} candidates -> {report.out} (embedding cache hits: {report.cache_hits})"
+    )
+    where = shlex.quote(str(report.out))
+    console.print(
+        f"next: ratio search 'a problem sentence' --index {where}  (or ratio serve --index {where})",
+        highlight=False,
     )
     return 0
 
