@@ -113,14 +113,13 @@ def _serve_ratio_embeddings(
     data = load_split(dataset_path, split, relations)
     retriever = DenseRetriever.of(DenseEncoder(model, fingerprint(setup.path)), setup, cache)
 
-    def vectors(prompt: str, ids: list[str], texts: list[str]) -> dict[str, Any]:
-        return dict(zip(texts, retriever.embed(prompt, ids, texts), strict=True))
-
-    docs = vectors(setup.document_prompt, data.corpus_ids, data.corpus_texts)
+    docs = dict(
+        zip(data.corpus_texts, retriever.embed_corpus(data.corpus_ids, data.corpus_texts), strict=True)
+    )
     queries: dict[str, Any] = {}
     for rel, q in data.queries.items():
         if q.ids:  # a unified model's instruction for this move (others: the setup's query prompt)
-            queries |= vectors(retriever.prompt_for(rel), q.ids, q.texts)
+            queries |= dict(zip(q.texts, retriever.encode_queries(rel, q.ids, q.texts), strict=True))
 
     def serve(table: dict[str, Any]):
         return lambda sentences, **_: np.stack([table[t] for t in sentences])

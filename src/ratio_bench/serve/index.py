@@ -202,7 +202,7 @@ def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, a
     entry["fingerprint"] = retriever.encoder.fingerprint
     hits = cache.hits
     start = time.perf_counter()
-    vectors = np.asarray(retriever.embed(setup.document_prompt, ids, texts), dtype=np.float32)
+    vectors = np.asarray(retriever.embed_corpus(ids, texts), dtype=np.float32)
     report.encode_s[key] = time.perf_counter() - start
     report.cache_hits += cache.hits - hits
     entry["vectors"] = f"vectors/{key}.npy"
