@@ -237,3 +237,13 @@ def test_validation_sample_is_used_recorded_and_said_on_the_card(tmp_path, tiny_
     assert (summary["data"]["validation_queries"], summary["data"]["validation_candidates"]) == (1, 3)
     card = " ".join(render_card(tmp_path / "out").split())
     assert "a SAMPLE for a smoke run: 1 queries per relation, 3 sampled candidates" in card
+
+
+def test_training_prints_our_bar_and_lines_not_the_trainers_dicts(tmp_path, tiny_models, tiny_release, capfd):
+    trials = [{"epochs": 1, "batch_size": 8, "learning_rate": 1e-3}]
+    config = load_config(_write(tmp_path / "p.yaml", "bert", tiny_models, trials))
+    train(config, tiny_release, tmp_path / "out", show_progress=True)
+    out, err = capfd.readouterr()
+    assert "{'" not in out + err  # no raw log dicts (transformers' PrinterCallback / ProgressCallback)
+    assert "p trial 0: epoch 1: validation MRR@10 " in out and "p trial 0: trained " in out
+    assert "p trial 0: training: 100%" in err  # one labelled bar over the steps, with its ETA
