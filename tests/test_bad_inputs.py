@@ -684,6 +684,19 @@ CASES = [
         ["--submitter", "letters"],
         2,
     ),
+    # group L: the fast path
+    (
+        "score-sample-0",
+        ["score", "--model", "bm25", "--dataset", "{release}", "--sample", "0"],
+        ["--sample 0"],
+        2,
+    ),
+    (
+        "score-sample-via-mteb",
+        ["score", "--model", "all-MiniLM-L6-v2", "--dataset", "{release}", "--sample", "5", "--via", "mteb"],
+        ["--sample", "--via mteb"],
+        2,
+    ),
 ]
 
 # What each dirty corpus of the fixture rejects (reason: records).

@@ -58,9 +58,15 @@ def test_mine_cli(fixture_corpus, tmp_path, capsys):
     assert main(["mine-stats", str(out)]) == 0
 
 
-def test_lexicon_check(capsys):
+def test_lexicon_check(capsys, tmp_path, monkeypatch):
     assert main(["lexicon", "check"]) == 0
-    assert "address" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "address" in out and out.splitlines()[-1].startswith("ratio lexicon check: PASS (")
+    from ratio_bench.lexicon import Lexicon
+
+    monkeypatch.setattr(Lexicon, "connective_conflicts", lambda self: ["'thus' is both address and specify"])
+    assert main(["lexicon", "check"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "ratio lexicon check: FAIL: 1 connective conflicts"
 
 
 def test_corpus_export_writes_the_paper_schema(fixture_corpus, tmp_path):

@@ -1,5 +1,6 @@
 """Config mistakes are reported before any work starts, naming the file and the dotted field (via the CLI)."""
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,9 @@ def test_a_work_dir_with_an_apostrophe_and_a_space_builds(dataset_corpus, tmp_pa
     run = run_ratio("build", "--config", cfg, "--out", odd / "rel'ease", "--quiet", timeout=300)
     assert run.code == 0, run.err
     assert "10 checks passed" in run.out
+    release = shlex.quote(str(odd / "rel'ease"))
+    next_step = f"next: ratio score --model bm25 --dataset {release}"
+    assert next_step in " ".join(run.out.split())  # the obvious next command, quoted for the shell
     assert (odd / "rel'ease" / "manifest.json").is_file() and (odd / "work dir" / "mined").is_dir()
 
 

@@ -44,7 +44,7 @@ def test_mteb_path_agrees(small_release, reuse, monkeypatch, tmp_path):
 
     monkeypatch.setenv("RATIO_CACHE", str(tmp_path))
     setup = resolve("all-MiniLM-L6-v2:generic")
-    ours = score(setup, load_split(small_release, "test", ["address"]))
+    ours = score(setup, load_split(small_release, "test", ["address"]), cache=EmbeddingCache(tmp_path / "c"))
     if reuse:  # mteb must be served ratio's cached vectors: the model's own encoders may not run
 
         def refuse(*args, **kwargs):
@@ -52,7 +52,10 @@ def test_mteb_path_agrees(small_release, reuse, monkeypatch, tmp_path):
 
         monkeypatch.setattr(SentenceTransformer, "encode_query", refuse)
         monkeypatch.setattr(SentenceTransformer, "encode_document", refuse)
-    theirs = score_with_mteb(setup, small_release, "test", ["address"], reuse_embeddings=reuse)
+    cache = EmbeddingCache(tmp_path / "c")
+    theirs = score_with_mteb(setup, small_release, "test", ["address"], reuse_embeddings=reuse, cache=cache)
+    # reusing the cache is reported as such: the corpus and the queries were hits, nothing was encoded
+    assert (theirs.cache_hits, theirs.encode_calls) == ((2, 0) if reuse else (0, 0))
     for k in ("recall_at_1", "recall_at_10", "mrr_at_10", "mrr_at_100", "ndcg_at_10", "map_at_10"):
         assert abs(ours.metrics["address"][k] - theirs.metrics["address"][k]) < 1e-4, k
 
@@ -181,3 +184,37 @@ def test_score_out_replaces_its_own_results_but_no_other_json(small_release, tmp
             assert f"error: --out {path}: exists and is not a Ratio results file" in capsys.readouterr().err
         assert path.read_text() == text
         path.write_text(keep, encoding="utf-8")
+
+
+def test_sample_draws_seeded_queries_per_relation_and_keeps_the_pool_whole(small_release):
+    from ratio_bench.evaluation.evaluate import sample_queries
+
+    data = load_split(small_release, "train")  # address 1, specify 2
+    one = sample_queries(data, 1, seed=5)
+    assert {r: len(q.ids) for r, q in one.queries.items()} == {"address": 1, "broaden": 0, "specify": 1}
+    assert one.corpus_ids == data.corpus_ids  # the candidate pool stays whole
+    assert one.queries["specify"].ids[0] in data.queries["specify"].ids
+    assert sample_queries(data, 1, seed=5) == one  # seeded
+    alone = sample_queries(load_split(small_release, "train", ["specify"]), 1, seed=5)
+    assert alone.queries["specify"] == one.queries["specify"]  # a relation's draw ignores the others
+    drawn = {sample_queries(data, 1, seed=s).queries["specify"].ids[0] for s in range(8)}
+    assert drawn == set(data.queries["specify"].ids)  # the seed matters
+
+
+def test_score_sample_is_recorded_printed_and_never_ranked(small_release, tmp_path, capsys):
+    out = tmp_path / "res" / "bm25-sample.json"
+    args = ["score", "--model", "bm25", "--dataset", str(small_release), "--split", "train"]
+    assert main([*args, "--sample", "1", "--seed", "3", "--out", str(out)]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert (
+        f"wrote {out}" in printed
+        and "SAMPLE of 1 queries per relation (seed 3; not a full result)" in printed
+    )
+    entry = json.loads(out.read_text())
+    assert entry["sample"] == {"queries_per_relation": 1, "seed": 3}
+    assert entry["n_queries"] == {"address": 1, "broaden": 0, "specify": 1}
+    with pytest.raises(SubmissionError, match=r"a sample of 1 queries per relation .* never ranked"):
+        validate_submission(entry)
+    assert main(["leaderboard", str(tmp_path / "res")]) == 0
+    assert "never ranked" in " ".join(capsys.readouterr().out.split())  # listed among the rejected files
+    assert main([*args, "--sample", "0"]) == 2

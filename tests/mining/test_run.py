@@ -309,3 +309,11 @@ def test_mine_console_and_stats_agree_with_the_rejects_files(fixture_corpus, tmp
         "mine", "--corpus", fixture_corpus, "--out", tmp_path / "strict", "--quiet", "--strict"
     )
     assert_user_error(strict, str(fixture_corpus / "broken.parquet"), "--strict")
+
+
+def test_local_mining_shows_one_bar_for_the_stage_not_one_per_task(fixture_corpus, tmp_path, capfd):
+    stats = run_mining([fixture_corpus], tmp_path / "m", MiningSettings(progress=True), workers=2)
+    err = capfd.readouterr().err
+    assert stats["tasks_done"] == 3
+    assert "mining (3 tasks)" in err and "3/3" in err  # the stage's bar reached its end
+    assert "task 1/3" not in err and "papers" not in err  # no bar per task

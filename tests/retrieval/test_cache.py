@@ -34,3 +34,31 @@ def test_long_lists_are_encoded_in_resumable_chunks(tmp_path):
     again = EmbeddingCache(tmp_path, chunk_texts=4, progress=False)
     assert np.array_equal(again.get_or_encode("m", "p", ids, texts, fake_encode(log)), vectors)
     assert again.hits == 1 and log == [4, 4, 2]
+
+
+def test_encode_bars_say_whether_they_encode_the_corpus_or_a_moves_queries(tmp_path, monkeypatch):
+    from ratio_bench.retrieval import cache as cache_module
+    from ratio_bench.retrieval.retriever import DenseRetriever
+
+    bars: list[tuple[str, int, int]] = []  # (label, total, texts counted)
+    real = cache_module.tqdm
+
+    class Recording(real):
+        def close(self):
+            if not self.disable:  # tqdm closes again when collected; a closed bar is disabled
+                bars.append((self.desc, self.total, self.n))
+            super().close()
+
+    monkeypatch.setattr(cache_module, "tqdm", Recording)
+
+    class Encoder:
+        fingerprint = "fp"
+
+        def encode(self, texts, prompt):
+            return fake_encode([])(texts)
+
+    cache = EmbeddingCache(tmp_path, chunk_texts=4, progress=True)
+    retriever = DenseRetriever(Encoder(), "m", "d: ", "q: ", {"broaden": "b: "}, cache)
+    retriever.index([f"d{i}" for i in range(6)], [f"text {i}" for i in range(6)])
+    retriever.search("broaden", ["q1"], ["a query"], 2)
+    assert bars == [("encoding corpus (6 candidates)", 6, 6), ("encoding broaden queries (1)", 1, 1)]

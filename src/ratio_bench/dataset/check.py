@@ -381,7 +381,17 @@ def print_results(root: Path, results: list[CheckResult]) -> None:
     table.add_column("detail", overflow="fold")
     for res in results:
         table.add_row(res.name, "[green]pass[/green]" if res.passed else "[red]FAIL[/red]", res.detail)
-    report_console().print(table)
+    console = report_console()
+    console.print(table)
+    console.print(verdict(results), highlight=False)
+
+
+def verdict(results: list[CheckResult]) -> str:
+    """The one line a reader (or a script's grep) looks for under the table."""
+    failed = [r.name for r in results if not r.passed]
+    if not failed:
+        return f"ratio check: PASS ({len(results)} checks)"
+    return f"ratio check: FAIL: {len(failed)} of {len(results)} checks ({', '.join(failed)})"
 
 
 def results_json(root: Path, results: list[CheckResult]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 from pathlib import Path
 
 
@@ -45,6 +46,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     )
     for config, splits in report["rows"].items():
         console.print(f"  {config:16s} " + "  ".join(f"{s}={n:,}" for s, n in splits.items()))
+    console.print(f"next: ratio score --model bm25 --dataset {shlex.quote(str(args.out))}", highlight=False)
     return 0
 
 

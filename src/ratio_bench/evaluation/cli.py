@@ -76,7 +76,7 @@ def _results_paths(out: Path | None, models: list[str]) -> list[Path]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import report_console, write_json
-    from ratio_bench.evaluation.evaluate import load_split
+    from ratio_bench.evaluation.evaluate import load_split, sample_queries
     from ratio_bench.evaluation.results import (
         check_results_path,
         check_submitter,
@@ -93,10 +93,20 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.qrels != "mined" and args.via == "mteb":
         raise UsageError(f"--qrels {args.qrels}: judged scores come from the ratio path; drop --via mteb")
     check_submitter(args.submitter)
+    if args.sample is not None and (args.sample < 1 or args.via == "mteb"):
+        raise UsageError(
+            f"--sample {args.sample}: give a positive number of queries per relation"
+            if args.sample < 1
+            else "--sample: a sample is scored by the ratio path; drop --via mteb"
+        )
     setups = [resolve(ref, args.setup, trust_remote_code=args.trust_remote_code) for ref in args.model]
     for out in _results_paths(args.out, [setup.name for setup in setups]):
         check_results_path(out)  # before minutes of scoring: nothing of the user's is overwritten
     data = load_split(args.dataset, args.split, args.relations)
+    sample = None
+    if args.sample is not None:
+        data = sample_queries(data, args.sample, args.seed)
+        sample = {"queries_per_relation": args.sample, "seed": args.seed}
     pool = _judged_pool(args, data.manifest) if args.via == "ratio" else None
     cache = EmbeddingCache(args.cache_dir)
     entries = []
@@ -111,6 +121,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 args.relations,
                 batch_size=args.batch_size,
                 reuse_embeddings=args.reuse_embeddings,
+                cache=cache,
             )
             entry = leaderboard_entry(
                 result,
@@ -131,6 +142,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 pool=pool,
                 qrels=args.qrels,
                 submitter=args.submitter,
+                sample=sample,
             )
         if args.save_run:
             from ratio_bench.evaluation.runs import save_run
@@ -139,9 +151,13 @@ def cmd_score(args: argparse.Namespace) -> int:
             save_run(result, data.manifest, args.split, run_dir)
             console.print(f"{setup.name}: run saved to {run_dir}")
         entries.append(entry)
+        encoded = (
+            "encoded by mteb (no embedding cache)"
+            if args.via == "mteb" and not args.reuse_embeddings
+            else f"encode calls {result.encode_calls}, cache hits {result.cache_hits}"
+        )
         console.print(
-            f"{setup.name}: {result.seconds:.1f} s, corpus {len(data.corpus_ids):,} candidates, "
-            f"encode calls {result.encode_calls}, cache hits {result.cache_hits}"
+            f"{setup.name}: {result.seconds:.1f} s, corpus {len(data.corpus_ids):,} candidates, {encoded}"
         )
         if args.out:
             out = _per_model_path(args.out, setup.name, len(args.model))
@@ -154,10 +170,18 @@ def cmd_score(args: argparse.Namespace) -> int:
             write_json(out, entry)
             for path, doc in docs.items():
                 write_json(path, doc)
+            console.print(
+                f"{setup.name}: wrote {out} (and {len(docs)} MTEB result files in {out.with_suffix('') / 'mteb'})"
+            )
     console.print(
         results_table(
             entries,
-            f"Ratio {data.manifest['name']} {data.manifest['version']}, split {args.split}, mined gold (%)",
+            f"Ratio {data.manifest['name']} {data.manifest['version']}, split {args.split}, mined gold (%)"
+            + (
+                f", SAMPLE of {args.sample} queries per relation (seed {args.seed}; not a full result)"
+                if sample
+                else ""
+            ),
         )
     )
     return 0
@@ -174,6 +198,7 @@ def score_entry(
     pool: JudgedPool | None = None,
     qrels: str = "mined",
     submitter: str | None = None,
+    sample: dict[str, int] | None = None,
 ) -> tuple[ScoreResult, dict]:
     """Score one setup the ratio way and make its leaderboard entry (with the pool's judged figures when there
     is a pool): what `ratio score` runs and the leaderboard worker runs, so both measure the same way."""
@@ -185,7 +210,7 @@ def score_entry(
     judged = _judged_scores(result, data, pool, qrels, report_console()) if pool is not None else None
     identity = model_identity(setup)
     return result, leaderboard_entry(
-        result, data.manifest, split, setup.tuned_for, judged, identity=identity, submitter=submitter
+        result, data.manifest, split, setup.tuned_for, judged, sample, identity=identity, submitter=submitter
     )
 
 
@@ -436,6 +461,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="with --via mteb: give mteb ratio's cached vectors (checks search and metrics, skips re-encoding)",
     )
+    p.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="a fast look: N seeded queries per relation against the whole candidate pool (the entry says "
+        "so and is never ranked)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="with --sample: the sampling seed (default 0)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.set_defaults(func=cmd_score)

@@ -9,8 +9,9 @@ encodes only what changed. Search is exact (inner product over L2-normalised vec
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -63,6 +64,20 @@ def load_split(root: str | Path | Release, split: str, relations: Sequence[str] 
     return SplitData(
         *(corpus.column(c).to_pylist() for c in ("id", "text", "role")), queries, release.manifest
     )
+
+
+def sample_queries(data: SplitData, n: int, seed: int) -> SplitData:
+    """``n`` queries per relation drawn with ``seed`` (all of a relation that has fewer), for a fast look.
+
+    The corpus stays whole: it is the retrieval task's candidate pool, and a smaller pool would make every
+    query easier, so a sample's scores estimate the full ones. Each relation draws from its own stream
+    (seed, relation name), so ``--relations broaden`` samples the same Broaden queries as all three."""
+    queries = {}
+    for rel, q in data.queries.items():
+        rng = np.random.default_rng([seed, zlib.crc32(rel.encode())])
+        keep = np.sort(rng.choice(len(q.ids), size=min(n, len(q.ids)), replace=False))
+        queries[rel] = Queries(*([column[i] for i in keep] for column in q))
+    return replace(data, queries=queries)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
+from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint
 
 # The published release (``ratio publish`` tags it with its version); a task for another release or a local
@@ -96,7 +97,9 @@ def model_prompts(setup: ModelSetup, relations: Sequence[str]) -> dict[str, str]
     return {key: text for key, text in prompts.items() if text}
 
 
-def _serve_ratio_embeddings(model: Any, setup: ModelSetup, dataset_path, split: str, relations) -> None:
+def _serve_ratio_embeddings(
+    model: Any, setup: ModelSetup, dataset_path, split: str, relations, cache: EmbeddingCache
+) -> None:
     """Make ``model`` answer mteb's encode calls from ratio's embedding cache (encoding what is missing).
 
     With the same vectors on both paths, an agreement check isolates what mteb and ratio each do on their
@@ -104,21 +107,19 @@ def _serve_ratio_embeddings(model: Any, setup: ModelSetup, dataset_path, split: 
     """
     import numpy as np
 
-    from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.encoder import DenseEncoder
     from ratio_bench.retrieval.retriever import DenseRetriever
 
     data = load_split(dataset_path, split, relations)
-    retriever = DenseRetriever.of(DenseEncoder(model, fingerprint(setup.path)), setup, EmbeddingCache())
+    retriever = DenseRetriever.of(DenseEncoder(model, fingerprint(setup.path)), setup, cache)
 
-    def vectors(prompt: str, ids: list[str], texts: list[str]) -> dict[str, Any]:
-        return dict(zip(texts, retriever.embed(prompt, ids, texts), strict=True))
-
-    docs = vectors(setup.document_prompt, data.corpus_ids, data.corpus_texts)
+    docs = dict(
+        zip(data.corpus_texts, retriever.embed_corpus(data.corpus_ids, data.corpus_texts), strict=True)
+    )
     queries: dict[str, Any] = {}
     for rel, q in data.queries.items():
         if q.ids:  # a unified model's instruction for this move (others: the setup's query prompt)
-            queries |= vectors(retriever.prompt_for(rel), q.ids, q.texts)
+            queries |= dict(zip(q.texts, retriever.encode_queries(rel, q.ids, q.texts), strict=True))
 
     def serve(table: dict[str, Any]):
         return lambda sentences, **_: np.stack([table[t] for t in sentences])
@@ -134,11 +135,13 @@ def score_with_mteb(
     relations: Sequence[str],
     batch_size: int = 64,
     reuse_embeddings: bool = False,
+    cache: EmbeddingCache | None = None,
 ) -> ScoreResult:
     """Run ``mteb.evaluate`` on the Ratio tasks and return the scores in :class:`ScoreResult` form.
 
     ``reuse_embeddings`` hands mteb the vectors of ratio's embedding cache instead of letting it encode (see
-    ``_serve_ratio_embeddings``); by default mteb encodes everything itself, as it would for any user.
+    ``_serve_ratio_embeddings``; ``cache``, default ~/.cache/ratio/embeddings, and its hits and misses are
+    the result's); by default mteb encodes everything itself, as it would for any user.
     """
     import time
 
@@ -159,8 +162,10 @@ def score_with_mteb(
     # tasks only once eval/mteb/ratio_retrieval.py is merged there; until then it would drop the per-move keys.
     encoder.model_prompts = model_prompts(setup, relations)
     start = time.perf_counter()
+    cache = cache or EmbeddingCache()
+    misses, hits = cache.misses, cache.hits
     if reuse_embeddings:
-        _serve_ratio_embeddings(model, setup, dataset_path, split, relations)
+        _serve_ratio_embeddings(model, setup, dataset_path, split, relations, cache)
     tasks = ratio_tasks(relations, dataset_path, [split])
     result = mteb.evaluate(
         encoder, tasks, cache=None, encode_kwargs={"batch_size": batch_size}, show_progress_bar=False
@@ -177,4 +182,11 @@ def score_with_mteb(
         }
     # mteb unloads the task data after evaluating: count the queries from the release itself
     counts = {r: len(q.ids) for r, q in load_split(dataset_path, split, relations).queries.items()}
-    return ScoreResult(f"{setup.name} (via mteb)", metrics, counts, time.perf_counter() - start)
+    return ScoreResult(
+        f"{setup.name} (via mteb)",
+        metrics,
+        counts,
+        time.perf_counter() - start,
+        cache.misses - misses,
+        cache.hits - hits,
+    )

@@ -46,17 +46,19 @@ def leaderboard_entry(
     split: str,
     tuned_for: str | None = None,
     judged: dict[str, Any] | None = None,
+    sample: dict[str, int] | None = None,
     *,
     identity: dict[str, Any] | None = None,
     submitter: str | None = None,
 ) -> dict[str, Any]:
     """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name).
     ``judged``: per relation, the run's figures against the release's judged pool at scoring time
-    (``evaluation.pool.judged_scores``); the ranking stays on the mined gold. ``identity``: what
-    :func:`model_identity` says of the model (its weights' fingerprint, the training config it came from), so a
-    card and the board can tell two models of one name apart; ``submitter``: who scored it (optional). No clock
-    time: the same model on the same release gives the same bytes (the board orders re-scored entries by their
-    file's modification time)."""
+    (``evaluation.pool.judged_scores``); the ranking stays on the mined gold. ``sample``: the queries were a
+    seeded sample (``ratio score --sample``); such an entry is never ranked (see :func:`validate_submission`).
+    ``identity``: what :func:`model_identity` says of the model (its weights' fingerprint, the training config it
+    came from), so a card and the board can tell two models of one name apart; ``submitter``: who scored it
+    (optional). No clock time: the same model on the same release gives the same bytes (the board orders
+    re-scored entries by their file's modification time)."""
     entry = {
         "schema_version": 1,
         "model": result.model,
@@ -78,6 +80,8 @@ def leaderboard_entry(
         entry["tuned_for"] = tuned_for
     if judged:
         entry["judged"] = judged
+    if sample:
+        entry["sample"] = sample
     return entry
 
 
@@ -210,6 +214,11 @@ def validate_submission(entry: Any) -> None:
     unknown = set(entry["results"]) - set(RELATIONS)
     if unknown:
         raise SubmissionError(f"invalid submission: unknown relations {sorted(unknown)}")
+    if "sample" in entry:  # a fast look, not a result: its scores come from a few queries
+        raise SubmissionError(
+            f"a sample of {entry['sample']['queries_per_relation']} queries per relation (ratio score --sample), "
+            "never ranked; score without --sample for the board"
+        )
     _check_judged(entry)
 
 

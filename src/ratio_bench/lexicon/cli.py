@@ -20,7 +20,14 @@ def cmd_lexicon_check(args: argparse.Namespace) -> int:
     print(f"  connective rules       {len(lex.connectives):5d}")
     for c in conflicts:
         print(f"CONFLICT {c}")
-    return 1 if conflicts else 0
+    markers = sum(lex.labels().values())
+    if conflicts:
+        print(f"ratio lexicon check: FAIL: {len(conflicts)} connective conflicts")
+        return 1
+    print(
+        f"ratio lexicon check: PASS ({markers:,} markers, {len(lex.connectives)} connective rules, no conflicts)"
+    )
+    return 0
 
 
 def cmd_lexicon_expand(args: argparse.Namespace) -> int:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
+import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -176,9 +179,12 @@ def run_mining(
     if not units:
         raise MiningInputError(f"no corpus files under {', '.join(map(str, corpus))} (check --corpus)")
     plan = _plan_record(units, settings, lexicon)
+    local = executor == "local"
+    # locally, one bar for the stage (tasks done, with its ETA) instead of one per task
+    task_settings = dataclasses.replace(settings, progress=False) if local else settings
     ex = make_executor(
         executor,
-        [MineUnits(units, out, settings)],
+        [MineUnits(units, out, task_settings)],
         tasks=len(units),
         workers=workers,
         logging_dir=out / "logs",
@@ -188,7 +194,6 @@ def run_mining(
         from loguru import logger
 
         logger.disable("datatrove")
-    local = executor == "local"
     with exclusive(out) if local else contextlib.nullcontext():
         if local:
             remove_stale_temps([out / name for name in ROOT_FILES])
@@ -199,13 +204,41 @@ def run_mining(
             write_json(plan_path, plan)
         start = time.perf_counter()
         pending = local and bool(ex.get_incomplete_ranks())
-        with die_with_parent():
+        bar = _stage_bar(out / "logs" / "completions", len(units)) if local and settings.progress else None
+        with die_with_parent(), bar or contextlib.nullcontext():
             ex.run()
         if not local:
             return None
         # A run that found every task done keeps the wall time of the run that did them.
         wall = time.perf_counter() - start if pending else _previous_wall_seconds(out)
         return merge_stats(out, wall_seconds=wall)
+
+
+@contextlib.contextmanager
+def _stage_bar(completions: Path, tasks: int, every_s: float = 0.5) -> Iterator[None]:
+    """One progress bar over the mining tasks while they run, read from datatrove's completion markers (one
+    file per finished task, whichever process ran it), so tasks run in worker processes count too."""
+    from tqdm import tqdm
+
+    def done() -> int:
+        return sum(1 for _ in completions.iterdir()) if completions.is_dir() else 0
+
+    bar = tqdm(total=tasks, initial=done(), desc=f"mining ({tasks:,} tasks)", unit=" task")
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(every_s):
+            bar.update(done() - bar.n)
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        bar.update(done() - bar.n)
+        bar.close()
 
 
 def _previous_wall_seconds(out: Path) -> float | None:

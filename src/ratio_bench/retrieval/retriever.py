@@ -59,6 +59,11 @@ class LexicalRetriever:
     def index(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         self.texts, self._indexes = list(texts), {}
 
+    def use_index(self, texts: Sequence[str], bm25: BM25Retriever) -> None:
+        """Search the whole corpus ``texts`` with an index built earlier over it (a saved one)."""
+        self.texts = list(texts)
+        self._indexes = {np.arange(len(self.texts)).tobytes(): bm25}
+
     def prompt_for(self, move: str) -> str:
         return ""
 
@@ -104,17 +109,23 @@ class DenseRetriever:
             encoder, setup.name, setup.document_prompt, setup.query_prompt, dict(setup.query_prompts), cache
         )
 
-    def embed(self, prompt: str, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts`` under ``prompt``, from the embedding cache when there is one."""
+    def embed(
+        self, prompt: str, ids: Sequence[str], texts: Sequence[str], label: str = "encoding"
+    ) -> np.ndarray:
+        """Vectors of ``texts`` under ``prompt``, from the embedding cache when there is one (its progress bar
+        titled ``label``: the corpus and the queries are told apart)."""
         if self.cache is None:
             return self.encoder.encode(texts, prompt)
         vectors = self.cache.get_or_encode(
-            self.encoder.fingerprint, prompt, ids, texts, lambda t: self.encoder.encode(t, prompt)
+            self.encoder.fingerprint, prompt, ids, texts, lambda t: self.encoder.encode(t, prompt), label
         )
         return np.asarray(vectors)
 
+    def embed_corpus(self, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+        return self.embed(self.document_prompt, ids, texts, f"encoding corpus ({len(texts):,} candidates)")
+
     def index(self, ids: Sequence[str], texts: Sequence[str]) -> None:
-        self.use_vectors(self.embed(self.document_prompt, ids, texts))
+        self.use_vectors(self.embed_corpus(ids, texts))
 
     def use_vectors(self, vectors: np.ndarray, searcher: Searcher | None = None) -> None:
         """Search ``vectors`` (an index's saved corpus) with ``searcher``, or exactly."""
@@ -124,7 +135,7 @@ class DenseRetriever:
         return self.query_prompts.get(move, self.query_prompt)
 
     def encode_queries(self, move: str, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-        return self.embed(self.prompt_for(move), ids, texts)
+        return self.embed(self.prompt_for(move), ids, texts, f"encoding {move} queries ({len(texts):,})")
 
     def search(self, move, ids, texts, k, rows=None):
         if self.vectors is None:

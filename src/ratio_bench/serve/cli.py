@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     for key, name in report.models.items():
         seconds = report.encode_s.get(key)
         console.print(
-            f"{name}: " + (f"encoded in {seconds:.1f} s" if seconds is not None else "BM25 (no vectors)")
+            f"{name}: " + (f"encoded in {seconds:.1f} s" if seconds is not None else "BM25 index saved")
         )
         if key in report.ann:
             a = report.ann[key]
@@ -63,6 +64,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         console.print(f"--ann {args.ann}: no dense model, so no ANN index (BM25 is searched as is)")
     console.print(
         f"{report.candidates:,} candidates -> {report.out} (embedding cache hits: {report.cache_hits})"
+    )
+    where = shlex.quote(str(report.out))
+    console.print(
+        f"next: ratio search 'a problem sentence' --index {where}  (or ratio serve --index {where})",
+        highlight=False,
     )
     return 0
 
@@ -89,14 +95,20 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise UsageError(f"{QUERY_FLAGS[e.field]}: {e}") from e
     searcher = Searcher(index, exact=args.exact, trust_remote_code=args.trust_remote_code)
     results = searcher.search(args.text, args.moves, args.k)
+    info = searcher.describe()
     if args.json:
         json.dump(
-            {"query": args.text, "k": args.k, "results": results}, sys.stdout, indent=2, ensure_ascii=False
+            {"query": args.text, "k": args.k, "notice": info["notice"], "results": results},
+            sys.stdout,
+            indent=2,
+            ensure_ascii=False,
         )
         sys.stdout.write("\n")
         return 0
     console = report_console()
-    models = searcher.describe()["models"]
+    models = info["models"]
+    if info["notice"]:
+        console.print(f"Not move-aware: {info['notice']}.")
     for move, hits in results.items():
         t = Table(title=f"{move.capitalize()} ({models[move]})", show_lines=False, expand=True)
         t.add_column("#", justify="right")

@@ -7,11 +7,12 @@ Layout (self-describing; ``manifest.json`` says what everything is)::
     IDX/candidates.parquet     id, text, paper_id, title, date, venue, section (row i = vector row i)
     IDX/vectors/<key>.npy      float32, L2-normalised, one per distinct dense model (not for BM25)
     IDX/ann/<key>.faiss        with --ann: a faiss HNSW or IVF index over the same vectors
+    IDX/bm25/<key>/            a BM25 model's bm25s index (score matrix, vocabulary, parameters; no pickle)
     IDX/models/<key>/          a model given as a folder, copied (registered models are named, not copied)
 
 Candidates are encoded once per distinct model, through the embedding cache (so a release split that
-``ratio score`` already encoded costs nothing, and an interrupted encoding resumes). BM25 keeps no files: its
-index is rebuilt from the texts when the index is loaded (seconds). The folder is built beside its destination
+``ratio score`` already encoded costs nothing, and an interrupted encoding resumes). BM25's index is built once
+and saved (an index of an older build without one is rebuilt from the texts when loaded). The folder is built beside its destination
 and renamed into place; only an empty folder or an earlier index of ours is ever replaced.
 
 An index may come from someone else, so loading one trusts nothing in its manifest: every path it names must
@@ -38,6 +39,7 @@ from ratio_bench.core.errors import RatioError, UsageError, field_name, shown
 from ratio_bench.core.io import artefact_kind, folder_files, read_json_file, staged_dir, write_json
 from ratio_bench.core.options import parse_assignment
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
 from ratio_bench.retrieval.retriever import DenseRetriever, embeds
@@ -77,6 +79,21 @@ def parse_model_args(values: list[str]) -> dict[str, str]:
     if missing:
         raise UsageError(f"--model: no model for {', '.join(missing)}; add --model REF or --model MOVE=REF")
     return {m: per_move.get(m, default) for m in MOVES}  # type: ignore[misc]
+
+
+TOPICAL_NOTICE = "one model and one prompt for every move: results are topical, not move-specific"
+
+
+def move_aware(manifest: dict[str, Any]) -> bool:
+    """Whether the index's moves can rank differently: different models, or one model with a different query
+    prompt per move (a unified model). One model with one prompt (BM25, an untuned encoder) ranks every move
+    alike, which a user should be told rather than left to infer from three identical columns."""
+    moves, models = manifest["moves"], manifest["models"]
+    if len(moves) < 2 or len(set(moves.values())) > 1:
+        return True
+    entry = models[next(iter(moves.values()))]
+    prompts = entry.get("query_prompts", {})
+    return len({prompts.get(m, entry.get("query_prompt")) for m in moves}) > 1
 
 
 def is_index(folder: Path) -> bool:
@@ -147,6 +164,9 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
                         shutil.copytree(setup.path, staging / copies[setup.path])  # links are copied as files
                     entries[key]["folder"] = copies[setup.path]
                 _encode(setup, entries[key], ids, texts, staging, cache, batch_size, report, key, ann_kind)
+            else:  # BM25: its index saved once here, loaded by every search
+                entries[key]["bm25"] = f"bm25/{key}"
+                BM25Retriever(texts, setup.setup).save(staging / entries[key]["bm25"])
             report.models[key] = setup.name
         moves[move] = keys[setup]
     manifest = {
@@ -182,7 +202,7 @@ def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, a
     entry["fingerprint"] = retriever.encoder.fingerprint
     hits = cache.hits
     start = time.perf_counter()
-    vectors = np.asarray(retriever.embed(setup.document_prompt, ids, texts), dtype=np.float32)
+    vectors = np.asarray(retriever.embed_corpus(ids, texts), dtype=np.float32)
     report.encode_s[key] = time.perf_counter() - start
     report.cache_hits += cache.hits - hits
     entry["vectors"] = f"vectors/{key}.npy"
@@ -259,6 +279,8 @@ def check_manifest(manifest: dict[str, Any], root: Path) -> None:
         for text in _ENTRY_TEXT[kind]:
             if not isinstance(entry.get(text), str):
                 raise fail(f"models.{key}.{text}", "a string", entry.get(text))
+        if not isinstance(entry.get("bm25", ""), str):
+            raise fail(f"models.{key}.bm25", "a folder name", entry["bm25"])
         prompts = entry.get("query_prompts", {})
         if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
             raise fail(f"models.{key}.query_prompts", "a mapping of moves to prompts", prompts)
@@ -312,7 +334,9 @@ def _check_paths(root: Path, manifest: dict[str, Any]) -> None:
     named = [("candidates.parquet", "candidates.parquet")]  # not from the manifest, but it may be a link
     try:
         for key, m in manifest["models"].items():
-            named += [(f"manifest field models.{key}.{f}", m[f]) for f in ("vectors", "folder") if f in m]
+            named += [
+                (f"manifest field models.{key}.{f}", m[f]) for f in ("vectors", "folder", "bm25") if f in m
+            ]
             if m.get("ann"):
                 named.append((f"manifest field models.{key}.ann.file", m["ann"]["file"]))
     except (AttributeError, KeyError, TypeError) as e:
@@ -321,7 +345,7 @@ def _check_paths(root: Path, manifest: dict[str, Any]) -> None:
         ) from e
     for what, value in named:
         where = _inside(root, value, what)
-        if what.endswith(".folder"):
+        if what.endswith((".folder", ".bm25")):
             _check_model_tree(root, where, what)
 
 

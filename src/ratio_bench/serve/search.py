@@ -2,7 +2,7 @@
 
 Moves that share a model (and its query prompt) share one encoding and one search. Models are loaded once,
 when the searcher is made; dense vectors sit in a faiss index in memory (exact by default, or the index's
-HNSW/IVF file), BM25's index is rebuilt from the candidate texts. The searcher is safe to call from many threads
+HNSW/IVF file), BM25's index is the one ``ratio index`` saved (memory-mapped). The searcher is safe to call from many threads
 (a server's worker pool): encoders and indexes are used under one lock, since tokenizers are not re-entrant.
 """
 
@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
 from ratio_bench.retrieval.retriever import DenseRetriever, LexicalRetriever, Retriever, embeds
 from ratio_bench.serve import ann
-from ratio_bench.serve.index import Index, IndexFolderError
+from ratio_bench.serve.index import TOPICAL_NOTICE, Index, IndexFolderError, move_aware
 from ratio_bench.serve.links import source_url
 
 MAX_QUERY_CHARS = 2000
@@ -70,10 +71,8 @@ class Searcher:
         return self.index.moves
 
     def _load(self, key: str, entry: dict, exact: bool) -> Retriever:
-        if not embeds(entry["kind"]):  # BM25's index is rebuilt from the candidates' texts
-            lexical = LexicalRetriever(entry["name"], entry["setup"])
-            lexical.index([r["id"] for r in self.rows], [r["text"] for r in self.rows])
-            return lexical
+        if not embeds(entry["kind"]):
+            return self._lexical(key, entry)
         vectors = self.index.vectors[key]
         if entry.get("ann") and not exact:  # before the model: a damaged file is refused in a moment
             faiss_index = ann.load(
@@ -94,6 +93,27 @@ class Searcher:
             vectors, lambda q, k: faiss_index.search(q.astype(np.float32), min(k, len(self.rows)))
         )
         return dense
+
+    def _lexical(self, key: str, entry: dict) -> LexicalRetriever:
+        """BM25 from the index's saved bm25s files (an index without them, from an older build: rebuilt)."""
+        lexical = LexicalRetriever(entry["name"], entry["setup"])
+        texts = [r["text"] for r in self.rows]
+        if "bm25" not in entry:
+            lexical.index([r["id"] for r in self.rows], texts)
+            return lexical
+        try:  # load_index checked that the folder lies inside the index
+            saved = BM25Retriever.load(self.index.root / entry["bm25"], entry["setup"])
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            raise IndexFolderError(
+                f"--index {self.index.root}: models.{key}.bm25 cannot be read ({e}); rebuild it with `ratio index`"
+            ) from e
+        if saved.n_docs != len(texts):
+            raise IndexFolderError(
+                f"--index {self.index.root}: models.{key}.bm25 indexes {saved.n_docs} documents for "
+                f"{len(texts)} candidates; rebuild it with `ratio index`"
+            )
+        lexical.use_index(texts, saved)
+        return lexical
 
     def _setup(self, key: str, entry: dict) -> ModelSetup:
         """A dense model's folder inside the index, or a model registered on this machine; never a path
@@ -154,6 +174,7 @@ class Searcher:
     def describe(self) -> dict[str, Any]:
         """What a client may want to know about this index (the health endpoint's body)."""
         m = self.index.manifest
+        aware = move_aware(m)
         return {
             "moves": self.moves,
             "candidates": len(self.rows),
@@ -165,4 +186,6 @@ class Searcher:
             "titles": any(
                 row["title"] for row in self.rows
             ),  # a release index without --corpus-meta has none
+            "move_aware": aware,
+            "notice": None if aware else TOPICAL_NOTICE,
         }

@@ -331,7 +331,8 @@ def _training_table(summary: dict[str, Any]) -> str:
             ],
             [
                 "validation",
-                f"{data['validation_queries']:,} queries, {data['validation_candidates']:,} candidates",
+                f"{data['validation_queries']:,} queries, {data['validation_candidates']:,} candidates"
+                + _smoke(data.get("validation_sample")),
             ],
             ["trials finished / configured", f"{len(summary['trials'])} / {summary['trials_configured']}"],
         ],
@@ -373,6 +374,17 @@ def _curve_table(summary: dict[str, Any]) -> str:
             for t in summary["trials"]
             for e in t["epochs"]
         ],
+    )
+
+
+def _smoke(sample: dict[str, int] | None) -> str:
+    """The card's word that validation used a sample (a config's ``validation_sample``): a smoke run."""
+    if not sample:
+        return ""
+    pool = f"{sample['candidates']:,} sampled candidates" if "candidates" in sample else "the whole pool"
+    return (
+        f" (a SAMPLE for a smoke run: {sample['queries']:,} queries per relation, {pool}; "
+        "not a model selection to report)"
     )
 
 

@@ -54,6 +54,8 @@ class TrainingConfig:
     weights: Path | None = None  # a folder with the backbone's weights, overriding the registry's location
     seed: int = 13
     max_train_pairs: int | None = None  # a seeded sample of the train pairs (dev configs say why)
+    # smoke runs only: {"queries": N per relation, "candidates": M or absent (the whole pool)}, seeded by seed
+    validation_sample: dict[str, int] | None = None
     max_seq_length: int | str = "auto"  # "auto": the length_percentile of the train texts' token counts
     length_percentile: float = 99.9
     length_grouping: bool = True
@@ -177,6 +179,7 @@ def load_config(path: str | Path) -> TrainingConfig:
         raise TrainingConfigError(f"{path}: length_percentile: at most 100, got {percentile}")
     cap = raw.get("max_train_pairs")
     config = TrainingConfig(
+        validation_sample=_validation_sample(raw.get("validation_sample"), f"{path}: validation_sample"),
         path=path,
         backbone=_typed(raw["backbone"], str, f"{path}: backbone"),
         setup=_typed(raw["setup"], str, f"{path}: setup"),
@@ -203,6 +206,21 @@ def load_config(path: str | Path) -> TrainingConfig:
     )
     check_backbone(config)
     return config
+
+
+def _validation_sample(raw: Any, where: str) -> dict[str, int] | None:
+    """``{queries: N, candidates: M}`` (M optional: the whole pool). For smoke runs: validating on a sample
+    makes a run fast but its selection noisy, and a sampled pool makes every query easier."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or "queries" not in raw:
+        raise TrainingConfigError(
+            f"{where}: a mapping like {{queries: 200, candidates: 5000}} (candidates optional), not {raw!r}"
+        )
+    _unknown(set(raw), {"queries", "candidates"}, where)
+    return {
+        key: _typed(raw[key], int, f"{where}.{key}", 1) for key in ("queries", "candidates") if key in raw
+    }
 
 
 def _unified_fields(raw: dict[str, Any], path: Path, relation: str) -> dict[str, Any]:

@@ -8,14 +8,14 @@ full shared candidate corpus it would be scored on. The test split is never open
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ratio_bench.dataset.release import DatasetError, Release
-from ratio_bench.evaluation.evaluate import SplitData, load_split
+from ratio_bench.evaluation.evaluate import SplitData, load_split, sample_queries
 
 TRAIN_COLUMNS = ["query_id", "query", "gold_id", "gold", "paper_id"]
 
@@ -72,11 +72,40 @@ def load_train_pairs(root: str | Path, relation: str, cap: int | None = None, se
     return TrainPairs(cols["query_id"], cols["query"], cols["gold_id"], cols["gold"], cols["paper_id"], n)
 
 
-def load_validation(root: str | Path, relation: str | Sequence[str]) -> SplitData:
-    """The validation queries of ``relation`` (or of several) and the partition's whole candidate corpus."""
+def load_validation(
+    root: str | Path,
+    relation: str | Sequence[str],
+    sample: dict[str, int] | None = None,
+    seed: int = 13,
+) -> SplitData:
+    """The validation queries of ``relation`` (or of several) and the partition's whole candidate corpus; with
+    ``sample`` (a config's ``validation_sample``), ``queries`` seeded queries per relation and, if given, a
+    pool of ``candidates``: every sampled query's gold plus seeded others."""
     relations = [relation] if isinstance(relation, str) else list(relation)
     data = load_split(root, "validation", relations)
     for rel in relations:
         if not data.queries[rel].ids:
             raise DatasetError(f"{root}: no validation queries for {rel}; model selection needs them")
+    if sample:
+        data = sample_queries(data, sample["queries"], seed)
+        if "candidates" in sample:
+            data = _sample_pool(data, sample["candidates"], seed)
     return data
+
+
+def _sample_pool(data: SplitData, size: int, seed: int) -> SplitData:
+    """The golds of ``data``'s queries and seeded other candidates, ``size`` in all (more if the golds are
+    more), in corpus order: every query can still find its gold."""
+    golds = {g for q in data.queries.values() for g in q.golds}
+    keep = np.array([i for i, c in enumerate(data.corpus_ids) if c in golds], dtype=np.int64)
+    others = np.setdiff1d(np.arange(len(data.corpus_ids)), keep)
+    extra = np.random.default_rng(seed).choice(
+        others, size=max(0, min(size - len(keep), len(others))), replace=False
+    )
+    rows = np.sort(np.concatenate([keep, extra])).tolist()
+    return replace(
+        data,
+        corpus_ids=[data.corpus_ids[i] for i in rows],
+        corpus_texts=[data.corpus_texts[i] for i in rows],
+        corpus_roles=[data.corpus_roles[i] for i in rows],
+    )

@@ -8,6 +8,8 @@ the spec's four-GPU Address and Specify runs.
 
 from __future__ import annotations
 
+import os
+
 from torch import nn
 
 SCALE = 20.0
@@ -19,6 +21,9 @@ def build_loss(model, mini_batch_size: int | None = None, gather_across_devices:
         MultipleNegativesRankingLoss,
     )
 
+    # gathering needs a process group; on one device it would only warn that there is none (torchrun sets
+    # WORLD_SIZE for every process before the model is built)
+    gather_across_devices = gather_across_devices and int(os.environ.get("WORLD_SIZE", "1")) > 1
     if mini_batch_size:
         return CachedMultipleNegativesRankingLoss(
             model, scale=SCALE, mini_batch_size=mini_batch_size, gather_across_devices=gather_across_devices

@@ -129,6 +129,7 @@ def train(
             "max_seq_length": prep.length.as_dict(),
             "validation_queries": len(prep.evaluator.query_ids),
             "validation_candidates": len(prep.evaluator.corpus_ids),
+            "validation_sample": config.validation_sample,  # set: a smoke run, not a reportable selection
         },
         "trials": results,
         "trials_configured": len(config.trials),

@@ -103,7 +103,7 @@ def prepare(
     if config.unified:
         from ratio_bench.training.unified import UnifiedEvaluator
 
-        val = load_validation(dataset_dir, config.relations)
+        val = load_validation(dataset_dir, config.relations, config.validation_sample, config.seed)
         evaluator = UnifiedEvaluator(
             val.corpus_ids,
             val.corpus_texts,
@@ -113,7 +113,7 @@ def prepare(
             show_progress_bar=show_progress,
         )
     else:
-        val = load_validation(dataset_dir, config.relation)
+        val = load_validation(dataset_dir, config.relation, config.validation_sample, config.seed)
         qids, qtexts, golds = val.queries[config.relation]
         evaluator = RetrievalEvaluator(
             val.corpus_ids,
@@ -195,7 +195,7 @@ def build_trainer(
     from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
     from transformers import set_seed
 
-    from ratio_bench.training.trainer import RatioTrainer
+    from ratio_bench.training.trainer import RatioTrainer, TrainingReport
 
     config, trial = prep.config, prep.config.trials[index]
     set_seed(config.seed)
@@ -245,6 +245,8 @@ def build_trainer(
         lengths=prep.lengths if config.length_grouping else None,
         relations=prep.relations,
     )
+    label = f"{config.name} trial {index}"
+    TrainingReport.install(trainer, TrainingReport(label, f"eval_{prep.evaluator.name}_", prep.show_progress))
     return trainer, len(frozen)
 
 

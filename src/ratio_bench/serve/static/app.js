@@ -86,6 +86,8 @@ async function loadInfo() {
     $("index-info").textContent =
       info.candidates.toLocaleString() + " candidate sentences from " + source + " (" + models + "; " + info.search + " search)" +
       (info.titles ? "" : ". Paper titles are not in this index (ratio index --corpus-meta adds them).");
+    $("index-notice").textContent = info.notice ? "Not move-aware: " + info.notice + "." : "";
+    $("index-notice").hidden = !info.notice;
     $("query").maxLength = info.max_chars;
     $("k").max = info.max_k;
   } catch (err) {
