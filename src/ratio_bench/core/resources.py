@@ -41,6 +41,16 @@ def data_path(*parts: str) -> Path:
     return data_root().joinpath(*parts)
 
 
+def fill_card_template(template: str, values: object) -> str:
+    """The shipped card ``model_cards/<template>`` filled from a dataclass of its ``$fields``: the one way both
+    the dataset card and the model card are rendered."""
+    import dataclasses
+    import string
+
+    text = data_path("model_cards", template).read_text(encoding="utf-8")
+    return string.Template(text).substitute(dataclasses.asdict(values))
+
+
 def is_path(ref: str | Path) -> bool:
     """A user's own file or folder: one that exists, or a YAML file name (a user's path always wins)."""
     path = Path(ref)

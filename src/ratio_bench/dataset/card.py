@@ -6,8 +6,6 @@ carries no timestamp, so rebuilding from the same inputs renders the same bytes.
 
 from __future__ import annotations
 
-import dataclasses
-import string
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +15,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench import __version__
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.core.resources import data_path
+from ratio_bench.core.resources import fill_card_template
 from ratio_bench.dataset.assemble import Assembly
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig
 from ratio_bench.dataset.contract import configs_yaml, dataset_info_yaml
@@ -83,8 +81,7 @@ class DatasetCard:
     build_info: str
 
     def render(self) -> str:
-        template = data_path("model_cards", "dataset_card.md").read_text(encoding="utf-8")
-        return string.Template(template).substitute(dataclasses.asdict(self))
+        return fill_card_template("dataset_card.md", self)
 
 
 def render_card(

@@ -10,10 +10,8 @@ by ``yaml.safe_dump``. The card carries no timestamp or local path, so the same 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
-import string
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from ratio_bench import __version__
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import atomic_open, write_json
 from ratio_bench.core.relations import BY_NAME
-from ratio_bench.core.resources import data_path
+from ratio_bench.core.resources import fill_card_template
 from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.leaderboard import markdown_text, parse_entry, read_entry
 from ratio_bench.evaluation.results import SubmissionError, model_fingerprint
@@ -235,8 +233,7 @@ class ModelCard:
     st_details: str
 
     def render(self) -> str:
-        template = data_path("model_cards", "model_card.md").read_text(encoding="utf-8")
-        return string.Template(template).substitute(dataclasses.asdict(self))
+        return fill_card_template("model_card.md", self)
 
 
 def render_card(
