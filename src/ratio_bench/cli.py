@@ -160,6 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
     args = parser.parse_args(words)
+    from ratio_bench.core.faults import forget_outputs
+
+    forget_outputs()  # outputs noted by an earlier command of this process are not this one's
     if debug:
         return args.func(args)
     name = f"ratio {old or _command_name(args)}"

@@ -88,6 +88,11 @@ def note_output(label: str, path: str | os.PathLike) -> None:
     _noted.append((label, Path(path)))
 
 
+def forget_outputs() -> None:
+    """Start a command with no noted outputs (``main`` may run several commands in one process)."""
+    _noted.clear()
+
+
 def _outputs(args: Any) -> list[tuple[str, Path]]:
     """Every path on the command line (flags first by name) and every noted output, once each."""
     found: dict[Path, str] = {}
