@@ -137,6 +137,7 @@ def _cli(root: Path, server, cache: Path, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow  # ~16 s (SIGKILL and resume of a judge run); make test-all runs it
 def test_killed_cli_run_resumes_without_resending(silver_release, fake_server, tmp_path):
     cache = tmp_path / "replies.sqlite"
     fake_server.state.delay_s = 0.03

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from tests.helpers.judged import judged_decide, save_judged_run
 from tests.leaderboard.conftest import RESULTS
 
@@ -122,6 +123,7 @@ def _judge_flags(server_url: str, cache: Path) -> list[str]:
             "--judge-quiet", "--judge-timeout", "5"]  # fmt: skip
 
 
+@pytest.mark.slow  # ~17 s (two worker passes with a judge); make test-all runs it
 def test_a_worker_with_a_judge_grows_the_pool_and_reuses_it(board, tiny_models, small_release, fake_server):
     sha = board.publish("org/tiny", tiny_models["good"])
     for setup in ("generic", "none"):

@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from tests.leaderboard.conftest import REQUESTS, RESULTS
 
 from ratio_bench.leaderboard.requests import now_utc, parse_time
@@ -48,6 +49,7 @@ def test_a_model_that_fails_to_encode_is_failed_and_the_queue_goes_on(board, tin
     assert "org/broken" in work.err and "FAILED (IndexError" in work.err
 
 
+@pytest.mark.slow  # ~15 s (waits out a lease); make test-all runs it
 def test_a_worker_killed_mid_scoring_is_taken_over_after_its_lease(board, tiny_models, small_release):
     sha = board.publish("org/tiny", tiny_models["good"])
     assert board.submit("org/tiny").code == 0
@@ -80,6 +82,7 @@ def test_a_worker_killed_mid_scoring_is_taken_over_after_its_lease(board, tiny_m
     assert provenance["worker"] == "w2" and provenance["request"]["attempt"] == 2
 
 
+@pytest.mark.slow  # ~11 s (two worker processes); make test-all runs it
 def test_two_workers_racing_on_one_queue_score_every_request_once(board, tiny_models, small_release):
     sha = board.publish("org/a", tiny_models["good"])
     for setup in ("none", "generic"):

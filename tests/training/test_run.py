@@ -112,6 +112,7 @@ def test_choose_prefers_higher_mrr_then_lower_trial():
     assert choose(results)["trial"] == 1 and "trial 0 0.2000" in choose(results)["reason"]
 
 
+@pytest.mark.slow  # ~26 s (kills and resumes real training); make test-all runs it
 def test_killed_trial_resumes_from_checkpoint_and_finished_trials_are_skipped(
     tmp_path, tiny_models, tiny_release
 ):

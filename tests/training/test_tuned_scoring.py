@@ -69,6 +69,7 @@ def test_score_tuned_and_baseline_rows_on_one_leaderboard(tuned_folder, tiny_mod
     assert f"weights {tuned['model_fingerprint'][:8]}, config all-mpnet-base-v2-generic-address.yaml" in md
 
 
+@pytest.mark.slow  # ~13 s (mteb end to end; the wheel check covers the loader); make test-all runs it
 def test_the_mteb_path_scores_a_tuned_model_like_ours(tuned_folder, small_release, tmp_path):
     pytest.importorskip("mteb")
     entries = {}
