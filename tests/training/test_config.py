@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,3 +102,13 @@ def test_missing_dataset(tmp_path):
     )
     assert_user_error(run, "nope", "manifest.json", "--dataset")
     assert not (tmp_path / "o").exists()
+
+
+def test_validating_a_config_never_imports_torch(tmp_path):
+    """A typo must fail in a fraction of a second: validation (and `ratio train run` up to it) loads no torch."""
+    code = (
+        "import sys; from ratio_bench.training.config import load_config; "
+        f"load_config({str(_config(tmp_path, relation='all'))!r}); print('torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

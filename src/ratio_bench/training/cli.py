@@ -9,12 +9,17 @@ from pathlib import Path
 def cmd_train(args: argparse.Namespace) -> int:
     from ratio_bench.core.extras import require
     from ratio_bench.core.resources import preset
+    from ratio_bench.dataset.release import Release
     from ratio_bench.training.config import load_config
-    from ratio_bench.training.run import train
 
     require("train")
+    # A mistyped config or release folder fails in a fraction of a second, before torch is imported (~8 s).
+    config = load_config(preset("training", args.config))
+    Release.open(args.dataset)
+    from ratio_bench.training.run import train
+
     summary = train(
-        load_config(preset("training", args.config)),
+        config,
         args.dataset,
         args.out,
         args.trial,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,13 @@ class TrainingConfigError(RatioError, ValueError):
 
 
 HARD_NEGATIVES = ("none", "bm25", "distractors")
+# A unified model's defaults (training/unified.py): here, so that validating a config never imports torch.
+DEFAULT_TEMPERATURE = 3.0
+NEGATIVES = ("within", "across")
+
+
+def default_instructions(relations: Sequence[str]) -> dict[str, str]:
+    return {r: f"{r}: " for r in relations}
 
 
 @dataclass(frozen=True)
@@ -225,7 +233,6 @@ def _validation_sample(raw: Any, where: str) -> dict[str, int] | None:
 
 def _unified_fields(raw: dict[str, Any], path: Path, relation: str) -> dict[str, Any]:
     """Validate the fields of a unified config (``relation: all``); refuse them on a specialist one."""
-    from ratio_bench.training.unified import DEFAULT_TEMPERATURE, NEGATIVES, default_instructions
 
     keys = ("relations", "instructions", "temperature", "negatives")
     if relation != "all":

@@ -24,13 +24,6 @@ from ratio_bench.training.data import TrainPairs, load_train_pairs
 from ratio_bench.training.evaluator import KS, PRIMARY, encode_for_validation
 from ratio_bench.training.sampler import NoSharedTextBatchSampler, fill_batches
 
-DEFAULT_TEMPERATURE = 3.0
-NEGATIVES = ("within", "across")
-
-
-def default_instructions(relations: Sequence[str]) -> dict[str, str]:
-    return {r: f"{r}: " for r in relations}
-
 
 def relation_shares(sizes: dict[str, int], temperature: float) -> dict[str, float]:
     """p_r proportional to n_r^(1/T): T = 1 keeps the natural mix, large T tends to uniform."""
