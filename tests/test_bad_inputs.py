@@ -728,6 +728,12 @@ CASES = [
         ["test_2030_01", "train, validation, test, silver"],
         1,
     ),
+    (
+        "append-release-without-snapshots",
+        ["dataset", "append", "--dataset", "{release}", "--corpus", "{corpus}", "--version", "9"],
+        ["no snapshot splits", "snapshots:"],
+        1,
+    ),
 ]
 
 # What each dirty corpus of the fixture rejects (reason: records).

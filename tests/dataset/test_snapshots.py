@@ -87,6 +87,7 @@ def test_manifest_card_release_and_rebuild(snap_release, tmp_path):
         "end": "2022-01-31",
         "queries": {"address": 2, "specify": 2},
         "candidates": 8,
+        "golds": 4,
         "sha256": split_sha256(manifest["files"], "test_2022_01"),
         "version": "0.0.1-test",
     }

@@ -88,16 +88,25 @@ def _lit(value: Any) -> str:
     return "NULL" if value is None else f"DATE '{value.isoformat()}'"
 
 
-def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = "4GB") -> Assembly:
-    """The release's tables from the mined shards, in named SQL stages over one DuckDB connection."""
+def assemble(
+    cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = "4GB", known: list[Path] | None = None
+) -> Assembly:
+    """The release's tables from the mined shards, in named SQL stages over one DuckDB connection.
+
+    ``known``: the query and corpus shards of an existing release (``ratio dataset append``): before the snapshots
+    are cut, pairs and distractors of works, pairs or queries it already holds are removed (``append_excluded``
+    counts them), and partitions may be empty (only new periods are wanted).
+    """
     pair_files = check_shards(mined / "pairs", PAIR_SCHEMA, "pairs")
     dist_files = check_shards(mined / "distractors", DISTRACTOR_SCHEMA, "distractors")
     con = _connect(pair_files, dist_files, temp_dir, memory_limit)
     for stage in STAGES:
+        if stage is _snapshots and known is not None:
+            _exclude_known(con, known)
         stage(con, cfg)
     report = _report(con, cfg)
     empty = [p for p in PARTITIONS if report["partitions"][p]["queries"] == 0]
-    if empty:
+    if empty and known is None:
         raise AssemblyError(
             f"{cfg.path}: partition(s) {empty} received no query; check `splits` and `date_policy` "
             f"against the corpus dates (routing: {report['routing']})"
@@ -254,6 +263,29 @@ def _candidates(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
         con.execute("DROP TABLE candidates; ALTER TABLE candidates_cumulative RENAME TO candidates")
 
 
+def _exclude_known(con: duckdb.DuckDBPyConnection, known: list[Path]) -> None:
+    """Remove from the test rows what an existing release already holds: its works (papers), its (query, gold)
+    pairs and its query texts; ``append_excluded`` counts the pairs removed per reason (first reason wins)."""
+    rows = f"read_parquet({_sql_list(known)}, union_by_name = true)"
+    con.execute(f"CREATE TABLE known_rows AS SELECT DISTINCT paper_id, work_id, query, gold FROM {rows}")
+    con.execute("CREATE TABLE append_excluded(reason VARCHAR, n BIGINT)")
+    for reason, where in (
+        (
+            "known_work",
+            "work_id IN (SELECT work_id FROM known_rows) OR paper_id IN (SELECT paper_id FROM known_rows)",
+        ),
+        ("known_pair", "(query, gold) IN (SELECT (query, gold) FROM known_rows)"),
+        ("known_query", "query IN (SELECT query FROM known_rows WHERE query IS NOT NULL)"),
+    ):
+        n = con.execute(f"SELECT count(*) FROM pairs_dedup WHERE {where}").fetchone()[0]
+        con.execute("INSERT INTO append_excluded VALUES (?, ?)", [reason, n])
+        con.execute(f"DELETE FROM pairs_dedup WHERE {where}")
+    known_work = (
+        "work_id IN (SELECT work_id FROM known_rows) OR paper_id IN (SELECT paper_id FROM known_rows)"
+    )
+    con.execute(f"DELETE FROM distractor_pool WHERE {known_work}")
+
+
 def _snapshot_periods(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> list[Period]:
     """The periods to cut: from ``snapshots.start`` to the last whole period before ``snapshots.end`` (else the
     test split's end; with neither, up to the period where the test partition's latest work starts)."""
@@ -348,8 +380,10 @@ def _snapshot_pool(con: duckdb.DuckDBPyConnection, cfg: BuildConfig, period: Per
         if available < size - n_golds
         else None
     )
-    if reason:
+    pairs = con.execute(f"SELECT count(*) FROM snap_pairs WHERE split = '{split}'").fetchone()[0]
+    if reason and pairs:  # a period without any pair (before the data starts, a gap) is no snapshot to miss
         con.execute("INSERT INTO snap_left_out VALUES (?, NULL, ?, ?)", [split, reason, available])
+    if reason:
         return
     con.execute(f"INSERT INTO candidates {golds}")
     con.execute(f"""INSERT INTO candidates
@@ -428,9 +462,9 @@ def _snapshot_report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[s
     dropped = {split for split, _, rel, _, _ in left if rel is None}
     periods = {}
     for split, label, lo, hi in con.execute("SELECT * FROM snap_periods ORDER BY lo").fetchall():
-        if split in dropped:
-            continue
         kept = counts(f"SELECT relation, count(*) FROM queries WHERE partition = '{split}' GROUP BY ALL")
+        if split in dropped or not kept:
+            continue
         avail = counts(f"SELECT relation, count(*) FROM snap_pairs WHERE split = '{split}' GROUP BY ALL")
         roles = counts(f"""SELECT role IN {tuple(RELATIONS)}, count(*) FROM candidates
                            WHERE partition = '{split}' GROUP BY ALL""")

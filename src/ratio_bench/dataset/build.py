@@ -42,6 +42,7 @@ def snapshot_manifest(report: dict[str, Any], files: dict[str, str], version: st
                 "end": p["end"],
                 "queries": p["queries_by_relation"],
                 "candidates": p["candidates"],
+                "golds": p["golds"],
                 "sha256": split_sha256(files, split),
                 "version": version,
             }

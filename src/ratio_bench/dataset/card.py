@@ -107,7 +107,7 @@ def render_card(
         table6=_candidates_table(rep["partitions"]),
         markers=_markers_table(mining_stats),
         split_policy=_split_policy(cfg, rep),
-        snapshots=_snapshots(rep.get("snapshots")),
+        snapshots=snapshots_section(rep.get("snapshots")),
         sources=_sources(cfg, rep),
         build_info=_build_info(cfg, rep, mining_stats, lexicon_sha),
     ).render()
@@ -199,8 +199,9 @@ COMPARABLE = (
 )
 
 
-def _snapshots(report: dict[str, Any] | None) -> str:
-    """The snapshot splits (one per period of the test partition) and what was left out, with the reason."""
+def snapshots_section(report: dict[str, Any] | None) -> str:
+    """The snapshot splits (one per period of the test partition) and what was left out, with the reason; after
+    an append (``report["versions"]``), which version added which splits."""
     if not report:
         return "This release has no snapshot splits (its build config has no `snapshots:` block)."
     rows = [
@@ -222,7 +223,25 @@ def _snapshots(report: dict[str, Any] | None) -> str:
         f"relation (seeded sample; a relation with fewer than {report['min_queries']} is left out of that period) "
         f"and a pool of exactly {report['pool_size']:,} candidates (its golds plus that period's distractors). "
         f"Rows are placed by their work's date interval; test pairs by placement: {placement}. {COMPARABLE}\n\n"
-        f"{table}\n\nLeft out:\n\n{left or '- nothing'}"
+        f"{table}\n\nLeft out:\n\n{left or '- nothing'}{_versions(report.get('versions'))}"
+    )
+
+
+def _versions(versions: list[dict[str, Any]] | None) -> str:
+    """Which version added which snapshots (an append never changes an earlier one)."""
+    if not versions:
+        return ""
+    lines = [
+        f"- {v['version']}: {', '.join(f'`{s}`' for s in v['snapshots_added']) or 'none'}"
+        + (
+            f" (excluded: {', '.join(f'{k} {n:,}' for k, n in v['excluded'].items() if n)})"
+            if v.get("excluded")
+            else ""
+        )
+        for v in versions
+    ]
+    return "\n\nVersions (an append adds periods and never changes an earlier snapshot):\n\n" + "\n".join(
+        lines
     )
 
 
