@@ -167,3 +167,13 @@ def test_load_dataset_and_score_a_snapshot(snap_release, tmp_path):
     entry = json.loads((tmp_path / "s.json").read_text())
     entry = entry[0] if isinstance(entry, list) else entry
     assert entry["split"] == "test_2022_02" and entry["n_queries"]["address"] == 2
+    snapshots = json.loads((root / "manifest.json").read_text())["snapshots"]
+    assert entry["dataset"]["split_sha256"] == snapshots["test_2022_02"]["sha256"]
+    assert entry["dataset"]["split_hashes"] == Release.open(root).split_hashes()
+    assert sorted(entry["dataset"]["split_hashes"]) == [
+        "test",
+        "test_2022_01",
+        "test_2022_02",
+        "train",
+        "validation",
+    ]

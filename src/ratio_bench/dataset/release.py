@@ -42,6 +42,21 @@ def manifest_sha256(manifest: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
 
 
+def split_hashes(manifest: dict[str, Any]) -> dict[str, str]:
+    """{split: sha256} of every split with queries in a release's manifest: a snapshot's as recorded when it was
+    added, any other split's :func:`~ratio_bench.dataset.contract.split_sha256` over the manifest's checksums."""
+    files = manifest.get("files")
+    files = {k: v for k, v in files.items() if isinstance(k, str)} if isinstance(files, dict) else {}
+    rows = manifest.get("rows") if isinstance(manifest.get("rows"), dict) else {}
+    recorded = manifest.get("snapshots") if isinstance(manifest.get("snapshots"), dict) else {}
+    out = {}
+    for split in ordered_splits(s for s in recorded if is_snapshot(s)):
+        if any(isinstance(rows.get(r), dict) and rows[r].get(split) for r in RELATIONS):
+            sha = recorded.get(split, {}).get("sha256") if isinstance(recorded.get(split), dict) else None
+            out[split] = sha if isinstance(sha, str) else split_sha256(files, split)
+    return out
+
+
 FIX = "build one with `ratio build`, or give the folder of one"
 
 
@@ -124,17 +139,8 @@ class Release:
         return tuple(s for s in self.all_splits if self.shards(config, s))
 
     def split_hashes(self) -> dict[str, str]:
-        """{split: sha256} of every split with queries (:func:`~ratio_bench.dataset.contract.split_sha256`); a
-        snapshot's is the one the manifest recorded when it was added."""
-        files = self.manifest.get("files")
-        files = {k: v for k, v in files.items() if isinstance(k, str)} if isinstance(files, dict) else {}
-        out = {}
-        for split in self.all_splits:
-            if any(self.shards(rel, split) for rel in RELATIONS):
-                recorded = self.snapshots.get(split, {})
-                sha = recorded.get("sha256") if isinstance(recorded, dict) else None
-                out[split] = sha if isinstance(sha, str) else split_sha256(files, split)
-        return out
+        """{split: sha256} of every split with queries (see :func:`split_hashes`)."""
+        return split_hashes(self.manifest)
 
     def own_files(self) -> list[str]:
         """The files the manifest lists (relative paths), each checked to be a plain file inside the folder.
