@@ -9,21 +9,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from tests.helpers.cli import run_ratio
-from tests.helpers.corpus import write_jsonl
-from tests.helpers.dataset import SNAPSHOTS, snapshot_records, write_config
+from tests.helpers.dataset import SNAPSHOTS, build_snapshots, snapshot_records
 
-from ratio_bench.dataset.build import build_release
 from ratio_bench.dataset.check import check_release
-from ratio_bench.dataset.config import load_config
 from ratio_bench.dataset.contract import file_checksums, split_sha256
 from ratio_bench.dataset.release import Release
-
-
-def build_snapshots(root: Path, records: list[dict], out: Path) -> dict:
-    (root / "corpus").mkdir(parents=True, exist_ok=True)
-    write_jsonl(root / "corpus" / "a.jsonl", records)
-    cfg = load_config(write_config(root / "cfg.yaml", root / "corpus", root / "work", snapshots=SNAPSHOTS))
-    return build_release(cfg, out, progress=False)
 
 
 @pytest.fixture(scope="module")

@@ -207,3 +207,16 @@ SNAPSHOTS = {
     "max_queries": {"address": 2, "broaden": None, "specify": None},
     "pool_size": 8,
 }
+
+
+def build_snapshots(root: Path, records: list[dict], out: Path) -> dict:
+    """Build ``records`` with the SNAPSHOTS block into the release ``out`` (work files under ``root``)."""
+    from tests.helpers.corpus import write_jsonl
+
+    from ratio_bench.dataset.build import build_release
+    from ratio_bench.dataset.config import load_config
+
+    (root / "corpus").mkdir(parents=True, exist_ok=True)
+    write_jsonl(root / "corpus" / "a.jsonl", records)
+    cfg = load_config(write_config(root / "cfg.yaml", root / "corpus", root / "work", snapshots=SNAPSHOTS))
+    return build_release(cfg, out, progress=False)
