@@ -71,6 +71,12 @@ def fixture_files(tmp: Path) -> dict[str, Path]:
         f"release: {{name: r, version: '1'}}\nsilver:\n  judge:\n{bomb}{rest}", encoding="utf-8"
     )
     (tmp / "list.yaml").write_text("- silver\n- judge\n", encoding="utf-8")
+    for name, block in (  # snapshots: a period that is none, an empty pool, a misspelt key
+        ("snap-period", "{period: week, pool_size: 10}"),
+        ("snap-pool", "{period: month, pool_size: 0}"),
+        ("snap-key", "{period: month, pool_size: 10, min_querys: 3}"),
+    ):
+        (tmp / f"{name}.yaml").write_text(f"release: {{name: r, version: '1'}}\n{rest}snapshots: {block}\n")
     (tmp / "judge-list.yaml").write_text("silver: {judge: [temperature, 0]}\n", encoding="utf-8")
     return {
         "corpus": corpus,
@@ -696,6 +702,37 @@ CASES = [
         ["score", "--model", "all-MiniLM-L6-v2", "--dataset", "{release}", "--sample", "5", "--via", "mteb"],
         ["--sample", "--via mteb"],
         2,
+    ),
+    # snapshots
+    (
+        "build-snapshots-bad-period",
+        ["build", "--config", "{tmp}/snap-period.yaml"],
+        ["snapshots.period", "week"],
+        1,
+    ),
+    (
+        "build-snapshots-pool-0",
+        ["build", "--config", "{tmp}/snap-pool.yaml"],
+        ["snapshots.pool_size", "0"],
+        1,
+    ),
+    (
+        "build-snapshots-unknown-key",
+        ["build", "--config", "{tmp}/snap-key.yaml"],
+        ["min_querys", "min_queries"],
+        1,
+    ),
+    (
+        "score-unknown-split",
+        ["score", "--model", "bm25", "--dataset", "{release}", "--split", "test_2030_01"],
+        ["test_2030_01", "train, validation, test, silver"],
+        1,
+    ),
+    (
+        "append-release-without-snapshots",
+        ["dataset", "append", "--dataset", "{release}", "--corpus", "{corpus}", "--version", "9"],
+        ["no snapshot splits", "snapshots:"],
+        1,
     ),
 ]
 

@@ -402,3 +402,28 @@ def test_the_plot_stays_legible_at_60_entries(tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert w <= 1400 and h >= 400 and h < height  # a readable page, shorter with fewer bars per panel
+
+
+def test_an_unchanged_snapshot_score_of_an_older_version_shows_under_the_newest(tmp_path):
+    """An append keeps test_2022_01's hash: its 0.1.0 score is shown under 0.2.0, marked; a changed split is not."""
+    folder = tmp_path / "results"
+    jan, feb, test_old, test_new = "1" * 64, "2" * 64, "3" * 64, "4" * 64
+    old_hashes = {"test": test_old, "test_2022_01": jan}
+    new_hashes = {"test": test_new, "test_2022_01": jan, "test_2022_02": feb}
+
+    def scored(model, split, sha, version, hashes):
+        e = entry(model, 0.3, sha, split_sha256=hashes[split], split_hashes=hashes)
+        return e | {"split": split, "dataset": e["dataset"] | {"version": version}}
+
+    write(folder, "old-jan.json", scored("old:none", "test_2022_01", SHA_A, "0.1.0", old_hashes))
+    write(folder, "old-test.json", scored("oldtest:none", "test", SHA_A, "0.1.0", old_hashes))
+    write(folder, "new-feb.json", scored("new:none", "test_2022_02", SHA_B, "0.2.0", new_hashes))
+    board = load_board(folder)
+    newest = next(r for r in board.releases if r.version == "0.2.0")
+    assert [(e["model"], e["split"], e.get("scored_on")) for e in newest.entries] == [
+        ("old:none", "test_2022_01", "0.1.0"),
+        ("new:none", "test_2022_02", None),
+    ]
+    assert "scored on 0.1.0" in leaderboard_markdown(board)
+    for e in (scored("x:none", "test_2022_01", SHA_A, "0.1.0", old_hashes),):
+        validate_submission(e)  # the schema takes snapshot splits and the split hashes

@@ -87,3 +87,19 @@ def test_a_unified_models_move_instructions_reach_mteb(small_release, tmp_path, 
         for key in ("mrr_at_10", "ndcg_at_10", "recall_at_1"):
             mine, mteb_value = ours.metrics[relation][key], theirs.metrics[relation][key]
             assert min(abs(mteb_value - mine), abs(mteb_value - round(mine, 5))) <= 1e-6, key
+
+
+def test_snapshot_tasks_read_each_snapshot_through_the_stock_loader(tmp_path):
+    from tests.helpers.dataset import build_snapshots, snapshot_records
+
+    root = tmp_path / "ratio"
+    build_snapshots(tmp_path, snapshot_records(), root)
+    tasks = mteb_tasks.snapshot_tasks(root)
+    assert [(t.metadata.hf_subsets, t.metadata.eval_splits) for t in tasks] == [
+        (["address"], ["test_2022_01", "test_2022_02"]),
+        (["specify"], ["test_2022_01"]),
+    ]
+    ours = load_split(root, "test_2022_02", ["address"])
+    data = RetrievalDatasetLoader(str(root), "local", split="test_2022_02", config="address").load()
+    assert list(data["queries"]["id"]) == ours.queries["address"].ids
+    assert sorted(data["corpus"]["id"]) == sorted(ours.corpus_ids) and len(ours.corpus_ids) == 8

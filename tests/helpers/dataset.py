@@ -139,3 +139,84 @@ SYNTHETIC = [
     ("specify", "for example", 25),
     ("specify", "for instance", 3),
 ]
+
+
+MARKERS = {"address": "To address this issue", "broaden": "More generally", "specify": "For example"}
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "sigma",
+]
+
+
+def dated_paper(pid: str, date: str | None, pairs: dict[str, int], distractors: int, title: str) -> dict:
+    """A paper of distinct (query, gold) pairs per relation and distinct distractor sentences (``therefore``),
+    every sentence unique to ``pid``, so each pair and candidate is counted once and its paper known."""
+    tag = pid.replace("/", " ")
+    sentences = []
+    for rel, n in pairs.items():
+        for i in range(n):
+            word = WORDS[i % len(WORDS)]
+            sentences.append(
+                f"The {rel} problem {word} {i} of {tag} stays unsolved in every benchmark we tried."
+            )
+            sentences.append(
+                f"{MARKERS[rel]}, we study the {rel} {word} {i} case of {tag} with a dedicated method."
+            )
+    sentences += [
+        f"Therefore, the {WORDS[i % len(WORDS)]} {i} setting of {tag} reuses the same hyper-parameters."
+        for i in range(distractors)
+    ]
+    return shared_record(pid, " ".join(sentences), date, kind="abstract", title=title)
+
+
+def snapshot_records() -> list[dict]:
+    """Train and validation papers, then test papers over 2022-01..03 and one dated only by its year."""
+    return [
+        dated_paper(
+            "s/train",
+            "2020-05",
+            {"address": 2, "broaden": 1},
+            1,
+            "A training paper on gated residual networks",
+        ),
+        dated_paper("s/valid", "2021-05", {"address": 2}, 1, "A validation paper on noisy crowd labels"),
+        dated_paper(
+            "s/jan", "2022-01-10", {"address": 3, "specify": 2}, 6, "January paper on sparse retrieval"
+        ),
+        dated_paper(
+            "s/feb", "2022-02", {"address": 3, "specify": 1}, 6, "February paper on quantised models"
+        ),
+        dated_paper("s/mar", "2022-03-03", {"address": 2}, 1, "March paper with too few distractors"),
+        dated_paper("s/year", "2022", {"address": 1}, 1, "A paper dated by its year only, in test"),
+    ]
+
+
+SNAPSHOTS = {
+    "period": "month",
+    "min_queries": 2,
+    "max_queries": {"address": 2, "broaden": None, "specify": None},
+    "pool_size": 8,
+}
+
+
+def build_snapshots(root: Path, records: list[dict], out: Path) -> dict:
+    """Build ``records`` with the SNAPSHOTS block into the release ``out`` (work files under ``root``)."""
+    from tests.helpers.corpus import write_jsonl
+
+    from ratio_bench.dataset.build import build_release
+    from ratio_bench.dataset.config import load_config
+
+    (root / "corpus").mkdir(parents=True, exist_ok=True)
+    write_jsonl(root / "corpus" / "a.jsonl", records)
+    cfg = load_config(write_config(root / "cfg.yaml", root / "corpus", root / "work", snapshots=SNAPSHOTS))
+    return build_release(cfg, out, progress=False)

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.snapshots import Period, periods_between
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 
@@ -41,6 +42,11 @@ class Assembly:
 
     con: duckdb.DuckDBPyConnection
     report: dict[str, Any]
+
+    @property
+    def splits(self) -> list[str]:
+        """The query splits to write: the partitions, then the snapshots in time order."""
+        return [*PARTITIONS, *self.report.get("snapshots", {}).get("periods", {})]
 
 
 def check_shards(folder: Path, schema, what: str) -> list[Path]:
@@ -82,16 +88,25 @@ def _lit(value: Any) -> str:
     return "NULL" if value is None else f"DATE '{value.isoformat()}'"
 
 
-def assemble(cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = "4GB") -> Assembly:
-    """The release's tables from the mined shards, in named SQL stages over one DuckDB connection."""
+def assemble(
+    cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = "4GB", known: list[Path] | None = None
+) -> Assembly:
+    """The release's tables from the mined shards, in named SQL stages over one DuckDB connection.
+
+    ``known``: the query and corpus shards of an existing release (``ratio dataset append``): before the snapshots
+    are cut, pairs and distractors of works, pairs or queries it already holds are removed (``append_excluded``
+    counts them), and partitions may be empty (only new periods are wanted).
+    """
     pair_files = check_shards(mined / "pairs", PAIR_SCHEMA, "pairs")
     dist_files = check_shards(mined / "distractors", DISTRACTOR_SCHEMA, "distractors")
     con = _connect(pair_files, dist_files, temp_dir, memory_limit)
     for stage in STAGES:
+        if stage is _snapshots and known is not None:
+            _exclude_known(con, known)
         stage(con, cfg)
     report = _report(con, cfg)
     empty = [p for p in PARTITIONS if report["partitions"][p]["queries"] == 0]
-    if empty:
+    if empty and known is None:
         raise AssemblyError(
             f"{cfg.path}: partition(s) {empty} received no query; check `splits` and `date_policy` "
             f"against the corpus dates (routing: {report['routing']})"
@@ -248,7 +263,135 @@ def _candidates(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
         con.execute("DROP TABLE candidates; ALTER TABLE candidates_cumulative RENAME TO candidates")
 
 
-STAGES = (_route_papers, _dedup_pairs, _sample_queries, _sample_distractors, _candidates)
+def _exclude_known(con: duckdb.DuckDBPyConnection, known: list[Path]) -> None:
+    """Remove from the test rows what an existing release already holds: its works (papers), its (query, gold)
+    pairs and its query texts; ``append_excluded`` counts the pairs removed per reason (first reason wins)."""
+    rows = f"read_parquet({_sql_list(known)}, union_by_name = true)"
+    con.execute(f"CREATE TABLE known_rows AS SELECT DISTINCT paper_id, work_id, query, gold FROM {rows}")
+    con.execute("CREATE TABLE append_excluded(reason VARCHAR, n BIGINT)")
+    for reason, where in (
+        (
+            "known_work",
+            "work_id IN (SELECT work_id FROM known_rows) OR paper_id IN (SELECT paper_id FROM known_rows)",
+        ),
+        ("known_pair", "(query, gold) IN (SELECT (query, gold) FROM known_rows)"),
+        ("known_query", "query IN (SELECT query FROM known_rows WHERE query IS NOT NULL)"),
+    ):
+        n = con.execute(f"SELECT count(*) FROM pairs_dedup WHERE {where}").fetchone()[0]
+        con.execute("INSERT INTO append_excluded VALUES (?, ?)", [reason, n])
+        con.execute(f"DELETE FROM pairs_dedup WHERE {where}")
+    known_work = (
+        "work_id IN (SELECT work_id FROM known_rows) OR paper_id IN (SELECT paper_id FROM known_rows)"
+    )
+    con.execute(f"DELETE FROM distractor_pool WHERE {known_work}")
+
+
+def _snapshot_periods(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> list[Period]:
+    """The periods to cut: from ``snapshots.start`` to the last whole period before ``snapshots.end`` (else the
+    test split's end; with neither, up to the period where the test partition's latest work starts)."""
+    snap = cfg.snapshots
+    assert snap is not None
+    end = snap.end or cfg.partition("test").end
+    if end is None:
+        end = con.execute("""SELECT max(work_date_start) FROM (
+            SELECT work_date_start FROM pairs_dedup WHERE partition = 'test'
+            UNION ALL SELECT work_date_start FROM distractor_pool WHERE partition = 'test')""").fetchone()[0]
+        return periods_between(snap.start, end, snap.period) if end else []
+    return [p for p in periods_between(snap.start, end, snap.period) if p.end <= end]
+
+
+def _placement(alias: str) -> str:
+    """SQL: why a test row is or is not in a snapshot (its work interval against ``snap_periods``)."""
+    return f"""CASE WHEN {alias}.work_date_start IS NULL THEN 'not_in_a_period'
+                    WHEN {alias}.work_date_start < (SELECT min(lo) FROM snap_periods) THEN 'before_start'
+                    WHEN {alias}.work_date_start > (SELECT max(hi) FROM snap_periods) THEN 'after_end'
+                    WHEN per.split IS NULL THEN 'not_in_a_period' ELSE 'in_a_period' END"""
+
+
+def _snapshots(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
+    """Snapshot splits: the test partition's pairs and distractors cut by the period of their work's date.
+
+    Every de-duplicated test pair is placed (not only the sampled test queries); per period and relation a seeded
+    sample of at most ``max_queries`` is kept, a relation with fewer than ``min_queries`` is left out, and the pool
+    is the kept golds plus that period's distractors up to exactly ``pool_size``. The rows go into ``queries``
+    and ``candidates`` with the split name as their partition; ``snap_left_out`` says what was left out and why.
+    """
+    if cfg.snapshots is None:
+        return
+    snap = cfg.snapshots
+    periods = _snapshot_periods(con, cfg)
+    con.execute("CREATE TABLE snap_periods(split VARCHAR, label VARCHAR, lo DATE, hi DATE)")
+    if periods:
+        con.executemany(
+            "INSERT INTO snap_periods VALUES (?, ?, ?, ?)",
+            [(p.split, p.label, p.start, p.end) for p in periods],
+        )
+    inside = "per.lo <= {0}.work_date_start AND {0}.work_date_end <= per.hi"
+    con.execute(f"""
+        CREATE TABLE snap_pairs AS
+        SELECT p.*, per.split, {_placement("p")} AS placement
+        FROM pairs_dedup p LEFT JOIN snap_periods per ON {inside.format("p")} WHERE p.partition = 'test'""")
+    con.execute(f"""
+        CREATE TABLE snap_distractors AS
+        SELECT d.*, per.split, {_placement("d")} AS placement
+        FROM distractor_pool d LEFT JOIN snap_periods per ON {inside.format("d")} WHERE d.partition = 'test'""")
+    con.execute("""CREATE TABLE snap_left_out(split VARCHAR, relation VARCHAR, reason VARCHAR, available BIGINT);
+                   CREATE TABLE snap_queries AS SELECT * EXCLUDE (placement) FROM snap_pairs WHERE false""")
+    for p in periods:
+        for rel in RELATIONS:
+            where = f"FROM snap_pairs WHERE split = '{p.split}' AND relation = '{rel}'"
+            available = con.execute(f"SELECT count(*) {where}").fetchone()[0]
+            if 0 < available < snap.min_queries:
+                reason = f"fewer than min_queries ({snap.min_queries}) queries"
+                con.execute(
+                    "INSERT INTO snap_left_out VALUES (?, ?, ?, ?)", [p.split, rel, reason, available]
+                )
+            if available < snap.min_queries:
+                continue
+            cap = snap.max_queries.get(rel)
+            limit = f"LIMIT {int(cap)}" if cap is not None else ""
+            con.execute(f"""INSERT INTO snap_queries SELECT * EXCLUDE (placement) {where}
+                            ORDER BY md5('{cfg.seed}:' || query_id), query_id {limit}""")
+        _snapshot_pool(con, cfg, p)
+    con.execute("""INSERT INTO queries SELECT * EXCLUDE (split) REPLACE (split AS partition) FROM snap_queries
+                   WHERE split NOT IN (SELECT split FROM snap_left_out WHERE relation IS NULL)""")
+
+
+def _snapshot_pool(con: duckdb.DuckDBPyConnection, cfg: BuildConfig, period: Period) -> None:
+    """One period's pool in ``candidates``: the kept queries' golds plus seeded distractors up to ``pool_size``
+    (a period whose distractors cannot fill it, or with no relation left, is left out with its reason)."""
+    assert cfg.snapshots is not None
+    size, split = cfg.snapshots.pool_size, period.split
+    golds = f"""SELECT '{split}' AS partition, gold_id AS id, min(gold) AS text, min_by(paper_id, query_id),
+                       min_by(date_raw, query_id), min_by(date_start, query_id), min_by(date_end, query_id),
+                       min_by(relation, query_id), min_by(work_id, query_id), min_by(work_date_start, query_id),
+                       min_by(work_date_end, query_id)
+                FROM snap_queries WHERE split = '{split}' GROUP BY gold_id"""
+    n_golds = con.execute(f"SELECT count(*) FROM ({golds})").fetchone()[0]
+    others = f"""FROM snap_distractors d WHERE d.split = '{split}'
+                 AND d.id NOT IN (SELECT gold_id FROM snap_queries WHERE split = '{split}')"""
+    available = con.execute(f"SELECT count(*) {others}").fetchone()[0]
+    reason = (
+        f"no relation with at least min_queries ({cfg.snapshots.min_queries}) queries"
+        if n_golds == 0
+        else f"{n_golds} golds exceed pool_size {size}"
+        if n_golds > size
+        else f"{available} distractors cannot fill the pool of {size} ({n_golds} golds)"
+        if available < size - n_golds
+        else None
+    )
+    pairs = con.execute(f"SELECT count(*) FROM snap_pairs WHERE split = '{split}'").fetchone()[0]
+    if reason and pairs:  # a period without any pair (before the data starts, a gap) is no snapshot to miss
+        con.execute("INSERT INTO snap_left_out VALUES (?, NULL, ?, ?)", [split, reason, available])
+    if reason:
+        return
+    con.execute(f"INSERT INTO candidates {golds}")
+    con.execute(f"""INSERT INTO candidates
+                    SELECT d.* EXCLUDE (split, placement) REPLACE ('{split}' AS partition) {others}
+                    ORDER BY md5('{cfg.seed}:' || d.id), d.id LIMIT {size - n_golds}""")
+
+
+STAGES = (_route_papers, _dedup_pairs, _sample_queries, _sample_distractors, _candidates, _snapshots)
 
 
 def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
@@ -290,7 +433,7 @@ def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
     dup = rows("SELECT count(*) FROM pairs_all WHERE dup_rank > 1")[0][0]
     unplaced = rows("SELECT count(*) FROM pairs_all WHERE dup_rank = 1 AND partition IS NULL")[0][0]
     total = rows("SELECT count(*) FROM pairs_all")[0][0]
-    return {
+    out = {
         "pairs_mined": total,
         "pairs_duplicate_removed": dup,
         "pairs_unplaced_removed": unplaced,
@@ -301,4 +444,55 @@ def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
         "partitions": partitions,
         "mode": cfg.mode,
         "date_policy": {"straddle": cfg.straddle, "unknown": cfg.unknown},
+    }
+    if cfg.snapshots is not None:
+        out["snapshots"] = _snapshot_report(con, cfg)
+    return out
+
+
+def _snapshot_report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
+    """Per snapshot its split, queries (kept and available) by relation and pool; what was left out and why."""
+    assert cfg.snapshots is not None
+
+    def counts(sql: str) -> dict[str, int]:
+        return dict(con.execute(sql).fetchall())
+
+    left = con.execute("""SELECT l.split, per.label, l.relation, l.reason, l.available FROM snap_left_out l
+                          JOIN snap_periods per USING (split) ORDER BY per.lo, l.relation NULLS FIRST""").fetchall()
+    dropped = {split for split, _, rel, _, _ in left if rel is None}
+    periods = {}
+    for split, label, lo, hi in con.execute("SELECT * FROM snap_periods ORDER BY lo").fetchall():
+        kept = counts(f"SELECT relation, count(*) FROM queries WHERE partition = '{split}' GROUP BY ALL")
+        if split in dropped or not kept:
+            continue
+        avail = counts(f"SELECT relation, count(*) FROM snap_pairs WHERE split = '{split}' GROUP BY ALL")
+        roles = counts(f"""SELECT role IN {tuple(RELATIONS)}, count(*) FROM candidates
+                           WHERE partition = '{split}' GROUP BY ALL""")
+        golds, distractors = roles.get(True, 0), roles.get(False, 0)
+        periods[split] = {
+            "period": label,
+            "start": lo.isoformat(),
+            "end": hi.isoformat(),
+            "queries_by_relation": {r: kept[r] for r in RELATIONS if r in kept},
+            "available_by_relation": {r: avail.get(r, 0) for r in RELATIONS},
+            "golds": golds,
+            "distractors": distractors,
+            "candidates": golds + distractors,
+            "distractors_per_gold": round(distractors / golds, 2),
+        }
+    snap = cfg.snapshots
+    return {
+        "period": snap.period,
+        "min_queries": snap.min_queries,
+        "max_queries": {r: snap.max_queries.get(r) for r in RELATIONS},
+        "pool_size": snap.pool_size,
+        "pairs_by_placement": counts("SELECT placement, count(*) FROM snap_pairs GROUP BY ALL ORDER BY ALL"),
+        "distractors_by_placement": counts(
+            "SELECT placement, count(*) FROM snap_distractors GROUP BY ALL ORDER BY ALL"
+        ),
+        "periods": periods,
+        "left_out": [
+            {"period": label, "split": split, "relation": rel, "reason": reason, "available": n}
+            for split, label, rel, reason, n in left
+        ],
     }

@@ -23,12 +23,33 @@ from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.check import ReleaseCheckError, check_release
 from ratio_bench.dataset.config import BuildConfig
-from ratio_bench.dataset.contract import KEEP, KIND, file_checksums
+from ratio_bench.dataset.contract import KEEP, KIND, file_checksums, split_sha256
 from ratio_bench.dataset.layout import write_data
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.outdir import FolderBusyError
 from ratio_bench.mining.run import PlanMismatchError, run_mining
 from ratio_bench.mining.step import MiningSettings
+
+
+def snapshot_manifest(report: dict[str, Any], files: dict[str, str], version: str) -> dict[str, Any]:
+    """The manifest's ``snapshots`` (per split: period, dates, queries, candidates, sha256 of its files, and the
+    version that introduced it) and ``snapshots_left_out``, from the assembly report's ``snapshots``."""
+    return {
+        "snapshots": {
+            split: {
+                "period": p["period"],
+                "start": p["start"],
+                "end": p["end"],
+                "queries": p["queries_by_relation"],
+                "candidates": p["candidates"],
+                "golds": p["golds"],
+                "sha256": split_sha256(files, split),
+                "version": version,
+            }
+            for split, p in report["periods"].items()
+        },
+        "snapshots_left_out": report["left_out"],
+    }
 
 
 def build_release(
@@ -86,6 +107,8 @@ def build_release(
             "rows": counts,
             "files": file_checksums(stage),
         }
+        if cfg.snapshots is not None:
+            manifest |= snapshot_manifest(asm.report["snapshots"], manifest["files"], cfg.version)
         write_json(stage / "manifest.json", json.loads(json.dumps(manifest, default=str)))
         asm.con.close()
         timings["write"] = round(time.perf_counter() - t2, 2)

@@ -77,6 +77,7 @@ class DatasetCard:
     table6: str
     markers: str
     split_policy: str
+    snapshots: str
     sources: str
     build_info: str
 
@@ -106,6 +107,7 @@ def render_card(
         table6=_candidates_table(rep["partitions"]),
         markers=_markers_table(mining_stats),
         split_policy=_split_policy(cfg, rep),
+        snapshots=snapshots_section(rep.get("snapshots")),
         sources=_sources(cfg, rep),
         build_info=_build_info(cfg, rep, mining_stats, lexicon_sha),
     ).render()
@@ -188,6 +190,63 @@ def _split_policy(cfg: BuildConfig, rep: dict[str, Any]) -> str:
         f"{rep['pairs_unplaced_removed']:,} pairs of unplaced papers removed). Mode: `{cfg.mode}`. "
         f"Sampling: {sampling}.\n\nPapers by routing reason:\n\n{routing}"
     )
+
+
+COMPARABLE = (
+    "Every snapshot retrieves from a pool of the same size, so the number of competing candidates (the difficulty "
+    "of search) is the same in every period; what still differs between periods is the query mix and sources, the "
+    "number of queries (fewer queries, noisier scores) and the distractors per gold, shown per period."
+)
+
+
+def snapshots_section(report: dict[str, Any] | None) -> str:
+    """The snapshot splits (one per period of the test partition) and what was left out, with the reason; after
+    an append (``report["versions"]``), which version added which splits."""
+    if not report:
+        return "This release has no snapshot splits (its build config has no `snapshots:` block)."
+    rows = [
+        [p["period"], f"`{split}`", *(p["queries_by_relation"].get(r, 0) for r in RELATIONS)]
+        + [p["candidates"], p["distractors_per_gold"]]
+        for split, p in report["periods"].items()
+    ]
+    table = _table(["period", "split", *RELATIONS, "candidates", "distractors per gold"], rows)
+    left = "\n".join(
+        f"- {x['period']}"
+        + (f" {x['relation']}" if x["relation"] else "")
+        + f": {x['reason']} ({x['available']:,} available)"
+        for x in report["left_out"]
+    )
+    placement = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in report["pairs_by_placement"].items())
+    return (
+        f"Besides `test`, each {report['period']} of the test partition is a split of its own (`test_2026_03`, or "
+        f"`test_2026q1` for quarters), a self-contained task: at most {_caps(report['max_queries'])} queries per "
+        f"relation (seeded sample; a relation with fewer than {report['min_queries']} is left out of that period) "
+        f"and a pool of exactly {report['pool_size']:,} candidates (its golds plus that period's distractors). "
+        f"Rows are placed by their work's date interval; test pairs by placement: {placement}. {COMPARABLE}\n\n"
+        f"{table}\n\nLeft out:\n\n{left or '- nothing'}{_versions(report.get('versions'))}"
+    )
+
+
+def _versions(versions: list[dict[str, Any]] | None) -> str:
+    """Which version added which snapshots (an append never changes an earlier one)."""
+    if not versions:
+        return ""
+    lines = [
+        f"- {v['version']}: {', '.join(f'`{s}`' for s in v['snapshots_added']) or 'none'}"
+        + (
+            f" (excluded: {', '.join(f'{k} {n:,}' for k, n in v['excluded'].items() if n)})"
+            if v.get("excluded")
+            else ""
+        )
+        for v in versions
+    ]
+    return "\n\nVersions (an append adds periods and never changes an earlier snapshot):\n\n" + "\n".join(
+        lines
+    )
+
+
+def _caps(caps: dict[str, int | None]) -> str:
+    return ", ".join(f"{r} {'all' if n is None else f'{n:,}'}" for r, n in caps.items())
 
 
 def _build_info(cfg: BuildConfig, rep: dict[str, Any], mining_stats: dict[str, Any], lexicon_sha: str) -> str:

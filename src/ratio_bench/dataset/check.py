@@ -21,18 +21,19 @@ import pyarrow.parquet as pq
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import MANIFEST
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.snapshots import is_snapshot, parse_split
 from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.assemble import sql_str
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig, parse_config
 from ratio_bench.dataset.contract import (
     SILVER,
-    SPLITS,
     card_columns,
     card_configs,
     config_names,
     config_schema,
     corpus_split,
     file_checksums,
+    split_sha256,
 )
 from ratio_bench.dataset.release import Release
 
@@ -62,6 +63,7 @@ class _ReleaseViews:
     def __init__(self, root: Path):
         release = Release.open(root)
         self.root = root
+        self.release = release
         self.manifest = release.manifest
         self.cfg: BuildConfig = parse_config(
             release.manifest.get("config"), f"{root / MANIFEST}: config", root / MANIFEST, root
@@ -155,7 +157,7 @@ def _configs_and_splits(r: _ReleaseViews) -> CheckResult:
         for split in PARTITIONS:
             if split not in (rows.get(name) or {}):
                 problems.append(f"{name}/{split}: missing from the manifest's row counts")
-        for split in SPLITS:
+        for split in r.release.all_splits:
             expected = (rows.get(name) or {}).get(split, 0)
             files = r.files[name].get(split, [])
             got = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
@@ -240,13 +242,13 @@ def _placed_rows(r: _ReleaseViews) -> str:
     """
     work = "work_id" if r.has_work_columns() else "NULL AS work_id"
     queries = " UNION ALL ".join(
-        f"SELECT paper_id, {work}, split FROM \"{rel}\" WHERE split <> '{SILVER}'" for rel in RELATIONS
+        f'SELECT paper_id, {work}, split FROM "{rel}" WHERE split IN {PARTITIONS}' for rel in RELATIONS
     )
     ranks = "CASE split " + " ".join(f"WHEN '{p}' THEN {i}" for i, p in enumerate(PARTITIONS)) + " END"
-    corpus = f"""SELECT paper_id, {work}, split FROM corpus
+    corpus = f"""SELECT paper_id, {work}, split FROM corpus WHERE split IN {PARTITIONS}
                  QUALIFY row_number() OVER (PARTITION BY id, paper_id ORDER BY {ranks}) = 1"""
     if r.cfg.mode != "cumulative":
-        corpus = f"SELECT paper_id, {work}, split FROM corpus"
+        corpus = f"SELECT paper_id, {work}, split FROM corpus WHERE split IN {PARTITIONS}"
     return f"({queries} UNION ALL {corpus})"
 
 
@@ -288,6 +290,7 @@ def _time_order(r: _ReleaseViews) -> CheckResult:
         for rel in RELATIONS
     ]
     sources.append("SELECT split, work_id, work_date_start, work_date_end, 'corpus' AS config FROM corpus")
+    sources = [f"{s} WHERE split IN {(*PARTITIONS, SILVER)}" for s in sources]  # snapshots: their own check
     intervals = r.rows(
         f"SELECT DISTINCT config, split, work_date_start, work_date_end FROM ({' UNION ALL '.join(sources)})"
     )
@@ -311,7 +314,7 @@ def _time_order(r: _ReleaseViews) -> CheckResult:
 
 def _unique_pairs(r: _ReleaseViews) -> CheckResult:
     queries = " UNION ALL ".join(
-        f"SELECT query, gold FROM \"{rel}\" WHERE split <> '{SILVER}'" for rel in RELATIONS
+        f'SELECT query, gold FROM "{rel}" WHERE split IN {PARTITIONS}' for rel in RELATIONS
     )
     dup = r.rows(
         f"SELECT count(*) FROM (SELECT 1 FROM ({queries}) GROUP BY query, gold HAVING count(*) > 1)"
@@ -325,6 +328,85 @@ def _unique_pairs(r: _ReleaseViews) -> CheckResult:
     return CheckResult("no duplicate (query, gold) pairs", not dup, detail)
 
 
+SNAPSHOT_COLUMNS = "split, paper_id, work_id, work_date_start, work_date_end"
+
+
+def _snapshot_rows(r: _ReleaseViews, columns: str) -> str:
+    """SQL: ``columns`` of every query and corpus row of the snapshot splits."""
+    return " UNION ALL ".join(
+        f'SELECT {columns} FROM "{config}" WHERE split IN {_sql_in(r.release.snapshots)}'
+        for config in (*RELATIONS, "corpus")
+    )
+
+
+def _sql_in(values) -> str:
+    """SQL: a parenthesised list of string literals (``('',)`` is what a one-item Python tuple would give)."""
+    return "(" + ", ".join(sql_str(v) for v in (*values, "")) + ")"
+
+
+def _snapshot_hashes(r: _ReleaseViews) -> CheckResult:
+    """Each snapshot's files are the ones it was published with (its sha256 never changes, appends included)."""
+    files = r.manifest.get("files") or {}
+    problems = []
+    for split, entry in r.release.snapshots.items():
+        recorded = entry.get("sha256") if isinstance(entry, dict) else None
+        if not any(r.files[rel].get(split) for rel in RELATIONS):
+            problems.append(f"{split}: listed in the manifest's snapshots but has no query shards")
+        elif recorded != split_sha256(files, split):
+            problems.append(f"{split}: its files do not match the manifest's snapshot sha256")
+    listed = {s for splits in (r.manifest.get("rows") or {}).values() for s in splits if is_snapshot(s)}
+    problems += [
+        f"{s}: has row counts but is not in the manifest's snapshots"
+        for s in sorted(listed - set(r.release.snapshots))
+    ]
+    n = len(r.release.snapshots)
+    return CheckResult(
+        "snapshot hashes", not problems, _examples(problems) or f"{n} snapshot(s) match the manifest"
+    )
+
+
+def _snapshot_dates(r: _ReleaseViews) -> CheckResult:
+    """Every snapshot row's work date lies inside the snapshot's period (its name says which)."""
+    bad = []
+    for split in r.release.snapshots:
+        period = parse_split(split)
+        assert period is not None
+        rows = r.rows(f"""SELECT paper_id, work_date_start, work_date_end FROM ({_snapshot_rows(r, SNAPSHOT_COLUMNS)})
+                          WHERE split = '{split}' AND (work_date_start IS NULL OR work_date_end IS NULL
+                                OR work_date_start < DATE '{period.start}' OR work_date_end > DATE '{period.end}')
+                          ORDER BY paper_id LIMIT 1""")
+        bad += [f"{split}: paper {p} dated {a}..{b}, outside {period.label}" for p, a, b in rows]
+    return CheckResult("snapshots inside their period", not bad, _examples(bad) or "every work date inside")
+
+
+def _snapshot_papers(r: _ReleaseViews) -> CheckResult:
+    """No snapshot's paper or work is in train, validation or another snapshot; one added by an append is not
+    in test either (test was cut before it)."""
+    versions = r.manifest.get("versions")
+    first = (
+        versions[0].get("version")
+        if isinstance(versions, list) and versions and isinstance(versions[0], dict)
+        else None
+    )
+    appended = [s for s, e in r.release.snapshots.items() if first is not None and e.get("version") != first]
+    bad = []
+    for split in r.release.snapshots:
+        others = [s for s in r.release.snapshots if s != split] + ["train", "validation"]
+        others += ["test"] if split in appended else []
+        for column in ("paper_id", "work_id"):
+            rows = r.rows(f"""
+                WITH mine AS (SELECT DISTINCT {column} AS v FROM ({_snapshot_rows(r, SNAPSHOT_COLUMNS)}) WHERE split = '{split}'),
+                     elsewhere AS ({" UNION ALL ".join(f'SELECT {column} AS v, split FROM "{c}"' for c in (*RELATIONS, "corpus"))})
+                SELECT e.split, e.v FROM elsewhere e JOIN mine USING (v) WHERE e.split IN {_sql_in(others)}
+                ORDER BY 1, 2 LIMIT 1""")
+            bad += [f"{split}: {column.split('_')[0]} {v} is also in {other}" for other, v in rows]
+    return CheckResult(
+        "snapshots disjoint",
+        not bad,
+        _examples(bad) or "no snapshot paper or work in train, validation or another snapshot",
+    )
+
+
 CHECKS: list[tuple[str, Callable[[_ReleaseViews], CheckResult]]] = [
     ("checksums", _checksums),
     ("configs and splits", _configs_and_splits),
@@ -334,6 +416,9 @@ CHECKS: list[tuple[str, Callable[[_ReleaseViews], CheckResult]]] = [
     ("no paper or work in two partitions", _one_partition),
     ("partitions in time order", _time_order),
     ("no duplicate (query, gold) pairs", _unique_pairs),
+    ("snapshot hashes", _snapshot_hashes),
+    ("snapshots inside their period", _snapshot_dates),
+    ("snapshots disjoint", _snapshot_papers),
 ]
 
 

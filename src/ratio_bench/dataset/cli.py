@@ -1,4 +1,4 @@
-"""``ratio dataset build|check|publish`` (the silver split is a judge job: ``ratio judge silver``, judge/cli.py)."""
+"""``ratio dataset build|append|check|publish`` (the silver split is a judge job: ``ratio judge silver``, judge/cli.py)."""
 
 from __future__ import annotations
 
@@ -61,6 +61,33 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if all(r.passed for r in results) else 1
 
 
+def cmd_append(args: argparse.Namespace) -> int:
+    from ratio_bench.core.io import report_console
+    from ratio_bench.dataset.append import append_release
+    from ratio_bench.dataset.check import ReleaseCheckError, print_results
+
+    try:
+        report = append_release(
+            args.dataset, [p.resolve() for p in args.corpus], args.version, args.work_dir, not args.quiet
+        )
+    except ReleaseCheckError as exc:
+        if exc.results:
+            print_results(args.dataset, exc.results)
+        raise
+    excluded = ", ".join(f"{k} {n:,}" for k, n in report["excluded"].items() if n) or "none"
+    if not report["snapshots_added"]:  # exit 0: no new period yet is a normal outcome of a scheduled append
+        print(
+            f"ratio dataset append: note: no new period to add; {args.dataset} is unchanged (excluded: {excluded})"
+        )
+        return 0
+    report_console().print(
+        f"{args.dataset} is now version {args.version}: added {', '.join(report['snapshots_added'])} "
+        f"(excluded: {excluded}); {report['checks']} checks passed",
+        highlight=False,
+    )
+    return 0
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.publish import publish
 
@@ -73,7 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.core.options import add_strict_option
 
     stage = sub.add_parser(
-        "dataset", help="release stage: build, check, publish (its silver split: ratio judge silver)"
+        "dataset", help="release stage: build, append, check, publish (its silver split: ratio judge silver)"
     ).add_subparsers(dest="dataset_command", required=True)
 
     p = stage.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
@@ -88,6 +115,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true")
     add_strict_option(p)
     p.set_defaults(func=cmd_build)
+
+    p = stage.add_parser(
+        "append",
+        help="add the periods after a release's last snapshot from new corpus files, as a new version",
+    )
+    p.add_argument(
+        "--dataset", type=Path, required=True, help="release folder (built with a snapshots: block)"
+    )
+    p.add_argument(
+        "--corpus", type=Path, nargs="+", required=True, help="the NEW corpus files or folders only"
+    )
+    p.add_argument("--version", required=True, help="the new version, e.g. 0.2.0")
+    p.add_argument("--work-dir", type=Path, help="mining folder (default: <work_dir>/append-<version>)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_append)
 
     p = stage.add_parser(
         "publish", help="upload a release folder to a Hugging Face Hub dataset repo and tag it"

@@ -17,6 +17,7 @@ import yaml
 from ratio_bench.core.config import Checker
 from ratio_bench.core.errors import RatioError, shown
 from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
+from ratio_bench.core.snapshots import PERIOD_KINDS
 from ratio_bench.core.yamlio import SafeLoader, load_yaml, yaml_problem
 from ratio_bench.dataset.contract import PARTITIONS
 from ratio_bench.llm.prompts import PromptError, get_prompt
@@ -35,11 +36,14 @@ TOP_KEYS = (
     "mode",
     "sampling",
     "silver",
+    "snapshots",
 )
 RELEASE_KEYS = ("name", "version", "license", "publish")
 SPLIT_KEYS = ("start", "end")
 SAMPLING_KEYS = ("max_queries", "distractors_per_gold")
 SILVER_KEYS = ("sample", "prompts", "judge", "seed")
+SNAPSHOT_KEYS = ("period", "start", "end", "min_queries", "max_queries", "pool_size")
+MAX_POOL_SIZE = 100_000_000  # candidates of one snapshot; far above any corpus, still a bounded LIMIT
 MAX_DISTRACTORS_PER_GOLD = 1_000_000  # times the golds of a partition, still a LIMIT
 
 
@@ -64,6 +68,18 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class Snapshots:
+    """How the test partition is also cut into one self-contained split per period (``snapshots:``)."""
+
+    period: str
+    start: dt.date
+    end: dt.date | None
+    min_queries: int
+    max_queries: dict[str, int | None]
+    pool_size: int
+
+
+@dataclass(frozen=True)
 class BuildConfig:
     path: Path
     name: str
@@ -80,6 +96,7 @@ class BuildConfig:
     mode: str
     sampling: dict[str, Sampling]
     raw: dict[str, Any]
+    snapshots: Snapshots | None = None
 
     def partition(self, name: str) -> Split:
         return next(s for s in self.splits if s.name == name)
@@ -133,6 +150,32 @@ def _sampling(c: Checker, raw: Any) -> dict[str, Sampling]:
         )
         out[part] = Sampling(caps, dpg)
     return out
+
+
+def _snapshots(c: Checker, raw: Any, test: Split) -> Snapshots | None:
+    """The ``snapshots:`` block; its start defaults to the test split's, and must lie inside it."""
+    if raw is None:
+        return None
+    spec = c.mapping(raw, "snapshots", SNAPSHOT_KEYS, null_ok=False)
+    start = c.date(spec.get("start"), "snapshots.start") or test.start
+    if start is None:
+        raise c.fail("snapshots.start", "missing field (the test split has no start to default to)")
+    if test.start and start < test.start:
+        raise c.fail("snapshots.start", f"{start} is before the test split's start {test.start}")
+    end = c.date(spec.get("end"), "snapshots.end")
+    if end and end < start:
+        raise c.fail("snapshots.end", f"{end} is before start {start}")
+    return Snapshots(
+        period=c.choice(c.required(spec, "period", "snapshots"), "snapshots.period", PERIOD_KINDS),
+        start=start,
+        end=end,
+        min_queries=c.count(spec.get("min_queries", 1), "snapshots.min_queries") or 1,
+        max_queries={
+            rel: c.count(cap, f"snapshots.max_queries.{rel}")
+            for rel, cap in c.mapping(spec.get("max_queries"), "snapshots.max_queries", RELATIONS).items()
+        },
+        pool_size=c.count(c.required(spec, "pool_size", "snapshots"), "snapshots.pool_size", MAX_POOL_SIZE),
+    )
 
 
 DEFAULT_PROMPTS = {r.name: list(r.silver_prompts) for r in RELATION_SPECS}
@@ -213,6 +256,7 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
     policy = c.mapping(raw.get("date_policy"), "date_policy", ("straddle", "unknown"))
     splits = _splits(c, c.required(raw, "splits", ""))
     sampling = _sampling(c, raw.get("sampling"))
+    snapshots = _snapshots(c, raw.get("snapshots"), splits[-1])
     if "silver" in raw:
         _silver(c, raw)
     c.plain_data(raw)
@@ -232,6 +276,7 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
         mode=c.choice(raw.get("mode", "temporal"), "mode", MODES),
         sampling=sampling,
         raw=raw,
+        snapshots=snapshots,
     )
 
 

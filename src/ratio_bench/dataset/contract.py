@@ -13,6 +13,7 @@ text), ``<relation>-qrels`` (query-id / corpus-id / score) and ``<relation>-corp
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.snapshots import parse_split
 
 PARTITIONS = ("train", "validation", "test")  # the temporal partitions, in time order
 KIND = "release"  # manifest kind: what Release.open accepts and a rebuild may replace
@@ -34,8 +36,38 @@ SPLITS = (*PARTITIONS, SILVER)  # the silver split is a judged subset of test an
 
 
 def corpus_split(split: str) -> str:
-    """The ``corpus`` split a query split retrieves from."""
+    """The ``corpus`` split a query split retrieves from (a snapshot retrieves from its own pool)."""
     return "test" if split == SILVER else split
+
+
+def ordered_splits(snapshots: Iterable[str] = ()) -> tuple[str, ...]:
+    """A release's splits in reading order: the partitions, the snapshots in time order, silver.
+
+    Snapshots are not fixed: a release has those its manifest lists (an append adds more); names that are no
+    snapshot name (:func:`ratio_bench.core.snapshots.parse_split`) are ignored.
+    """
+    periods = sorted((p, s) for s in set(snapshots) if (p := parse_split(s)) is not None)
+    return (*PARTITIONS, *(s for _, s in periods), SILVER)
+
+
+def count_splits(counts: dict[str, dict[str, int]]) -> tuple[str, ...]:
+    """The splits of a release's row counts (``manifest["rows"]``), snapshots included."""
+    return ordered_splits(s for splits in counts.values() for s in splits)
+
+
+def split_sha256(files: dict[str, str], split: str) -> str:
+    """One split's identity: SHA-256 over the sorted (path, file SHA-256) pairs of its shards in every config.
+
+    A snapshot keeps it across appends (its files never change), so a score on it stays comparable; silver's
+    queries are its own, its corpus test's (both count, as a score depends on both).
+    """
+    h = hashlib.sha256()
+    for path in sorted(files):
+        parts = path.split("/")
+        own = corpus_split(split) if len(parts) == 3 and parts[1] == "corpus" else split
+        if len(parts) == 3 and parts[0] == "data" and parts[2].startswith(f"{own}-"):
+            h.update(f"{path}\t{files[path]}\n".encode())
+    return h.hexdigest()
 
 
 _STR, _DATE = pa.string(), pa.date32()
@@ -75,14 +107,15 @@ def card_configs(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, str]]
     and points at the shards of the ``corpus`` split they retrieve from (silver: test's), read with the
     columns of :func:`card_columns`.
     """
+    splits = count_splits(counts)
     declared = {
-        name: {s: f"data/{name}/{s}-*.parquet" for s in SPLITS if counts.get(name, {}).get(s)}
+        name: {s: f"data/{name}/{s}-*.parquet" for s in splits if counts.get(name, {}).get(s)}
         for name in config_names()
     }
     for rel in RELATIONS:
         declared[f"{rel}-corpus"] = {
             s: f"data/corpus/{corpus_split(s)}-*.parquet"
-            for s in SPLITS
+            for s in splits
             if counts.get(f"{rel}-queries", {}).get(s) and counts["corpus"].get(corpus_split(s))
         }
     return declared

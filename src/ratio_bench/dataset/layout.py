@@ -7,7 +7,6 @@ from pathlib import Path
 
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.assemble import Assembly, sql_str
-from ratio_bench.dataset.contract import PARTITIONS
 
 ROWS_PER_SHARD = 500_000
 WORK_COLUMNS = "work_id, work_date_start, work_date_end"  # the work's routing date (see the card's schema)
@@ -39,12 +38,16 @@ def _copy(
     return out
 
 
-def write_data(asm: Assembly, root: Path, rows_per_shard: int = ROWS_PER_SHARD) -> dict[str, dict[str, int]]:
-    """Write every config's splits under ``root/data``; returns row counts per config and split."""
+def write_data(
+    asm: Assembly, root: Path, rows_per_shard: int = ROWS_PER_SHARD, splits: list[str] | None = None
+) -> dict[str, dict[str, int]]:
+    """Write every config's splits (default: all of the assembly's) under ``root/data``; returns row counts per
+    config and split."""
+    splits = asm.splits if splits is None else splits
     counts: dict[str, dict[str, int]] = {}
     asm.con.execute("SET threads=1")  # one writer thread: identical bytes on every rebuild
     for rel in RELATIONS:
-        for part in PARTITIONS:
+        for part in splits:
             where = f"FROM queries WHERE relation = '{rel}' AND partition = '{part}'"
             _copy(
                 asm, f"SELECT {QUERY_COLUMNS} {where}", "query_id", root / "data" / rel, part, rows_per_shard
@@ -58,7 +61,7 @@ def write_data(asm: Assembly, root: Path, rows_per_shard: int = ROWS_PER_SHARD) 
             n = asm.con.execute(f"SELECT count(*) {where}").fetchone()[0]
             for config in (rel, f"{rel}-qrels", f"{rel}-queries"):
                 counts.setdefault(config, {})[part] = n
-    for part in PARTITIONS:
+    for part in splits:
         select = f"SELECT {CORPUS_COLUMNS} FROM candidates WHERE partition = '{part}'"
         _copy(asm, select, "id", root / "data" / "corpus", part, rows_per_shard)
         counts.setdefault("corpus", {})[part] = asm.con.execute(

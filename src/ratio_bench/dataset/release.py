@@ -25,7 +25,8 @@ import pyarrow.parquet as pq
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import MANIFEST, manifest_kind, read_json_file
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.dataset.contract import SPLITS, config_schema, corpus_split
+from ratio_bench.core.snapshots import is_snapshot
+from ratio_bench.dataset.contract import config_schema, corpus_split, ordered_splits, split_sha256
 
 
 class DatasetError(RatioError, ValueError):
@@ -39,6 +40,21 @@ class NotAReleaseError(DatasetError):
 def manifest_sha256(manifest: dict[str, Any]) -> str:
     """A release's identity: SHA-256 of its manifest with keys sorted (independent of the file's formatting)."""
     return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
+
+
+def split_hashes(manifest: dict[str, Any]) -> dict[str, str]:
+    """{split: sha256} of every split with queries in a release's manifest: a snapshot's as recorded when it was
+    added, any other split's :func:`~ratio_bench.dataset.contract.split_sha256` over the manifest's checksums."""
+    files = manifest.get("files")
+    files = {k: v for k, v in files.items() if isinstance(k, str)} if isinstance(files, dict) else {}
+    rows = manifest.get("rows") if isinstance(manifest.get("rows"), dict) else {}
+    recorded = manifest.get("snapshots") if isinstance(manifest.get("snapshots"), dict) else {}
+    out = {}
+    for split in ordered_splits(s for s in recorded if is_snapshot(s)):
+        if any(isinstance(rows.get(r), dict) and rows[r].get(split) for r in RELATIONS):
+            sha = recorded.get(split, {}).get("sha256") if isinstance(recorded.get(split), dict) else None
+            out[split] = sha if isinstance(sha, str) else split_sha256(files, split)
+    return out
 
 
 FIX = "build one with `ratio build`, or give the folder of one"
@@ -103,9 +119,28 @@ class Release:
         """The relations that have queries in some split."""
         return tuple(r for r in RELATIONS if self.splits(r))
 
+    @property
+    def snapshots(self) -> dict[str, dict[str, Any]]:
+        """The manifest's snapshot splits (name -> period, dates, queries, candidates, sha256, version), in time
+        order; entries whose name is no snapshot name are ignored (the manifest is read, not trusted)."""
+        recorded = self.manifest.get("snapshots")
+        if not isinstance(recorded, dict):
+            return {}
+        return {s: recorded[s] for s in ordered_splits(recorded) if s in recorded and is_snapshot(s)}
+
+    @property
+    def all_splits(self) -> tuple[str, ...]:
+        """Every split a release may have, in reading order: train, validation, test, snapshots, silver."""
+        return ordered_splits(self.snapshots)
+
     def splits(self, config: str) -> tuple[str, ...]:
-        """The splits of ``config`` that have shards, in the release's order (train, validation, test, silver)."""
-        return tuple(s for s in SPLITS if self.shards(config, s))
+        """The splits of ``config`` that have shards, in the release's order (train, validation, test, the
+        snapshots in time order, silver)."""
+        return tuple(s for s in self.all_splits if self.shards(config, s))
+
+    def split_hashes(self) -> dict[str, str]:
+        """{split: sha256} of every split with queries (see :func:`split_hashes`)."""
+        return split_hashes(self.manifest)
 
     def own_files(self) -> list[str]:
         """The files the manifest lists (relative paths), each checked to be a plain file inside the folder.

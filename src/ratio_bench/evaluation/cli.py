@@ -424,7 +424,11 @@ def _add_scoring_args(p: argparse.ArgumentParser) -> None:
     """Arguments shared by the commands that score models on a release split."""
     p.add_argument("--model", nargs="+", required=True, help="NAME[:SETUP] (see `ratio models`) or a folder")
     p.add_argument("--dataset", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
-    p.add_argument("--split", default="test", choices=["train", "validation", "test", "silver"])
+    p.add_argument(
+        "--split",
+        default="test",
+        help="train, validation, test, silver or one of the release's snapshots, e.g. test_2026_03 (default: test)",
+    )
     p.add_argument("--relations", nargs="+", default=list(RELATIONS), choices=list(RELATIONS))
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
 

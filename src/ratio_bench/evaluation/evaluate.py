@@ -47,6 +47,11 @@ class SplitData:
 def load_split(root: str | Path | Release, split: str, relations: Sequence[str] = RELATIONS) -> SplitData:
     """Corpus and queries of one split of a release folder (as written by ``ratio build``)."""
     release = root if isinstance(root, Release) else Release.open(root)
+    if split not in release.all_splits:
+        raise DatasetError(
+            f"{release.shown}: no split {split!r}; this release's splits are {', '.join(release.all_splits)}",
+            value=release.root,
+        )
     corpus = release.corpus(split, ["id", "text", "role"])
     if not corpus.num_rows:
         raise DatasetError(

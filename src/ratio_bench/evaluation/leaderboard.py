@@ -22,7 +22,7 @@ import string
 import unicodedata
 import warnings
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,14 @@ from ratio_bench.evaluation.results import (
 
 MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
 SHORT_SHA = 12
-SPLIT_ORDER = ("test", "validation", "train", "silver")
+SPLIT_ORDER = ("test", "validation", "train", "silver")  # then the test snapshots, by name (time order)
+
+
+def split_rank(split: str) -> tuple[int, str]:
+    """Where a split's rows go on the board: the partitions and silver in SPLIT_ORDER, then the snapshots."""
+    return (SPLIT_ORDER.index(split), "") if split in SPLIT_ORDER else (len(SPLIT_ORDER), split)
+
+
 PROVENANCES = ("verified", "self-reported")  # the schema's splits, headline split first
 # Markdown: ASCII punctuation that is inert in inline text (tables and headings hold no block structure);
 # every other punctuation mark is backslash-escaped, and <, > and & become entities.
@@ -197,7 +204,7 @@ def group_releases(
         entries = sorted(
             kept,
             key=lambda item: (
-                SPLIT_ORDER.index(item[1]["split"]),
+                split_rank(item[1]["split"]),
                 -len(item[1]["results"]),  # a specialist scored on one relation never outranks a full entry
                 -mean_score(item[1]),
                 item[0],
@@ -205,7 +212,40 @@ def group_releases(
         )
         releases.append(ReleaseEntries(*claim, sha, tuple(e for _, e in entries), superseded))
     releases.sort(key=lambda r: (r.name, r.version, r.manifest_sha256))
-    return tuple(releases), rejected
+    return tuple(_carry_forward(releases)), rejected
+
+
+def _hashes(release: ReleaseEntries) -> dict[str, str]:
+    hashes = next(
+        (e["dataset"].get("split_hashes") for e in release.entries if "split_hashes" in e["dataset"]), None
+    )
+    return hashes if isinstance(hashes, dict) else {}
+
+
+def _carry_forward(releases: list[ReleaseEntries]) -> list[ReleaseEntries]:
+    """An entry of an older version of a release whose scored split is unchanged in the newest version (same
+    ``split_sha256``, as a snapshot keeps across appends) is also shown in the newest version's group, marked
+    ``scored_on`` its version, so an append does not throw earlier snapshot scores away. The newest version is
+    the one with the most splits (an append only adds), then the highest version string."""
+    out = list(releases)
+    for name in sorted({r.name for r in releases}):
+        group = [r for r in releases if r.name == name]
+        newest = max(group, key=lambda r: (len(_hashes(r)), r.version, r.manifest_sha256))
+        hashes = _hashes(newest)
+        carried = [
+            e | {"scored_on": r.version}
+            for r in group
+            if r is not newest and r.version != newest.version
+            for e in r.entries
+            if e["dataset"].get("split_sha256") and hashes.get(e["split"]) == e["dataset"]["split_sha256"]
+        ]
+        if carried:
+            entries = sorted(
+                (*newest.entries, *carried),
+                key=lambda e: (split_rank(e["split"]), -len(e["results"]), -mean_score(e), e["model"]),
+            )
+            out[out.index(newest)] = replace(newest, entries=tuple(entries))
+    return out
 
 
 def _newest_only(
@@ -265,7 +305,7 @@ def ranked(release: ReleaseEntries) -> list[tuple[int, dict[str, Any]]]:
 def entry_detail(entry: dict[str, Any]) -> str:
     """What tells two rows of one name apart: the weights' short fingerprint, the training config, the
     submitter ("" when the entry records none of them)."""
-    parts = []
+    parts = [f"scored on {entry['scored_on']}"] if entry.get("scored_on") else []
     if entry.get("model_fingerprint"):
         parts.append(f"weights {entry['model_fingerprint'][:8]}")
     if entry.get("trained_from"):
@@ -286,7 +326,7 @@ def relation_ranked(release: ReleaseEntries, relation: str) -> list[tuple[int, d
     board where a specialist scored on one relation competes (the main ranking puts full entries first)."""
     entries = sorted(
         (e for e in release.entries if relation in e["results"]),
-        key=lambda e: (SPLIT_ORDER.index(e["split"]), -e["results"][relation][MAIN_SCORE]),
+        key=lambda e: (split_rank(e["split"]), -e["results"][relation][MAIN_SCORE]),
     )
     return ranked(ReleaseEntries(release.name, release.version, release.manifest_sha256, tuple(entries)))
 
@@ -687,7 +727,7 @@ def _options(choices: list[tuple[str, str]]) -> str:
 
 
 def _filters(board: Board) -> str:
-    splits = sorted({e["split"] for r in board.releases for e in r.entries}, key=SPLIT_ORDER.index)
+    splits = sorted({e["split"] for r in board.releases for e in r.entries}, key=split_rank)
     releases = [(r.manifest_sha256, r.title) for r in board.releases]
     return (
         "<p>"

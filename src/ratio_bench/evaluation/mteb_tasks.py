@@ -20,6 +20,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
+from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint
@@ -84,6 +85,19 @@ def ratio_tasks(
             update["eval_splits"] = list(splits)
         task.metadata = task.metadata.model_copy(update=update)
         tasks.append(task)
+    return tasks
+
+
+def snapshot_tasks(release: str | Path, relations: Sequence[str] = RELATIONS) -> list[AbsTaskRetrieval]:
+    """One task per relation over a local release's snapshot splits (``eval_splits=["test_2025_03", ...]``, in
+    time order); a relation without snapshot queries gets none. mteb's stock loader reads each snapshot's own pool
+    (the card points ``<relation>-corpus``'s split at ``corpus/<snapshot>``)."""
+    opened = Release.open(release)
+    tasks = []
+    for relation in relations:
+        splits = [s for s in opened.splits(relation) if s in opened.snapshots]
+        if splits:
+            tasks += ratio_tasks([relation], opened.root, splits)
     return tasks
 
 

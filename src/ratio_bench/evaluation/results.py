@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ratio_bench import __version__
 from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
-from ratio_bench.dataset.release import manifest_sha256
+from ratio_bench.dataset.release import manifest_sha256, split_hashes
 
 if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
     from ratio_bench.evaluation.evaluate import ScoreResult
@@ -66,6 +66,7 @@ def leaderboard_entry(
             "name": manifest["name"],
             "version": manifest["version"],
             "manifest_sha256": manifest_sha256(manifest),
+            **_split_identity(manifest, split),
         },
         "split": split,
         "code_version": __version__,
@@ -83,6 +84,13 @@ def leaderboard_entry(
     if sample:
         entry["sample"] = sample
     return entry
+
+
+def _split_identity(manifest: dict[str, Any], split: str) -> dict[str, Any]:
+    """``split_sha256`` (the scored split's files) and ``split_hashes`` (every split's): a snapshot's hash survives
+    an append, so the board can show this entry under the newer version too."""
+    hashes = split_hashes(manifest)
+    return {"split_sha256": hashes[split], "split_hashes": hashes} if split in hashes else {}
 
 
 SUBMITTER = re.compile(r"[A-Za-z0-9._@+-]+( [A-Za-z0-9._@+()-]+)*")  # the schema's pattern

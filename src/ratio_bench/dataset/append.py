@@ -1,0 +1,235 @@
+"""``ratio dataset append``: add the newest period(s) from new corpus files to a release, as a new version.
+
+A published snapshot must never change (scores on it stay comparable, its sha256 stays what entries recorded),
+so an append mines only the new files, with the release's own lexicon, routes them through the same assembly
+stages, and adds only periods strictly after the release's last snapshot: a row dated into an existing or earlier
+period is late for a closed period and counted, never added. New rows of works, (query, gold) pairs or queries the
+release already holds are excluded and counted. Every existing file is carried over byte for byte (hard links
+where the filesystem allows); only README.md and manifest.json are rewritten, and the release is swapped in only
+after ``ratio check`` passes on it (:func:`ratio_bench.core.io.staged_dir`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import MANIFEST, staged_dir, write_json
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.snapshots import parse_split
+from ratio_bench.corpus.readers import ReaderSettings
+from ratio_bench.dataset.assemble import assemble
+from ratio_bench.dataset.build import snapshot_manifest
+from ratio_bench.dataset.card import snapshots_section
+from ratio_bench.dataset.check import ReleaseCheckError, check_release
+from ratio_bench.dataset.config import BuildConfig, Split, parse_config
+from ratio_bench.dataset.contract import (
+    KEEP,
+    KIND,
+    configs_yaml,
+    dataset_info_yaml,
+    file_checksums,
+    sha256_file,
+)
+from ratio_bench.dataset.layout import write_data
+from ratio_bench.dataset.release import Release
+from ratio_bench.lexicon import Lexicon
+from ratio_bench.mining.run import run_mining
+from ratio_bench.mining.step import MiningSettings
+
+REWRITTEN = ("README.md", MANIFEST)  # the only files of a release an append replaces
+
+
+class AppendError(RatioError, ValueError):
+    """An append that cannot be made (bad version, other lexicon, a release without snapshots)."""
+
+
+def _append_config(release: Release, version: str) -> BuildConfig:
+    """The release's build config, its test split open-ended and its snapshots starting after the last one."""
+    if not version.strip() or version == release.version:
+        raise AppendError(
+            f"--version {version!r}: give a new version (the release is {release.version!r}), e.g. "
+            f"{release.version}+1",
+            value=release.root,
+        )
+    seen = [v.get("version") for v in release.manifest.get("versions") or [] if isinstance(v, dict)]
+    if version in seen:
+        raise AppendError(
+            f"--version {version!r}: the release already has that version ({', '.join(map(str, seen))})"
+        )
+    cfg = parse_config(
+        release.config, f"{release.shown}/{MANIFEST}: config", release.root / MANIFEST, Path.cwd()
+    )
+    last = next((parse_split(s) for s in reversed(release.snapshots)), None)
+    if cfg.snapshots is None or last is None:
+        raise AppendError(
+            f"{release.shown}: has no snapshot splits to append to; rebuild it with a `snapshots:` block in its "
+            "config (see the README, Snapshots)",
+            value=release.root,
+        )
+    test = cfg.partition("test")
+    snapshots = dataclasses.replace(cfg.snapshots, start=last.next().start, end=None)
+    splits = [*cfg.splits[:-1], Split("test", test.start, None)]
+    return dataclasses.replace(cfg, splits=splits, snapshots=snapshots, version=version)
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _card(
+    old: str, counts: dict[str, dict[str, int]], stage: Path, snapshots: dict[str, Any], version: str
+) -> str:
+    """The card with its YAML header's configs and sizes, its version and its Snapshots section brought up to date
+    (the rest describes the build and stays as it was)."""
+    head_end = old.index("\n---\n", 4)
+    configs_at = old.index("\nconfigs:\n")
+    header = old[: configs_at + 1] + configs_yaml(counts) + "\n" + dataset_info_yaml(stage, counts)
+    body = old[head_end:]
+    start = body.index("## Snapshots\n\n") + len("## Snapshots\n\n")
+    end = body.find("\n## ", start)
+    body = body[:start] + snapshots + "\n" + body[end:]
+    title_at = body.index("\n# ")
+    title_end = body.index("\n", title_at + 1)
+    title = body[title_at:title_end]
+    body = body[:title_at] + title[: title.rindex("(")] + f"({version})" + body[title_end:]
+    return header + body
+
+
+def append_release(
+    dataset: Path, corpus: list[Path], version: str, work_dir: Path | None = None, progress: bool = True
+) -> dict[str, Any]:
+    """Add the periods after the release's last snapshot from ``corpus`` as ``version``; returns the report
+    (``snapshots_added`` empty: nothing new, the release is left unchanged)."""
+    release = Release.open(dataset)
+    cfg = _append_config(release, version)
+    lexicon = Lexicon.load(cfg.lexicon)
+    if lexicon.fingerprint() != release.manifest.get("lexicon_sha256"):
+        raise AppendError(
+            f"{cfg.lexicon}: lexicon sha256 {lexicon.fingerprint()} is not the release's "
+            f"{release.manifest.get('lexicon_sha256')}; an append mines with the lexicon the release was built with",
+            value=cfg.lexicon,
+        )
+    work = work_dir or cfg.work_dir / f"append-{version}"
+    run_mining(
+        corpus,
+        work / "mined",
+        MiningSettings(lexicon_dir=str(cfg.lexicon), reader=ReaderSettings(), progress=progress),
+    )
+    known = [f for config in (*RELATIONS, "corpus") for f in release.shards(config)]
+    asm = assemble(cfg, work / "mined", work / "duckdb_tmp", known=known)
+    snaps = asm.report["snapshots"]
+    excluded = dict(asm.con.execute("SELECT reason, n FROM append_excluded").fetchall())
+    placement = snaps["pairs_by_placement"]
+    late = asm.con.execute("SELECT count(*) FROM pairs_dedup WHERE partition <> 'test'").fetchone()[0]
+    excluded |= {
+        "late_for_closed_period": late + placement.get("before_start", 0),
+        "not_in_a_period": placement.get("not_in_a_period", 0),
+        "duplicate_in_new_files": asm.report["pairs_duplicate_removed"],
+        "unplaced": asm.report["pairs_unplaced_removed"],
+    }
+    added = list(snaps["periods"])
+    report = {
+        "version": version,
+        "snapshots_added": added,
+        "excluded": excluded,
+        "left_out": snaps["left_out"],
+    }
+    if not added:
+        asm.con.close()
+        return report
+    old_manifest = release.manifest
+    with staged_dir(dataset, KIND, keep=KEEP) as stage:
+        for rel in release.own_files():
+            if rel not in REWRITTEN:
+                _link_or_copy(release.root / rel, stage / rel)
+        new_counts = write_data(asm, stage, splits=added)
+        asm.con.close()
+        counts = {
+            c: dict(old_manifest.get("rows", {}).get(c, {})) | new_counts.get(c, {}) for c in new_counts
+        }
+        files = file_checksums(stage)
+        new = snapshot_manifest(snaps, files, version)
+        history = old_manifest.get("versions") or [
+            {"version": release.version, "snapshots_added": list(release.snapshots)}
+        ]
+        entry = {
+            "version": version,
+            "snapshots_added": added,
+            "corpus_files": [{"name": p.name, "sha256": sha256_file(p)} for p in _files(corpus)],
+            "excluded": excluded,
+        }
+        manifest = old_manifest | {
+            "version": version,
+            "rows": counts,
+            "snapshots": {**release.snapshots, **new["snapshots"]},
+            "snapshots_left_out": [
+                *(old_manifest.get("snapshots_left_out") or []),
+                *new["snapshots_left_out"],
+            ],
+            "versions": [*history, entry],
+        }
+        card_report = _card_report(release, manifest, snaps)
+        (stage / "README.md").write_text(
+            _card(
+                (release.root / "README.md").read_text(encoding="utf-8"),
+                counts,
+                stage,
+                snapshots_section(card_report),
+                version,
+            ),
+            encoding="utf-8",
+        )
+        manifest["files"] = file_checksums(stage)
+        write_json(stage / MANIFEST, json.loads(json.dumps(manifest, default=str)))
+        checks = check_release(stage)
+        failed = [c for c in checks if not c.passed]
+        if failed:
+            raise ReleaseCheckError(
+                f"the appended release fails `ratio check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
+                f"{dataset} was left unchanged",
+                checks,
+            )
+    write_json(work / "append_report.json", report)
+    return report | {"checks": len(checks)}
+
+
+def _files(corpus: list[Path]) -> list[Path]:
+    return sorted(
+        {p for c in corpus for p in (sorted(x for x in c.rglob("*") if x.is_file()) if c.is_dir() else [c])}
+    )
+
+
+def _card_report(release: Release, manifest: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The card's snapshot report over every version: the build's pair placement, every period and left-out."""
+    periods = {
+        split: {
+            "period": s["period"],
+            "queries_by_relation": s["queries"],
+            "candidates": s["candidates"],
+            "distractors_per_gold": round((s["candidates"] - s["golds"]) / s["golds"], 2),
+        }
+        for split, s in manifest["snapshots"].items()
+    }
+    try:
+        build = json.loads((release.root / "reports" / "assembly.json").read_text(encoding="utf-8"))[
+            "snapshots"
+        ]
+        placement = dict(build["pairs_by_placement"])
+    except (OSError, ValueError, KeyError, TypeError):
+        placement = {}
+    return new | {
+        "pairs_by_placement": placement,
+        "periods": periods,
+        "left_out": manifest["snapshots_left_out"],
+        "versions": manifest["versions"],
+    }

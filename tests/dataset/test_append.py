@@ -1,0 +1,141 @@
+"""``ratio dataset append``: new periods from new corpus files, every earlier file byte-identical."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.corpus import write_jsonl
+from tests.helpers.dataset import SNAPSHOTS, dated_paper, snapshot_records, write_config
+
+from ratio_bench.dataset.build import build_release
+from ratio_bench.dataset.check import check_release
+from ratio_bench.dataset.config import load_config
+from ratio_bench.dataset.contract import file_checksums
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    """A release with snapshots 2022-01 and 2022-02 (2022-03 left out), built once for the module."""
+    root = tmp_path_factory.mktemp("append")
+    (root / "corpus").mkdir()
+    write_jsonl(root / "corpus" / "a.jsonl", snapshot_records())
+    cfg = load_config(write_config(root / "cfg.yaml", root / "corpus", root / "work", snapshots=SNAPSHOTS))
+    build_release(cfg, root / "ratio", progress=False)
+    new = root / "new.jsonl"
+    write_jsonl(
+        new,
+        [
+            dated_paper(
+                "s/apr", "2022-04-05", {"address": 3, "specify": 2}, 6, "April paper on dense indexes"
+            ),
+            dated_paper("s/may", "2022-05", {"address": 2}, 6, "May paper on long documents"),
+            dated_paper("s/late", "2022-02-20", {"address": 2}, 1, "A late paper dated into February"),
+            # the January paper's work again (same title), now dated April: already in the release
+            dated_paper("s/jan-v2", "2022-04-20", {"address": 2}, 1, "January paper on sparse retrieval"),
+        ],
+    )
+    return root
+
+
+def test_append_adds_new_periods_and_keeps_every_file(base, tmp_path):
+    release = tmp_path / "ratio"
+    shutil.copytree(base / "ratio", release)
+    before = json.loads((release / "manifest.json").read_text())
+    run = run_ratio(
+        "dataset",
+        "append",
+        "--dataset",
+        release,
+        "--corpus",
+        base / "new.jsonl",
+        "--version",
+        "0.0.2-test",
+        "--work-dir",
+        tmp_path / "w",
+        "--quiet",
+    )
+    assert run.code == 0, run.err
+    assert "added test_2022_04, test_2022_05" in run.out
+    after = json.loads((release / "manifest.json").read_text())
+    now = file_checksums(release)
+    kept = {f: sha for f, sha in before["files"].items() if f not in ("README.md",)}
+    assert {f: now[f] for f in kept} == kept  # every earlier file byte for byte
+    assert list(after["snapshots"]) == ["test_2022_01", "test_2022_02", "test_2022_04", "test_2022_05"]
+    for split in ("test_2022_01", "test_2022_02"):
+        assert after["snapshots"][split] == before["snapshots"][split]
+    apr = after["snapshots"]["test_2022_04"]
+    assert (apr["queries"], apr["candidates"], apr["golds"], apr["version"]) == (
+        {"address": 2, "specify": 2},
+        8,
+        4,
+        "0.0.2-test",
+    )
+    assert after["version"] == "0.0.2-test" and after["rows"]["corpus"]["test_2022_05"] == 8
+    first, added = after["versions"]
+    assert first == {"version": "0.0.1-test", "snapshots_added": ["test_2022_01", "test_2022_02"]}
+    assert added["snapshots_added"] == ["test_2022_04", "test_2022_05"]
+    assert added["corpus_files"][0]["name"] == "new.jsonl"
+    assert {k: n for k, n in added["excluded"].items() if n} == {"known_work": 2, "late_for_closed_period": 2}
+    assert all(c.passed for c in check_release(release))
+    card = (release / "README.md").read_text()
+    assert "- split: test_2022_05\n    path: data/corpus/test_2022_05-*.parquet" in card
+    assert "| 2022-04 | `test_2022_04` | 2 | 0 | 2 | 8 | 1.0 |" in card and "(0.0.2-test)" in card
+    # nothing new a second time: one line, the release unchanged
+    again = run_ratio(
+        "dataset",
+        "append",
+        "--dataset",
+        release,
+        "--corpus",
+        base / "new.jsonl",
+        "--version",
+        "0.0.3-test",
+        "--work-dir",
+        tmp_path / "w2",
+        "--quiet",
+    )
+    assert again.code == 0 and "no new period to add" in again.out, again.err
+    assert file_checksums(release) == now
+
+
+def test_check_fails_when_an_appended_snapshot_holds_a_test_paper(base, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    release = tmp_path / "ratio"
+    shutil.copytree(base / "ratio", release)
+    from ratio_bench.dataset.append import append_release
+
+    append_release(release, [base / "new.jsonl"], "0.0.2-test", tmp_path / "w", progress=False)
+    shard = next((release / "data" / "address").glob("test_2022_04-*.parquet"))
+    test_row = pq.read_table(next((release / "data" / "address").glob("test-*.parquet"))).slice(0, 1)
+    pq.write_table(pa.concat_tables([pq.read_table(shard), test_row]), shard)
+    manifest = json.loads((release / "manifest.json").read_text())
+    manifest["files"] = file_checksums(release)
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    failed = {c.name: c.detail for c in check_release(release) if not c.passed}
+    assert "is also in test" in failed["snapshots disjoint"]
+
+
+def test_append_refuses_a_bad_version_and_another_lexicon(base, tmp_path):
+    release = tmp_path / "ratio"
+    shutil.copytree(base / "ratio", release)
+    args = (
+        "dataset",
+        "append",
+        "--dataset",
+        release,
+        "--corpus",
+        base / "new.jsonl",
+        "--work-dir",
+        tmp_path / "w",
+    )
+    assert_user_error(run_ratio(*args, "--version", "0.0.1-test"), "--version '0.0.1-test'", "new version")
+    assert_user_error(run_ratio(*args, "--version", " "), "--version ' '")
+    manifest = json.loads((release / "manifest.json").read_text())
+    (release / "manifest.json").write_text(json.dumps(manifest | {"lexicon_sha256": "f" * 64}))
+    assert_user_error(run_ratio(*args, "--version", "0.0.2"), "f" * 64, "lexicon")
