@@ -702,6 +702,33 @@ CASES = [
         ["score", "--model", "all-MiniLM-L6-v2", "--dataset", "{release}", "--sample", "5", "--via", "mteb"],
         ["--sample", "--via mteb"],
         2,
+    ),  # training-data cut-offs (refused before any model is resolved or any Hub request)
+    (
+        "score-training-cutoff-not-a-date",
+        ["score", "--model", "bm25", "--dataset", "{release}", "--training-cutoff", "2024-13-01"],
+        ["--training-cutoff '2024-13-01'", "YYYY-MM-DD"],
+        2,
+    ),
+    (
+        "score-training-cutoff-several-models",
+        [
+            "score",
+            "--model",
+            "bm25",
+            "bm25-bigram",
+            "--dataset",
+            "{release}",
+            "--training-cutoff",
+            "2024-01-01",
+        ],
+        ["--training-cutoff", "one model"],
+        2,
+    ),
+    (
+        "leaderboard-submit-training-cutoff-not-a-date",
+        ["leaderboard", "submit", "o/m", "--requests", "o/q", "--training-cutoff", "last June"],
+        ["--training-cutoff 'last June'", "YYYY-MM-DD"],
+        2,
     ),
     # snapshots
     (

@@ -427,3 +427,79 @@ def test_an_unchanged_snapshot_score_of_an_older_version_shows_under_the_newest(
     assert "scored on 0.1.0" in leaderboard_markdown(board)
     for e in (scored("x:none", "test_2022_01", SHA_A, "0.1.0", old_hashes),):
         validate_submission(e)  # the schema takes snapshot splits and the split hashes
+
+
+def snapshot_entry(
+    model: str, split: str, mrr: float, queries: int, cutoff: str | None = None, **more
+) -> dict:
+    """An entry on a dated snapshot; ``cutoff``: an ISO date, "none" (no training data) or None (not recorded)."""
+    from ratio_bench.core.cutoffs import NO_TRAINING_DATA, Cutoff, is_clean, recorded_date
+
+    e = entry(model, mrr) | {
+        "split": split,
+        "n_queries": dict.fromkeys(("address", "broaden", "specify"), queries),
+    }
+    if cutoff is not None:
+        known = (
+            Cutoff(None, NO_TRAINING_DATA) if cutoff == "none" else Cutoff(recorded_date(cutoff), "stated")
+        )
+        e |= known.fields() | {"clean": is_clean(known, split)}
+    return e | more
+
+
+@pytest.fixture
+def snapshot_results(tmp_path: Path) -> Path:
+    """Model a (cut-off end of March 2025) on three monthly snapshots, March contaminated; BM25 on two; model c
+    from before cut-offs were recorded, on one (unknown)."""
+    folder = tmp_path / "results"
+    a = {"model_fingerprint": "1" * 64}
+    for name, e in {
+        "a-03.json": snapshot_entry("a:none", "test_2025_03", 0.0, 10, "2025-03-31", **a),
+        "a-04.json": snapshot_entry("a:none", "test_2025_04", 0.2, 10, "2025-03-31", **a),
+        "a-05.json": snapshot_entry("a:none", "test_2025_05", 0.5, 30, "2025-03-31", **a),
+        "bm25-03.json": snapshot_entry("bm25:unigram", "test_2025_03", 0.4, 10, "none"),
+        "bm25-04.json": snapshot_entry("bm25:unigram", "test_2025_04", 0.4, 10, "none"),
+        "c-04.json": snapshot_entry("c:none", "test_2025_04", 0.45, 10),
+        "a-test.json": entry("a:none", 0.3) | a,
+    }.items():
+        write(folder, name, e)
+    return folder
+
+
+def test_snapshot_scores_are_marked_contaminated_not_hidden(snapshot_results, tmp_path):
+    from ratio_bench.core.cutoffs import LEGEND
+    from ratio_bench.evaluation.leaderboard import markdown_text
+
+    board = load_board(snapshot_results)
+    assert not board.rejected and len(board.releases[0].entries) == 7
+    text = leaderboard_markdown(board)
+    for mark in ("test_2025_03 (contaminated)", "test_2025_04 (clean)", "test_2025_04 (unknown)"):
+        assert markdown_text(mark) in text, mark
+    assert markdown_text(LEGEND) in text and "| test |" in text  # the whole test split has no mark
+    page = leaderboard_html(board)
+    assert 'id="filter-clean"' in page and 'data-clean="contaminated"' in page
+
+
+def test_clean_only_ranks_models_on_their_clean_snapshots_weighted_by_queries(snapshot_results, tmp_path):
+    """a: April (0.2, 10 queries) and May (0.5, 30): 42.5, above BM25's 40.0 (unweighted it would be 35.0, and
+    with the contaminated March 34.0); c has no known cut-off: listed, not ranked, whatever its score."""
+    from ratio_bench.cli import main
+
+    md, page = tmp_path / "clean.md", tmp_path / "clean.html"
+    assert (
+        main(
+            ["leaderboard", str(snapshot_results), "--clean-only", "--markdown", str(md), "--html", str(page)]
+        )
+        == 0
+    )
+    rows = [
+        line.split(" | ") for line in md.read_text(encoding="utf-8").splitlines() if line.startswith("| ")
+    ]
+    body = [(r[0], r[1], r[3], r[4], r[-1]) for r in rows[1:]]
+    assert body == [
+        ("| 1", "a\\:none", "42.5", "42.5 \\(2 snapshots, 40 queries\\)", "left out\\: 1 contaminated |"),
+        ("| 2", "bm25\\:unigram", "40.0", "40.0 \\(2 snapshots, 20 queries\\)", " |"),
+        ("| -", "c\\:none", "-", "-", "no clean snapshot; left out\\: 1 unknown |"),
+    ]
+    html = page.read_text(encoding="utf-8")
+    assert "no clean snapshot; left out: 1 unknown" in html and "42.5 (2 snapshots, 40 queries)" in html

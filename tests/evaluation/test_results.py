@@ -46,3 +46,43 @@ def test_an_entry_records_the_weights_the_config_and_the_submitter(tmp_path):
     assert model_identity(setup)["model_fingerprint"] == entry["model_fingerprint"]
     (best / "model.safetensors").write_bytes(b"other weights")
     assert model_identity(setup)["model_fingerprint"] != entry["model_fingerprint"]
+
+
+def test_snapshot_entries_are_clean_after_the_cutoff_contaminated_on_or_before_it_unknown_without_one():
+    """Two monthly snapshots around a cut-off of 2025-03-15: March holds it (contaminated), April starts after it
+    (clean); an unknown cut-off is null on both, BM25's none is clean on both; an entry may not claim otherwise."""
+    import datetime as dt
+
+    import pytest
+
+    from ratio_bench.core.cutoffs import NONE, Cutoff, unknown
+    from ratio_bench.evaluation.results import SubmissionError
+
+    result = SimpleNamespace(
+        model="m:none",
+        metrics={"address": {"recall_at_1": 0.1, "recall_at_10": 0.2, "mrr_at_10": 0.1, "mrr_at_100": 0.1}},
+        n_queries={"address": 3},
+    )
+    manifest = {"name": "ratio", "version": "1.0"}
+    stated = Cutoff(dt.date(2025, 3, 15), "stated by the scorer")
+    marks = {}
+    for name, cutoff in (("dated", stated), ("unknown", unknown("not stated")), ("bm25", NONE)):
+        for split in ("test_2025_03", "test_2025_04"):
+            entry = leaderboard_entry(result, manifest, split, cutoff=cutoff)
+            validate_submission(entry)
+            marks[name, split] = entry["clean"]
+    assert marks == {
+        ("dated", "test_2025_03"): False,
+        ("dated", "test_2025_04"): True,
+        ("unknown", "test_2025_03"): None,
+        ("unknown", "test_2025_04"): None,
+        ("bm25", "test_2025_03"): True,
+        ("bm25", "test_2025_04"): True,
+    }
+    whole = leaderboard_entry(result, manifest, "test", cutoff=stated)
+    assert whole["training_data_cutoff"] == "2025-03-15" and "clean" not in whole
+    forged = leaderboard_entry(result, manifest, "test_2025_03", cutoff=stated) | {"clean": True}
+    with pytest.raises(SubmissionError, match="clean"):
+        validate_submission(forged)
+    with pytest.raises(SubmissionError, match="training_data_cutoff"):
+        validate_submission(whole | {"training_data_cutoff": "2025-02-30"})

@@ -218,3 +218,19 @@ def test_score_sample_is_recorded_printed_and_never_ranked(small_release, tmp_pa
     assert main(["leaderboard", str(tmp_path / "res")]) == 0
     assert "never ranked" in " ".join(capsys.readouterr().out.split())  # listed among the rejected files
     assert main([*args, "--sample", "0"]) == 2
+
+
+def test_score_training_cutoff_is_recorded_over_the_registrys_and_says_what_it_replaced(
+    small_release, tmp_path
+):
+    out = tmp_path / "bm25.json"
+    argv = ["score", "--model", "bm25", "--dataset", str(small_release), "--out", str(out)]
+    assert main([*argv, "--training-cutoff", "2020-01-31"]) == 0
+    entry = json.loads(out.read_text())
+    validate_submission(entry)
+    assert entry["training_data_cutoff"] == "2020-01-31"
+    assert entry["training_data_cutoff_source"] == (
+        "stated by the scorer (ratio score --training-cutoff); replaces none (no training data (lexical))"
+    )
+    assert main(argv) == 0  # without the flag: the registry's
+    assert json.loads(out.read_text())["training_data_cutoff_source"] == "no training data (lexical)"

@@ -10,12 +10,13 @@ from tests.leaderboard.conftest import REQUESTS, RESULTS, USER
 
 def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path):
     sha = board.publish("org/tiny", tiny_models["good"])
-    sub = board.submit("org/tiny", "--setup", "generic")
+    sub = board.submit("org/tiny", "--setup", "generic", "--training-cutoff", "2024-06-30")
     assert sub.code == 0, sub.err
     path = f"org/tiny/{sha}_generic.json"
     assert path in sub.out and f"org/tiny@{sha[:12]}" in sub.out
     request = board.requests()[path]
     assert (request["status"], request["sha"], request["submitter"]) == ("PENDING", sha, USER)
+    assert request["training_cutoff"] == "2024-06-30"
     assert request["prompts"] == {"query": "query: ", "document": "document: "} and request["parameters"] > 0
 
     work = board.worker(small_release, "--once", "--worker-id", "w1")
@@ -26,6 +27,8 @@ def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path
     results = board.files(RESULTS)
     entry = json.loads(results[f"{folder}/test.json"])
     assert entry["model"] == "org/tiny:generic" and entry["split"] == "test"
+    assert entry["training_data_cutoff"] == "2024-06-30"
+    assert entry["training_data_cutoff_source"].startswith("stated by the submitter")
     assert set(entry["results"]) and all(0 <= m["mrr_at_10"] <= 1 for m in entry["results"].values())
     assert (
         f"{folder}/mteb/test/RatioAddress.json" in results and f"{folder}/runs/test/manifest.json" in results

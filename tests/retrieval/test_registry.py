@@ -189,3 +189,21 @@ def test_joining_installed_weight_parts_is_announced_before_it_writes(tmp_path, 
     )
     registry._joined_parts_dir("m-pypi-part", "m")
     assert capsys.readouterr().err == ""  # once: the folder is found the next time
+
+
+def test_every_model_has_a_training_data_cutoff_with_its_source(tmp_path):
+    """MiniLM: bounded by its 2021 publication, source named; BM25 learnt nothing (no date, clean everywhere); a
+    plain local folder is unknown and says how to state it."""
+    import datetime as dt
+
+    from ratio_bench.core.cutoffs import NO_TRAINING_DATA, is_clean
+    from ratio_bench.retrieval.registry import REGISTRY
+
+    minilm = REGISTRY["all-MiniLM-L6-v2"].cutoff
+    assert minilm.date == dt.date(2021, 12, 31) and "sentence-transformers model card" in minilm.source
+    bm25 = resolve("bm25").cutoff
+    assert (bm25.date, bm25.source) == (None, NO_TRAINING_DATA) and is_clean(bm25, "test_2019_01") is True
+    local = resolve(str(model_folder(tmp_path / "plain"))).cutoff
+    assert local.date is None and "--training-cutoff" in local.source
+    assert is_clean(local, "test_2030q1") is None
+    assert all(e.cutoff.source for e in REGISTRY.values())

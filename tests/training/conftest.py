@@ -16,6 +16,8 @@ from tests.helpers.training import (
     write_release,
 )
 
+TRAIN_END = "2023-06-30"  # the tuned folder's train partition ends after its backbone's cut-off (2021)
+
 
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory) -> dict[str, Path]:
@@ -41,6 +43,7 @@ def tuned_folder(tmp_path_factory, tiny_models) -> Path:
     manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))  # what scoring reads too
     manifest |= {"name": "tiny", "version": "0.0.1"}
     manifest["config"]["release"] |= {"license": "development use only", "publish": False}
+    manifest["config"]["splits"] = {"train": {"end": TRAIN_END}}  # what the model's cut-off is made of
     (release / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     config = root / "all-mpnet-base-v2-generic-address.yaml"
     raw = {

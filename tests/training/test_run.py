@@ -248,3 +248,27 @@ def test_training_prints_our_bar_and_lines_not_the_trainers_dicts(tmp_path, tiny
     assert "{'" not in out + err  # no raw log dicts (transformers' PrinterCallback / ProgressCallback)
     assert "p trial 0: epoch 1: validation MRR@10 " in out and "p trial 0: trained " in out
     assert "p trial 0: training: 100%" in err  # one labelled bar over the steps, with its ETA
+
+
+def test_the_summary_the_card_and_scoring_carry_the_tuned_models_cutoff(tuned_folder):
+    """The later of the backbone's (all-mpnet-base-v2: 2021) and the train partition's end, both recorded."""
+    import datetime as dt
+
+    from tests.training.conftest import TRAIN_END
+
+    from ratio_bench.retrieval.registry import resolve
+    from ratio_bench.training.card import render_card
+
+    summary = json.loads((tuned_folder / "summary.json").read_text(encoding="utf-8"))
+    assert summary["training_data_cutoff"] == TRAIN_END
+    assert summary["training_data_cutoff_source"] == (
+        f"the later of the backbone's cut-off (2021-12-31) and the train partition's end ({TRAIN_END})"
+    )
+    parts = summary["training_data_cutoffs"]
+    assert parts["train_partition"] == {
+        "training_data_cutoff": TRAIN_END,
+        "training_data_cutoff_source": "train partition end of tiny 0.0.1 (config.splits.train.end)",
+    }
+    assert parts["backbone"]["training_data_cutoff"] == "2021-12-31"
+    assert f"**Training-data cut-off:** {TRAIN_END} \\(the later of" in render_card(tuned_folder)
+    assert resolve(str(tuned_folder)).cutoff.date == dt.date.fromisoformat(TRAIN_END)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ratio_bench.core import cutoffs
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.leaderboard import PLOT_TOP
@@ -99,7 +102,10 @@ def cmd_score(args: argparse.Namespace) -> int:
             if args.sample < 1
             else "--sample: a sample is scored by the ratio path; drop --via mteb"
         )
+    stated = _stated_cutoff(args)
     setups = [resolve(ref, args.setup, trust_remote_code=args.trust_remote_code) for ref in args.model]
+    if stated is not None:
+        setups = [replace(s, cutoff=cutoffs.stated(stated, SCORER, s.cutoff)) for s in setups]
     for out in _results_paths(args.out, [setup.name for setup in setups]):
         check_results_path(out)  # before minutes of scoring: nothing of the user's is overwritten
     data = load_split(args.dataset, args.split, args.relations)
@@ -130,6 +136,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 setup.tuned_for,
                 identity=model_identity(setup),
                 submitter=args.submitter,
+                cutoff=setup.cutoff,
             )
         else:
             result, entry = score_entry(
@@ -187,6 +194,20 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+SCORER = "stated by the scorer (ratio score --training-cutoff)"
+
+
+def _stated_cutoff(args: argparse.Namespace) -> dt.date | None:
+    """The cut-off the scorer states (``--training-cutoff``), checked before any model is resolved; it replaces
+    what a registry entry or training summary says, and the entry's source records both."""
+    if args.training_cutoff is None:
+        return None
+    day = cutoffs.parse_date(args.training_cutoff, "--training-cutoff")
+    if len(args.model) > 1:
+        raise UsageError("--training-cutoff: it states one model's cut-off; score the models one at a time")
+    return day
+
+
 def score_entry(
     setup: ModelSetup,
     data: SplitData,
@@ -210,7 +231,15 @@ def score_entry(
     judged = _judged_scores(result, data, pool, qrels, report_console()) if pool is not None else None
     identity = model_identity(setup)
     return result, leaderboard_entry(
-        result, data.manifest, split, setup.tuned_for, judged, sample, identity=identity, submitter=submitter
+        result,
+        data.manifest,
+        split,
+        setup.tuned_for,
+        judged,
+        sample,
+        identity=identity,
+        submitter=submitter,
+        cutoff=setup.cutoff,
     )
 
 
@@ -280,7 +309,10 @@ def render_board(
     from ratio_bench.evaluation import leaderboard as lb
 
     console = report_console()
-    for release in board.releases:
+    clean_only = getattr(args, "clean_only", False)
+    for release in board.releases if clean_only else ():
+        console.print(lb.terminal_clean_table(release))
+    for release in () if clean_only else board.releases:
         rows = [
             {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'), lb.entry_detail(e))))})",
              "results": e["results"]}
@@ -289,6 +321,8 @@ def render_board(
         console.print(results_table(rows, lb.terminal_text(f"Leaderboard {release.title} (%)")))
         for table in lb.terminal_relation_tables(release):
             console.print(table)
+    if clean_only or lb.has_snapshots(board):
+        console.print(lb.terminal_text(lb.LEGEND))
     for r in board.rejected:
         console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")
     console.print(board.summary)
@@ -296,13 +330,15 @@ def render_board(
         raise UsageError(f"--plot-top {args.plot_top}: give at least 1 bar per panel")
     if args.markdown:
         with atomic_open(args.markdown, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(lb.leaderboard_markdown(board) + markdown_extra)
+            fh.write(
+                (lb.clean_markdown(board) if clean_only else lb.leaderboard_markdown(board)) + markdown_extra
+            )
     if args.plot:
         with atomic_open(args.plot, "wb") as fh:
             fh.write(lb.plot_png(board, args.plot_top))
     if args.html:
         with atomic_open(args.html, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(lb.leaderboard_html(board, extra=html_extra))
+            fh.write(lb.leaderboard_html(board, extra=html_extra, clean_only=clean_only))
     if board.rejected and args.strict:
         raise lb.LeaderboardError(
             f"--strict: {len(board.rejected)} result file(s) under {source} rejected (listed above); "
@@ -446,6 +482,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="leaderboard JSON to write (MTEB results go next to it)")
     p.add_argument("--submitter", metavar="NAME", help="who scored it, recorded in the entry (optional)")
     p.add_argument(
+        "--training-cutoff",
+        metavar="YYYY-MM-DD",
+        help="the last day of the model's training data, recorded in the entry over what its registry entry or "
+        "training summary says (a plain model folder's is unknown otherwise); decides which snapshots are clean",
+    )
+    p.add_argument(
         "--save-run",
         type=Path,
         metavar="DIR",
@@ -500,4 +542,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--html", type=Path, help="also write a self-contained HTML page (sortable, filterable)")
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
+    p.add_argument(
+        "--clean-only",
+        action="store_true",
+        help="rank models on the dated test snapshots that are clean for them (starting after their "
+        "training-data cut-off): query-weighted MRR@10 per relation; models without one are listed, not ranked",
+    )
     p.set_defaults(func=cmd_leaderboard)

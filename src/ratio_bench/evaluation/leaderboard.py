@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
+from ratio_bench.core.cutoffs import LEGEND, MARKS, entry_clean
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.snapshots import is_snapshot, parse_split
 from ratio_bench.evaluation.metrics import AGREEMENTS
 from ratio_bench.evaluation.results import (
     MAIN_SCORE,
@@ -41,15 +43,8 @@ from ratio_bench.evaluation.results import (
 
 MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
 SHORT_SHA = 12
-SPLIT_ORDER = ("test", "validation", "train", "silver")  # then the test snapshots, by name (time order)
-
-
-def split_rank(split: str) -> tuple[int, str]:
-    """Where a split's rows go on the board: the partitions and silver in SPLIT_ORDER, then the snapshots."""
-    return (SPLIT_ORDER.index(split), "") if split in SPLIT_ORDER else (len(SPLIT_ORDER), split)
-
-
-PROVENANCES = ("verified", "self-reported")  # the schema's splits, headline split first
+SPLIT_ORDER = ("test", "validation", "train", "silver")  # the schema's splits, headline split first
+PROVENANCES = ("verified", "self-reported")
 # Markdown: ASCII punctuation that is inert in inline text (tables and headings hold no block structure);
 # every other punctuation mark is backslash-escaped, and <, > and & become entities.
 _MD_INERT = set(".,-/'\"?;%@")
@@ -204,7 +199,7 @@ def group_releases(
         entries = sorted(
             kept,
             key=lambda item: (
-                split_rank(item[1]["split"]),
+                split_key(item[1]["split"]),
                 -len(item[1]["results"]),  # a specialist scored on one relation never outranks a full entry
                 -mean_score(item[1]),
                 item[0],
@@ -242,10 +237,36 @@ def _carry_forward(releases: list[ReleaseEntries]) -> list[ReleaseEntries]:
         if carried:
             entries = sorted(
                 (*newest.entries, *carried),
-                key=lambda e: (split_rank(e["split"]), -len(e["results"]), -mean_score(e), e["model"]),
+                key=lambda e: (split_key(e["split"]), -len(e["results"]), -mean_score(e), e["model"]),
             )
             out[out.index(newest)] = replace(newest, entries=tuple(entries))
     return out
+
+
+def split_key(split: str) -> tuple[int, str]:
+    """Table order of splits: the whole test split, then its dated snapshots in time order, then the others."""
+    period = parse_split(split)
+    if period is not None:
+        return 1, period.start.isoformat()
+    position = SPLIT_ORDER.index(split)
+    return (position + 1 if position else 0), ""
+
+
+def clean_mark(entry: dict[str, Any]) -> str | None:
+    """``clean``, ``contaminated`` or ``unknown`` for a score on a dated snapshot (None for any other split):
+    decided here from the entry's cut-off and the snapshot's dates (:mod:`ratio_bench.core.cutoffs`)."""
+    return MARKS[entry_clean(entry)] if is_snapshot(entry["split"]) else None
+
+
+def split_text(entry: dict[str, Any]) -> str:
+    """The split as a row shows it: a snapshot with its mark, ``test_2025_03 (contaminated)``; a contaminated
+    score is marked, never hidden."""
+    mark = clean_mark(entry)
+    return entry["split"] + (f" ({mark})" if mark else "")
+
+
+def has_snapshots(board: Board) -> bool:
+    return any(is_snapshot(e["split"]) for r in board.releases for e in r.entries)
 
 
 def _newest_only(
@@ -326,7 +347,7 @@ def relation_ranked(release: ReleaseEntries, relation: str) -> list[tuple[int, d
     board where a specialist scored on one relation competes (the main ranking puts full entries first)."""
     entries = sorted(
         (e for e in release.entries if relation in e["results"]),
-        key=lambda e: (split_rank(e["split"]), -e["results"][relation][MAIN_SCORE]),
+        key=lambda e: (split_key(e["split"]), -e["results"][relation][MAIN_SCORE]),
     )
     return ranked(ReleaseEntries(release.name, release.version, release.manifest_sha256, tuple(entries)))
 
@@ -381,6 +402,133 @@ def has_provenance(board: Board) -> bool:
 
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
+
+
+# --- clean snapshots only -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CleanRow:
+    """One model on the release's clean snapshots: per relation (query-weighted MRR@10, snapshots, queries)."""
+
+    label: str
+    detail: str
+    relations: dict[str, tuple[float, int, int]]
+    left_out: dict[str, int]  # snapshot entries not counted, by mark (contaminated, unknown)
+
+    @property
+    def score(self) -> float:
+        return sum(m for m, _, _ in self.relations.values()) / len(self.relations)
+
+    @property
+    def note(self) -> str:
+        counted = "" if self.relations else "no clean snapshot"
+        left = ", ".join(f"{n} {mark}" for mark, n in sorted(self.left_out.items()))
+        return "; ".join(filter(None, (counted, f"left out: {left}" if left else "")))
+
+
+CLEAN_NOTE = (
+    "Clean snapshots only (--clean-only): per model, each relation's MRR@10 averaged over the snapshots that start "
+    "after the model's training-data cut-off, weighted by their queries; ranked by the mean over relations "
+    "(models with every relation first). A model without a clean snapshot is listed, not ranked."
+)
+
+
+def clean_ranking(release: ReleaseEntries) -> list[tuple[int | None, CleanRow]]:
+    """(rank or None, row) per model scored on the release's snapshots, ranked on its clean snapshots only.
+
+    A model is what the board tells apart: its weights' fingerprint, its row name (model and setup, the relation
+    it was tuned for) and the provenance of its entries. A snapshot entry without a query count for a relation
+    cannot be weighted and is not counted for it.
+    """
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for e in release.entries:
+        if is_snapshot(e["split"]):
+            key = (e.get("model_fingerprint", ""), entry_label(e), e.get("provenance", {}).get("status", ""))
+            groups.setdefault(key, []).append(e)
+    rows = []
+    for entries in groups.values():
+        clean = [e for e in entries if entry_clean(e) is True]
+        relations = {}
+        for rel in RELATIONS:
+            counted = [
+                (e["results"][rel][MAIN_SCORE], e["n_queries"][rel])
+                for e in clean
+                if rel in e["results"] and e.get("n_queries", {}).get(rel)
+            ]
+            queries = sum(n for _, n in counted)
+            if queries:
+                relations[rel] = (sum(v * n for v, n in counted) / queries, len(counted), queries)
+        left_out = Counter(MARKS[entry_clean(e)] for e in entries if entry_clean(e) is not True)
+        rows.append(CleanRow(entry_label(entries[0]), entry_detail(entries[0]), relations, dict(left_out)))
+    scored = sorted((r for r in rows if r.relations), key=lambda r: (-len(r.relations), -r.score, r.label))
+    unscored = sorted((r for r in rows if not r.relations), key=lambda r: r.label)
+    return [(i, r) for i, r in enumerate(scored, 1)] + [(None, r) for r in unscored]
+
+
+CLEAN_HEAD = ["#", "model setup", "model", "mean M@10"] + [f"{rel} M@10" for rel in RELATIONS] + ["note"]
+
+
+def clean_cells(rank: int | None, row: CleanRow) -> list[str]:
+    """A clean-ranking row as plain text cells (escaped by each renderer)."""
+    cells = [str(rank) if rank else "-", row.label, row.detail, percent(row.score if row.relations else None)]
+    for rel in RELATIONS:
+        m = row.relations.get(rel)
+        cells.append(f"{percent(m[0])} ({m[1]} snapshots, {m[2]:,} queries)" if m else "-")
+    return cells + [row.note]
+
+
+def clean_markdown(board: Board) -> str:
+    """The clean-snapshot ranking of every release build, as Markdown."""
+    lines = [
+        "# Ratio leaderboard: clean snapshots only",
+        "",
+        markdown_text(CLEAN_NOTE),
+        "",
+        markdown_text(LEGEND),
+    ]
+    for release in board.releases:
+        rows = clean_ranking(release)
+        lines += ["", f"## {markdown_text(release.title)}", ""]
+        if not rows:
+            lines.append("No entries on dated snapshots.")
+            continue
+        lines += [_md_row(CLEAN_HEAD), "|" + "---|" * len(CLEAN_HEAD)]
+        lines += [_md_row([markdown_text(c) for c in clean_cells(rank, row)]) for rank, row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def clean_html(release: ReleaseEntries) -> str:
+    """One release's clean-snapshot ranking as an HTML section."""
+    rows = clean_ranking(release)
+    body = [
+        "<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in clean_cells(rank, row)) + "</tr>"
+        for rank, row in rows
+    ] or [f'<tr><td colspan="{len(CLEAN_HEAD)}">No entries on dated snapshots.</td></tr>']
+    return "\n".join(
+        [
+            f'<section class="release" data-release="{html_text(release.manifest_sha256)}">',
+            f"<h2>{html_text(release.title)}</h2>",
+            "<table>",
+            "<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in CLEAN_HEAD) + "</tr></thead>",
+            "<tbody>",
+            *body,
+            "</tbody>",
+            "</table>",
+            "</section>",
+        ]
+    )
+
+
+def terminal_clean_table(release: ReleaseEntries) -> Any:
+    from rich.table import Table
+
+    t = Table(title=terminal_text(f"Clean snapshots only: {release.title} (%)"))
+    for name in CLEAN_HEAD:
+        t.add_column(name)
+    for rank, row in clean_ranking(release):
+        t.add_row(*map(terminal_text, clean_cells(rank, row)))
+    return t
 
 
 # --- escaping -------------------------------------------------------------------------------------------------
@@ -439,7 +587,7 @@ def terminal_relation_tables(release: ReleaseEntries) -> list[Any]:
         for _, short in TABLE_METRICS:
             t.add_column(short, justify="right")
         for rank, e in rows:
-            text = [str(rank), entry_label(e)] + [entry_detail(e)] * detailed + [e["split"]]
+            text = [str(rank), entry_label(e)] + [entry_detail(e)] * detailed + [split_text(e)]
             t.add_row(*map(terminal_text, text), *(percent(e["results"][rel][k]) for k, _ in TABLE_METRICS))
         tables.append(t)
     return tables
@@ -461,6 +609,7 @@ def leaderboard_markdown(board: Board) -> str:
         "",
         f"{markdown_text(board.summary)}. Metrics in %; ranked by "
         "MRR@10 averaged over the relations (entries scored on all relations first), only against entries of the same release build and split.",
+        *(["", markdown_text(LEGEND)] if has_snapshots(board) else []),
     ]
     for release in board.releases:
         detailed = has_details(release)
@@ -468,7 +617,7 @@ def leaderboard_markdown(board: Board) -> str:
         lines += [_md_row(head[:2] + ["model"] * detailed + head[2:]), "|" + "---|" * (len(head) + detailed)]
         for rank, entry in ranked(release):
             cells = [str(rank), markdown_text(entry_label(entry))]
-            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(entry["split"])]
+            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
             cells += [markdown_text(provenance_text(entry) or "")] * marked
             lines.append(_md_row(cells + [percent(v) for _, v in metric_cells(entry)]))
         lines += _md_relation_boards(release, detailed)
@@ -511,7 +660,7 @@ def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
         ]
         for rank, entry in rows:
             cells = [str(rank), markdown_text(entry_label(entry))]
-            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(entry["split"])]
+            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
             lines.append(_md_row(cells + [percent(entry["results"][rel][key]) for key, _ in TABLE_METRICS]))
     return lines
 
@@ -549,7 +698,7 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
         len(panels), 1, figsize=(11, sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights}
     )
     for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
-        labels = [plain_text(f"{rank}. {entry_label(e)} ({e['split']})") for rank, e in rows]
+        labels = [plain_text(f"{rank}. {entry_label(e)} ({split_text(e)})") for rank, e in rows]
         values = [100 * e["results"][rel][MAIN_SCORE] for _, e in rows]
         ax.barh(range(len(rows)), values, height=0.7, color="#4c72b0")
         ax.set_yticks(range(len(rows)), labels, fontsize=9, parse_math=False)
@@ -610,9 +759,11 @@ _SCRIPT = """
       s.hidden = release !== "" && s.getAttribute("data-release") !== release;
     });
     var provenance = byId("filter-provenance") ? byId("filter-provenance").value : "";
+    var clean = byId("filter-clean") ? byId("filter-clean").value : "";
     document.querySelectorAll("tr[data-split]").forEach(function (r) {
       r.hidden = (split !== "" && r.getAttribute("data-split") !== split) ||
-        (provenance !== "" && r.getAttribute("data-provenance") !== provenance);
+        (provenance !== "" && r.getAttribute("data-provenance") !== provenance) ||
+        (clean !== "" && r.getAttribute("data-clean") !== clean);
     });
     document.querySelectorAll("[data-relation]").forEach(function (c) {
       c.hidden = relation !== "" && c.getAttribute("data-relation") !== relation;
@@ -643,7 +794,7 @@ _SCRIPT = """
   document.querySelectorAll("th.sortable").forEach(function (th) {
     th.addEventListener("click", function () { sortBy(th); });
   });
-  ["filter-release", "filter-split", "filter-relation", "filter-provenance"].forEach(function (id) {
+  ["filter-release", "filter-split", "filter-relation", "filter-provenance", "filter-clean"].forEach(function (id) {
     if (byId(id)) { byId(id).addEventListener("change", applyFilters); }
   });
 })();
@@ -662,14 +813,17 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
-def leaderboard_html(board: Board, extra: str = "", policy: str = CONTENT_SECURITY_POLICY) -> str:
+def leaderboard_html(
+    board: Board, extra: str = "", policy: str = CONTENT_SECURITY_POLICY, clean_only: bool = False
+) -> str:
     """The leaderboard as one self-contained page (no external resources; works offline and from a server).
 
     ``extra``: HTML sections (already escaped) after the tables, such as a leaderboard service's queue;
-    ``policy``: the page's Content-Security-Policy (a server that takes submissions allows its own form).
+    ``policy``: the page's Content-Security-Policy (a server that takes submissions allows its own form);
+    ``clean_only``: the ranking on clean snapshots (:func:`clean_ranking`) instead of the entries' tables.
     """
     try:
-        plot = plot_png(board)
+        plot = None if clean_only else plot_png(board)
     except PlottingUnavailable:
         plot = None
     parts = [
@@ -687,10 +841,12 @@ def leaderboard_html(board: Board, extra: str = "", policy: str = CONTENT_SECURI
         f"<p>{html_text(board.summary)}. Metrics in %; ranked by "
         "MRR@10 averaged over the relations (entries scored on all relations first), only against entries of the same release build and split. "
         "Click a column header to sort.</p>",
+        *([f"<p>{html_text(CLEAN_NOTE)}</p>"] if clean_only else []),
+        *([f"<p>{html_text(LEGEND)}</p>"] if has_snapshots(board) or clean_only else []),
         _filters(board),
     ]
     for release in board.releases:
-        parts.append(_release_section(release))
+        parts.append(clean_html(release) if clean_only else _release_section(release))
     parts.append(extra)
     if plot is not None:
         data = base64.b64encode(plot).decode("ascii")
@@ -698,7 +854,7 @@ def leaderboard_html(board: Board, extra: str = "", policy: str = CONTENT_SECURI
             '<figure><img alt="MRR@10 per relation for every entry, one panel per release build" '
             f'src="data:image/png;base64,{data}"><figcaption>MRR@10 per relation (%)</figcaption></figure>'
         )
-    else:
+    elif not clean_only:
         parts.append("<p>(No plot: matplotlib is not installed.)</p>")
     if board.rejected:
         parts += [
@@ -727,7 +883,7 @@ def _options(choices: list[tuple[str, str]]) -> str:
 
 
 def _filters(board: Board) -> str:
-    splits = sorted({e["split"] for r in board.releases for e in r.entries}, key=split_rank)
+    splits = sorted({e["split"] for r in board.releases for e in r.entries}, key=split_key)
     releases = [(r.manifest_sha256, r.title) for r in board.releases]
     return (
         "<p>"
@@ -738,6 +894,12 @@ def _filters(board: Board) -> str:
             f'<label>Provenance <select id="filter-provenance">{_options([(p, p) for p in PROVENANCES])}'
             "</select></label>"
             if has_provenance(board)
+            else ""
+        )
+        + (
+            f'<label>Snapshot score <select id="filter-clean">{_options([(m, m) for m in MARKS.values()])}'
+            "</select></label>"
+            if has_snapshots(board)
             else ""
         )
         + "</p>"
@@ -762,7 +924,7 @@ def _release_section(release: ReleaseEntries) -> str:
             f'<td class="num" data-value="{rank}">{rank}</td>',
             f"<td>{html_text(entry_label(entry))}</td>",
             *[f"<td>{html_text(entry_detail(entry))}</td>"] * detailed,
-            f"<td>{html_text(entry['split'])}</td>",
+            f"<td>{html_text(split_text(entry))}</td>",
         ]
         cells += [f"<td>{html_text(provenance_text(entry) or '')}</td>"] * marked
         cells += [
@@ -772,7 +934,8 @@ def _release_section(release: ReleaseEntries) -> str:
         ]
         status = html_text(entry.get("provenance", {}).get("status", ""))
         rows.append(
-            f'<tr data-split="{html_text(entry["split"])}" data-provenance="{status}">{"".join(cells)}</tr>'
+            f'<tr data-split="{html_text(entry["split"])}" data-provenance="{status}" '
+            f'data-clean="{clean_mark(entry) or ""}">{"".join(cells)}</tr>'
         )
     return "\n".join(
         [
@@ -804,10 +967,11 @@ def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
             continue
         body = [
             f'<tr data-split="{html_text(entry["split"])}" '
-            f'data-provenance="{html_text(entry.get("provenance", {}).get("status", ""))}">'
+            f'data-provenance="{html_text(entry.get("provenance", {}).get("status", ""))}" '
+            f'data-clean="{clean_mark(entry) or ""}">'
             + f'<td class="num">{rank}</td><td>{html_text(entry_label(entry))}</td>'
             + f"<td>{html_text(entry_detail(entry))}</td>" * detailed
-            + f"<td>{html_text(entry['split'])}</td>"
+            + f"<td>{html_text(split_text(entry))}</td>"
             + "".join(
                 f'<td class="num">{percent(entry["results"][rel][key])}</td>' for key, _ in TABLE_METRICS
             )

@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ratio_bench import __version__
+from ratio_bench.core import cutoffs
+from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
+from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.dataset.release import manifest_sha256, split_hashes
 
 if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
@@ -50,6 +53,7 @@ def leaderboard_entry(
     *,
     identity: dict[str, Any] | None = None,
     submitter: str | None = None,
+    cutoff: Cutoff | None = None,
 ) -> dict[str, Any]:
     """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name).
     ``judged``: per relation, the run's figures against the release's judged pool at scoring time
@@ -57,7 +61,8 @@ def leaderboard_entry(
     seeded sample (``ratio score --sample``); such an entry is never ranked (see :func:`validate_submission`).
     ``identity``: what :func:`model_identity` says of the model (its weights' fingerprint, the training config it
     came from), so a card and the board can tell two models of one name apart; ``submitter``: who scored it
-    (optional). No clock time: the same model on the same release gives the same bytes (the board orders
+    (optional); ``cutoff``: the model's training-data cut-off (recorded with its source, and on a test snapshot
+    whether the score is ``clean``: true, false, or null when the cut-off is unknown). No clock time: the same model on the same release gives the same bytes (the board orders
     re-scored entries by their file's modification time)."""
     entry = {
         "schema_version": 1,
@@ -74,7 +79,10 @@ def leaderboard_entry(
         "results": {rel: {k: round(v, 6) for k, v in m.items()} for rel, m in result.metrics.items()},
         "n_queries": result.n_queries,
         **(identity or {}),
+        **(cutoff.fields() if cutoff else {}),
     }
+    if cutoff and is_snapshot(split):
+        entry["clean"] = cutoffs.is_clean(cutoff, split)
     if submitter:
         entry["submitter"] = submitter
     if tuned_for:
@@ -228,6 +236,27 @@ def validate_submission(entry: Any) -> None:
             "never ranked; score without --sample for the board"
         )
     _check_judged(entry)
+    _check_cutoff(entry)
+
+
+def _check_cutoff(entry: dict[str, Any]) -> None:
+    """What the schema cannot say: the cut-off is a real date, and ``clean`` is what the cut-off and the
+    snapshot's dates make it (the board decides cleanness itself; an entry may not claim otherwise)."""
+    try:
+        cutoff = cutoffs.entry_cutoff(entry)
+    except ValueError as e:
+        raise SubmissionError(f"invalid submission at training_data_cutoff: {e}") from None
+    if "clean" not in entry:
+        return
+    if not is_snapshot(entry["split"]):
+        raise SubmissionError(
+            f"invalid submission at clean: split {entry['split']} is no dated test snapshot"
+        )
+    if entry["clean"] != cutoffs.is_clean(cutoff, entry["split"]):
+        raise SubmissionError(
+            f"invalid submission at clean: {entry['clean']} does not follow from training_data_cutoff "
+            f"{entry.get('training_data_cutoff')} and split {entry['split']}"
+        )
 
 
 def _check_judged(entry: dict[str, Any]) -> None:

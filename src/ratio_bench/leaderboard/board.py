@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ratio_bench.core.cutoffs import parse_date
+from ratio_bench.core.errors import UsageError
 from ratio_bench.evaluation import leaderboard as lb
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import hub
@@ -179,6 +181,8 @@ SUBMIT_FORM = """<form method="post" action="/leaderboard/submit">
 <label>Setup <select name="setup"><option>generic</option><option>none</option><option>saved</option>
 <option>recommended</option></select></label>
 <label>Your name <input name="submitter" required maxlength="100"></label>
+<label>Training-data cut-off <input name="training_cutoff" type="date"
+ title="the last day of the model's training data; without it, its snapshot scores are marked unknown"></label>
 <button type="submit">Queue it</button>
 </form>"""
 FORM_POLICY = lb.CONTENT_SECURITY_POLICY.replace("form-action 'none'", "form-action 'self'")
@@ -216,14 +220,16 @@ class LiveBoard:
         from ratio_bench.leaderboard.submit import submit
 
         try:
+            cutoff = form.get("training_cutoff", "").strip()
             request = submit(
                 form.get("model", "").strip(),
                 form.get("revision", "").strip() or None,
                 form.get("setup", "generic"),
                 self.requests,
                 submitter=form.get("submitter", "").strip() or "-",
+                training_cutoff=parse_date(cutoff, "training-data cut-off") if cutoff else None,
             )
-        except hub.LeaderboardError as e:
+        except (hub.LeaderboardError, UsageError) as e:
             return 422, _message_page("Not queued", str(e))
         self._page = None  # show it at once
         return 200, _message_page("Queued", f"{request.label} is PENDING as {self.requests}: {request.path}")

@@ -77,13 +77,17 @@ def cmd_board(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
+    from ratio_bench.core.cutoffs import parse_date
     from ratio_bench.leaderboard.hub import RepoRef
     from ratio_bench.leaderboard.submit import submit
 
+    cutoff = parse_date(args.training_cutoff, "--training-cutoff") if args.training_cutoff else None
     repo = RepoRef.parse(args.requests, "--requests").repo_id
-    request = submit(args.model, args.revision, args.setup, repo, args.submitter, args.max_params)
+    request = submit(args.model, args.revision, args.setup, repo, args.submitter, args.max_params, cutoff)
+    stated = f", training data up to {request.training_cutoff}" if request.training_cutoff else ""
     print(
-        f"queued {request.label} ({request.parameters:,} parameters, submitter {request.submitter}): {repo}: {request.path}"
+        f"queued {request.label} ({request.parameters:,} parameters, submitter {request.submitter}{stated}): "
+        f"{repo}: {request.path}"
     )
     return 0
 
@@ -163,6 +167,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--setup", choices=SETUPS, default="generic", help="prompt setup (default: generic)")
     p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
     p.add_argument("--submitter", help="your name (default: the Hub user of your token)")
+    p.add_argument(
+        "--training-cutoff",
+        metavar="YYYY-MM-DD",
+        help="the last day of the model's training data (backbone included); without it the model's snapshot "
+        "scores are marked unknown, never clean",
+    )
     p.add_argument("--max-params", type=int, default=MAX_PARAMETERS, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_submit)
 

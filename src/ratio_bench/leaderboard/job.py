@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from datetime import date
 from pathlib import Path
 
 FAILURE = "failure.txt"
 SUMMARY = "job.json"
 SPLITS = ("test", "silver")
+SUBMITTER = "stated by the submitter (ratio leaderboard submit --training-cutoff)"
 
 
 def run_job(
@@ -32,6 +34,7 @@ def run_job(
     cache_dir: Path | None = None,
 ) -> None:
     """Score the request in ``request_file`` (its ``path`` in the requests repo) into ``out``."""
+    from ratio_bench.core import cutoffs
     from ratio_bench.core.io import write_json
     from ratio_bench.dataset.release import DatasetError
     from ratio_bench.evaluation.cli import score_entry
@@ -63,6 +66,9 @@ def run_job(
         request.query_prompt,
         request.document_prompt,
         query_prompts=tuple(saved_relation_prompts(folder).items()) if request.setup == "saved" else (),
+        cutoff=cutoffs.Cutoff(date.fromisoformat(request.training_cutoff), SUBMITTER)
+        if request.training_cutoff
+        else cutoffs.unknown("not stated by the submitter (ratio leaderboard submit --training-cutoff)"),
     )
     cache = EmbeddingCache(cache_dir)
     summary = {"seconds": {}, "n_queries": {}}

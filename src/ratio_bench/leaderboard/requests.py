@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from ratio_bench.leaderboard import hub
 
@@ -50,6 +50,7 @@ class Request:
     reason: str | None = None
     result: str | None = None
     parameters: int | None = None
+    training_cutoff: str | None = None  # YYYY-MM-DD, as the submitter states it (--training-cutoff)
 
     @property
     def path(self) -> str:
@@ -158,6 +159,12 @@ def parse_request(data: bytes, path: str) -> Request:
                 parse_time(value)
         except ValueError:
             raise RequestError(f"field {key}: expected an ISO 8601 time") from None
+    cutoff = _text(doc, "training_cutoff", 10, optional=True)
+    try:
+        if cutoff is not None:
+            date.fromisoformat(cutoff)
+    except ValueError:
+        raise RequestError("field training_cutoff: expected a date YYYY-MM-DD") from None
     request = Request(
         model=model,
         revision=_text(doc, "revision", 200),
@@ -173,6 +180,7 @@ def parse_request(data: bytes, path: str) -> Request:
         reason=_text(doc, "reason", optional=True),
         result=_text(doc, "result", optional=True),
         parameters=parameters,
+        training_cutoff=cutoff,
         **times,
     )
     if request.path != path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import tempfile
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 from ratio_bench.leaderboard import hub
@@ -169,8 +170,11 @@ def submit(
     requests_repo: str,
     submitter: str | None = None,
     max_params: int = MAX_PARAMETERS,
+    training_cutoff: date | None = None,
 ) -> Request:
-    """Check ``ref`` and queue it; returns the request written (its ``path`` in ``requests_repo``)."""
+    """Check ``ref`` and queue it; returns the request written (its ``path`` in ``requests_repo``).
+    ``training_cutoff``: the last day of the model's training data, as the submitter states it (the worker's
+    entries record it, so the board can tell clean snapshot scores from contaminated ones)."""
     if setup not in SETUPS:
         raise LeaderboardError(f"--setup {setup}: choose one of {', '.join(SETUPS)}")
     checked = inspect_model(ref, revision, setup, max_params)
@@ -192,6 +196,7 @@ def submit(
             submitter,
             stamp(now_utc()),
             parameters=checked.parameters,
+            training_cutoff=training_cutoff.isoformat() if training_cutoff else None,
         )
         try:
             write_request(requests_repo, request, parent, f"Submit {request.label}")

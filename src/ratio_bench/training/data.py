@@ -7,13 +7,17 @@ full shared candidate corpus it would be scored on. The test split is never open
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
 
+from ratio_bench.core import cutoffs
+from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.dataset.release import DatasetError, Release
 from ratio_bench.evaluation.evaluate import SplitData, load_split, sample_queries
 
@@ -53,6 +57,41 @@ def dataset_info(root: str | Path) -> DatasetInfo:
     """Name, version and manifest hash of a release: the identity a summary records."""
     release = Release.open(root)
     return DatasetInfo(str(release.root), release.name, release.version, release.manifest_sha256)
+
+
+def train_partition_cutoff(root: str | Path, relations: Sequence[str]) -> Cutoff:
+    """The last day of the train partition a model learns from: the build config's ``splits.train.end`` as the
+    manifest records it, else the latest ``work_date_end`` of the train queries of ``relations`` (a release
+    built without an end date), else unknown (a release without work dates)."""
+    release = Release.open(root)
+    what = f"{release.name} {release.version}".strip()
+    splits = release.config.get("splits")
+    train = splits.get("train") if isinstance(splits, dict) else None
+    end = train.get("end") if isinstance(train, dict) else None
+    if end is not None:
+        try:
+            day = dt.date.fromisoformat(str(end))
+        except ValueError:
+            raise DatasetError(
+                f"{release.shown}: manifest field config.splits.train.end {str(end)[:40]!r} is not a date; "
+                "rebuild the release with `ratio build`",
+                value=release.root,
+            ) from None
+        return Cutoff(day, f"train partition end of {what} (config.splits.train.end)")
+    try:
+        ends = [
+            pc.max(release.queries(rel, "train", ["work_date_end"]).column(0)).as_py() for rel in relations
+        ]
+    except (
+        DatasetError
+    ):  # shards without work dates (a hand-made release): nothing says when its papers are from
+        ends = []
+    ends = [e for e in ends if e is not None]
+    if not ends:
+        return cutoffs.unknown(f"{what} records no train partition end and no work dates")
+    return Cutoff(
+        max(ends), f"latest work_date_end of the train queries of {what} (no partition end recorded)"
+    )
 
 
 def load_train_pairs(root: str | Path, relation: str, cap: int | None = None, seed: int = 13) -> TrainPairs:

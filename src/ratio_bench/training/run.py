@@ -22,13 +22,15 @@ from typing import Any
 from tqdm import tqdm
 
 from ratio_bench import __version__
+from ratio_bench.core.cutoffs import tuned
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.io import write_json
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SCHEMA  # shared with scoring (tuned names)
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
+from ratio_bench.retrieval.registry import backbone_cutoff
 from ratio_bench.training.backbone import backbone_path
 from ratio_bench.training.config import TrainingConfig, config_files, load_config
-from ratio_bench.training.data import DatasetInfo, dataset_info
+from ratio_bench.training.data import DatasetInfo, dataset_info, train_partition_cutoff
 from ratio_bench.training.outputs import is_main_process, prepare_output
 from ratio_bench.training.trial import RESULT, prepare, run_trial
 
@@ -39,6 +41,17 @@ def identity(config: TrainingConfig, info: DatasetInfo) -> dict[str, Any]:
         "config": config.name,
         "config_sha256": config.sha256(),
         "dataset_manifest_sha256": info.manifest_sha256,
+    }
+
+
+def training_cutoff(config: TrainingConfig, dataset_dir: str | Path) -> dict[str, Any]:
+    """The summary's cut-off keys: the tuned model knows what its backbone knew and what the train partition
+    taught it, so its cut-off is the later of the two (both recorded under ``training_data_cutoffs``)."""
+    partition = train_partition_cutoff(dataset_dir, config.relations or [config.relation])
+    backbone = backbone_cutoff(config.backbone)
+    return {
+        **tuned(backbone, partition).fields(),
+        "training_data_cutoffs": {"backbone": backbone.fields(), "train_partition": partition.fields()},
     }
 
 
@@ -84,6 +97,7 @@ def train(
     if trial is not None and not 0 <= trial < len(config.trials):
         raise UsageError(f"--trial {trial}: {config.path} has trials 0..{len(config.trials) - 1}")
     info = dataset_info(dataset_dir)
+    cutoff = training_cutoff(config, dataset_dir)  # a damaged manifest is refused before any training
     out = prepare_output(out, identity(config, info))
     prep = prepare(config, dataset_dir, trust_remote_code, show_progress)
     todo = range(len(config.trials)) if trial is None else [trial]
@@ -120,6 +134,7 @@ def train(
         ),
         "prompts": prep.prompts,
         "dataset": info.as_dict(),
+        **cutoff,
         "data": {
             "train_pairs_available": prep.pairs.available,
             "train_pairs_used": len(prep.pairs),
