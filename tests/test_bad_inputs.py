@@ -697,6 +697,13 @@ CASES = [
         ["--sample", "--via mteb"],
         2,
     ),
+    # uncertainty and the trend
+    (
+        "leaderboard-trend-without-snapshots",
+        ["leaderboard", "{mine}", "--trend", "{tmp}/trend.png"],
+        ["--trend", "trend.png", "no entries on test snapshot splits", "ratio score --split test_YYYY_MM"],
+        1,
+    ),
 ]
 
 # What each dirty corpus of the fixture rejects (reason: records).

@@ -37,21 +37,25 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def results_table(entries: list[dict], title: str):
+    """Entries' figures (%), each with its bootstrap interval beneath it when the entry has per-query data
+    (computed here, at display time, from the entry's gold ranks), the bootstrap's settings as the caption."""
     from rich.markup import escape
     from rich.table import Table
 
     from ratio_bench.core.relations import RELATIONS
+    from ratio_bench.evaluation.leaderboard import interval_note, relation_figures, terminal_figure
 
-    t = Table(title=title)
+    bare = [entry_label(e) for e in entries if not e.get("per_query")]
+    caption = "" if len(bare) == len(entries) else interval_note()
+    if bare and caption:
+        caption += f" No per-query data (no interval): {', '.join(bare)}."
+    t = Table(title=title, caption=escape(caption) or None)
     t.add_column("model setup")
     for rel in RELATIONS:
         for _, short in TABLE_METRICS:
             t.add_column(f"{rel[:4].capitalize()} {short}", justify="right")
     for e in entries:
-        cells = []
-        for rel in RELATIONS:
-            m = e["results"].get(rel)
-            cells += [f"{100 * m[k]:.1f}" if m else "-" for k, _ in TABLE_METRICS]
+        cells = [terminal_figure(text) for rel in RELATIONS for text in relation_figures(e, rel)]
         t.add_row(escape(entry_label(e)), *cells)
     return t
 
@@ -280,15 +284,21 @@ def render_board(
     from ratio_bench.evaluation import leaderboard as lb
 
     console = report_console()
+    if args.trend and not any(lb.snapshot_entries(r) for r in board.releases):
+        raise lb.LeaderboardError(f"--trend {args.trend}: {source} has {lb.NO_SNAPSHOTS}")
     for release in board.releases:
         rows = [
             {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'), lb.entry_detail(e))))})",
-             "results": e["results"]}
+             "results": e["results"], **({"per_query": e["per_query"]} if "per_query" in e else {})}
             for e in release.entries
         ]  # fmt: skip
         console.print(results_table(rows, lb.terminal_text(f"Leaderboard {release.title} (%)")))
         for table in lb.terminal_relation_tables(release):
             console.print(table)
+        if lb.bare_note(release):
+            console.print(lb.terminal_text(lb.bare_note(release)))
+    if board.releases:
+        console.print(lb.terminal_text(lb.TIE_NOTE))
     for r in board.rejected:
         console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")
     console.print(board.summary)
@@ -303,6 +313,9 @@ def render_board(
     if args.html:
         with atomic_open(args.html, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(lb.leaderboard_html(board, extra=html_extra))
+    if args.trend:
+        with atomic_open(args.trend, "wb") as fh:
+            fh.write(lb.trend_png(board))
     if board.rejected and args.strict:
         raise lb.LeaderboardError(
             f"--strict: {len(board.rejected)} result file(s) under {source} rejected (listed above); "
@@ -495,5 +508,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"bars per relation panel of --plot (default: {PLOT_TOP})",
     )
     p.add_argument("--html", type=Path, help="also write a self-contained HTML page (sortable, filterable)")
+    p.add_argument(
+        "--trend",
+        type=Path,
+        metavar="FILE.png",
+        help="also plot MRR@10 per test snapshot (test_YYYY_MM) per model, with intervals and training cut-offs",
+    )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
     p.set_defaults(func=cmd_leaderboard)
