@@ -104,6 +104,7 @@ bench: install
 	$(PY) benchmarks/assembly.py
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/scoring.py --dataset ratio --split test
+	$(PY) benchmarks/bootstrap.py
 
 # Issue 15's cost comparison: the unified dev model vs the three specialists (after `make models`): encode time,
 # index size, peak RSS and serving latency, as a Markdown table (+ JSON in $(OUT)/unified_cost.json).

@@ -761,6 +761,13 @@ CASES = [
         ["no snapshot splits", "snapshots:"],
         1,
     ),
+    # uncertainty and the trend
+    (
+        "leaderboard-trend-without-snapshots",
+        ["leaderboard", "{mine}", "--trend", "{tmp}/trend.png"],
+        ["--trend", "trend.png", "no entries on test snapshot splits", "ratio score --split test_YYYY_MM"],
+        1,
+    ),
 ]
 
 # What each dirty corpus of the fixture rejects (reason: records).

@@ -99,6 +99,7 @@ def test_identity_ignores_formatting_and_is_the_one_results_and_training_record(
         model = "m"
         metrics = {"address": {"mrr_at_10": 0.5}}
         n_queries = {"address": 1}
+        gold_ranks: dict = {}
 
     entry = leaderboard_entry(Scored(), data.manifest, "test")
     assert entry["dataset"] == {

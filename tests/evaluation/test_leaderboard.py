@@ -7,6 +7,7 @@ import itertools
 import json
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
@@ -503,3 +504,118 @@ def test_clean_only_ranks_models_on_their_clean_snapshots_weighted_by_queries(sn
     ]
     html = page.read_text(encoding="utf-8")
     assert "no clean snapshot; left out: 1 unknown" in html and "42.5 (2 snapshots, 40 queries)" in html
+
+
+# --- uncertainty: intervals, ties, the trend ------------------------------------------------------------------
+
+PATTERN = [1, 2, 0, 5, 1, 0, 3, 11, 1, 0]  # MRR@10 0.4033 on ten queries
+
+
+def tie_board(tmp_path: Path):
+    """Four real entries on one relation's 200 queries: a leader, a runner-up one query behind it (a tie), a far
+    weaker third, and a copy of the third without per-query data (an older or hand-made file)."""
+    from tests.helpers.entries import ranked_entry
+
+    folder = tmp_path / "results"
+    leader = ranked_entry("leader:none", {"address": [1, 2, 1, *(PATTERN * 20)[3:]]})
+    runner = ranked_entry("runner:none", {"address": PATTERN * 20})
+    weak = ranked_entry("weak:none", {"address": [5, 0, 0, 0] * 50})
+    bare = {
+        k: v for k, v in ranked_entry("bare:none", {"address": [5, 0, 0, 0] * 50}).items() if k != "per_query"
+    }
+    for name, content in (("leader", leader), ("runner", runner), ("weak", weak), ("bare", bare)):
+        write(folder, f"{name}.json", content)
+    return load_board(folder)
+
+
+def test_markdown_shows_intervals_and_ties_inside_the_noise(tmp_path):
+    board = tie_board(tmp_path)
+    assert not board.rejected
+    md = leaderboard_markdown(board)
+    main, *relation_boards = md.split("\n### ")
+    rows = [line.split(" | ") for line in main.splitlines() if ":none |" in line]
+    assert [(r[0], r[1]) for r in rows] == [
+        ("| =1", "leader\\:none"),
+        ("| =1", "runner\\:none"),
+        ("| 3", "bare\\:none"),  # same figures as weak: without per-query data never tied with it
+        ("| 4", "weak\\:none"),
+    ]
+    leader_mrr = rows[0][3 + 2]  # rank, model, split, then address R@1 R@10 M@10
+    assert leader_mrr.startswith("40.8 \\[") and leader_mrr.endswith("\\]")
+    low, high = map(float, leader_mrr[len("40.8 \\[") : -2].split("-"))
+    assert low < 40.8 < high
+    assert rows[2][5] == "5.0"  # the bare entry: its figure, no interval
+    assert "95% bootstrap CI over queries, 1,000 resamples, seed 0" in md
+    assert (
+        "\\=k\\: a tie" in md
+        and "No per-query data \\(figures without an interval, never tied\\)\\: bare\\:none" in md
+    )
+    address = next(b for b in relation_boards if b.startswith("address"))
+    assert [line.split(" | ")[0] for line in address.splitlines() if ":none |" in line] == [
+        "| =1",
+        "| =1",
+        "| 3",
+        "| 4",
+    ]
+
+
+def test_html_and_terminal_show_intervals_and_ties(tmp_path):
+    board = tie_board(tmp_path)
+    page = leaderboard_html(board)
+    ranks = [a for a in Tags(page).named("td") if a.get("data-value") in ("1", "3", "4")][:4]
+    assert [a["data-value"] for a in ranks] == ["1", "1", "3", "4"]  # sortable by the number, shown "=1"
+    assert ">=1</td>" in page and "40.8 [" in page and "1,000 resamples, seed 0" in page
+    run = run_ratio("leaderboard", tmp_path / "results")
+    assert run.code == 0, run.err
+    out = " ".join(run.out.split())
+    assert "=1" in out and "1,000 resamples, seed 0" in out and "=k: a tie" in out
+
+
+def snapshot_board() -> Any:
+    """Two models on two monthly snapshots (one with a training-data cut-off between them), and one entry on
+    the whole test split, which the trend leaves out."""
+    from tests.helpers.entries import ranked_entry
+
+    from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries
+
+    entries = [
+        ranked_entry("old:none", {"address": PATTERN * 5}, "test_2025_01", training_data_cutoff="2025-01-20"),
+        ranked_entry(
+            "old:none",
+            {"address": [0, *(PATTERN * 5)[1:]]},
+            "test_2025_02",
+            training_data_cutoff="2025-01-20",
+        ),
+        ranked_entry("new:none", {"address": [1] * 50}, "test_2025_01"),
+        ranked_entry("new:none", {"address": [2] * 50}, "test_2025_02"),
+        ranked_entry("whole:none", {"address": PATTERN}, "test"),
+    ]
+    return Board((ReleaseEntries("ratio", "1.0", SHA_A, tuple(entries)),), ())
+
+
+def test_the_trend_follows_each_model_over_the_snapshots_with_its_band_and_cutoff():
+    from matplotlib.collections import PolyCollection
+
+    from ratio_bench.evaluation.leaderboard import trend_figure, trend_png
+
+    board = snapshot_board()
+    fig = trend_figure(board)
+    (ax,) = fig.axes
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[:2] == ["new:none (cut-off unknown)", "old:none (cut-off 2025-01-20)"]
+    assert not any("whole" in text for text in legend)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2025-01", "2025-02"]
+    assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 2  # one band per model
+    dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == 1  # old's cut-off; new's is unknown
+    png = trend_png(board)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and trend_png(board) == png  # reproducible bytes
+    assert "Trend over test snapshots" in leaderboard_html(board)
+
+
+def test_no_trend_without_snapshot_entries(tmp_path):
+    from ratio_bench.evaluation.leaderboard import LeaderboardError, trend_png
+
+    with pytest.raises(LeaderboardError, match=r"no entries on test snapshot splits .*\(ratio score --split"):
+        trend_png(tie_board(tmp_path))
+    assert "Trend over test snapshots" not in leaderboard_html(tie_board(tmp_path))

@@ -28,3 +28,15 @@ def test_evaluate_run_averages_and_missing_queries_score_zero():
     assert res["recall_at_1"] == pytest.approx(1 / 3) and res["mrr_at_10"] == pytest.approx(1 / 3)
     with pytest.raises(ValueError):
         evaluate_run(run, {})
+
+
+def test_with_one_gold_every_metric_is_a_function_of_its_rank():
+    from ratio_bench.evaluation.metrics import gold_rank_metric
+
+    ks = (1, 3, 10, 100)
+    for rank in range(0, 102):
+        ranked = [f"x{i}" for i in range(100)]
+        if 1 <= rank <= 100:
+            ranked[rank - 1] = "g"
+        for name, value in query_metrics(ranked, {"g"}, ks).items():
+            assert gold_rank_metric(name, rank if rank <= 100 else 0) == pytest.approx(value), (name, rank)

@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 
-from ratio_bench.evaluation.results import entry_label, leaderboard_entry, model_identity, validate_submission
+import pytest
+from tests.helpers.entries import ranked_entry
+
+from ratio_bench.evaluation.results import (
+    SubmissionError,
+    entry_label,
+    leaderboard_entry,
+    model_identity,
+    query_ids_sha256,
+    validate_submission,
+)
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA, TRAINING_SUMMARY, ModelSetup
 
 
@@ -36,6 +47,7 @@ def test_an_entry_records_the_weights_the_config_and_the_submitter(tmp_path):
         model=setup.name,
         metrics={"address": {"recall_at_1": 0.1, "recall_at_10": 0.2, "mrr_at_10": 0.1, "mrr_at_100": 0.1}},
         n_queries={"address": 3},
+        gold_ranks={},
     )
     manifest = {"name": "ratio", "version": "1.0"}
     entry = leaderboard_entry(result, manifest, "test", identity=model_identity(setup), submitter="Ada L")
@@ -62,6 +74,7 @@ def test_snapshot_entries_are_clean_after_the_cutoff_contaminated_on_or_before_i
         model="m:none",
         metrics={"address": {"recall_at_1": 0.1, "recall_at_10": 0.2, "mrr_at_10": 0.1, "mrr_at_100": 0.1}},
         n_queries={"address": 3},
+        gold_ranks={},
     )
     manifest = {"name": "ratio", "version": "1.0"}
     stated = Cutoff(dt.date(2025, 3, 15), "stated by the scorer")
@@ -86,3 +99,39 @@ def test_snapshot_entries_are_clean_after_the_cutoff_contaminated_on_or_before_i
         validate_submission(forged)
     with pytest.raises(SubmissionError, match="training_data_cutoff"):
         validate_submission(whole | {"training_data_cutoff": "2025-02-30"})
+
+
+def test_an_entry_keeps_each_querys_gold_rank_aligned_to_its_sorted_query_ids():
+    entry = ranked_entry("m:none", {"address": [3, 0, 1, 12]})
+    validate_submission(entry)
+    ids = [f"address-{i:05d}" for i in range(4)]
+    assert entry["per_query"] == {
+        "address": {"query_ids_sha256": query_ids_sha256(ids), "gold_rank": [3, 0, 1, 12]}
+    }
+    assert entry["results"]["address"]["mrr_at_10"] == pytest.approx((1 / 3 + 1) / 4)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (
+            lambda pq: pq["address"]["gold_rank"].append(1),
+            "per_query/address/gold_rank: 5 ranks for n_queries 4",
+        ),
+        (lambda pq: pq["address"].update(gold_rank=[3, 0, 1.5, 12]), "per_query/address/gold_rank/2"),
+        (lambda pq: pq["address"].update(gold_rank=[3, 0, 101, 12]), "per_query/address/gold_rank/2"),
+        (
+            lambda pq: pq["address"].update(gold_rank=[1, 0, 1, 12]),
+            "per_query/address/gold_rank: the ranks give",
+        ),
+        (lambda pq: pq.update(broaden=pq["address"]), "per_query/broaden: no results for broaden"),
+    ],
+)
+def test_per_query_data_must_be_bounded_and_agree_with_the_figures(mutate, message):
+    entry = ranked_entry("m:none", {"address": [3, 0, 1, 12]})
+    mutate(entry["per_query"])
+    with pytest.raises(SubmissionError, match=re.escape(message)):
+        validate_submission(entry)
+    del entry["n_queries"]
+    with pytest.raises(SubmissionError, match="n_queries"):
+        validate_submission(entry)

@@ -86,7 +86,9 @@ def test_score_cli_writes_valid_results_and_leaderboard_renders(small_release, t
     entry = json.loads(out.read_text())
     validate_submission(entry)
     assert (out.with_suffix("") / "mteb" / "RatioAddress.json").exists()
-    assert "bm25:unigram" in capsys.readouterr().out
+    assert len(entry["per_query"]["address"]["gold_rank"]) == entry["n_queries"]["address"] == 2
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "bm25:unigram" in printed and "95% bootstrap CI over queries, 1,000 resamples, seed 0" in printed
     md, png = tmp_path / "board.md", tmp_path / "board.png"
     assert main(["leaderboard", str(tmp_path / "res"), "--markdown", str(md), "--plot", str(png)]) == 0
     assert "| 1 | bm25\\:unigram | test |" in md.read_text()

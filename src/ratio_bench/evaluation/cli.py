@@ -40,21 +40,25 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def results_table(entries: list[dict], title: str):
+    """Entries' figures (%), each with its bootstrap interval beneath it when the entry has per-query data
+    (computed here, at display time, from the entry's gold ranks), the bootstrap's settings as the caption."""
     from rich.markup import escape
     from rich.table import Table
 
     from ratio_bench.core.relations import RELATIONS
+    from ratio_bench.evaluation.leaderboard import interval_note, relation_figures, terminal_figure
 
-    t = Table(title=title)
+    bare = [entry_label(e) for e in entries if not e.get("per_query")]
+    caption = "" if len(bare) == len(entries) else interval_note()
+    if bare and caption:
+        caption += f" No per-query data (no interval): {', '.join(bare)}."
+    t = Table(title=title, caption=escape(caption) or None)
     t.add_column("model setup")
     for rel in RELATIONS:
         for _, short in TABLE_METRICS:
             t.add_column(f"{rel[:4].capitalize()} {short}", justify="right")
     for e in entries:
-        cells = []
-        for rel in RELATIONS:
-            m = e["results"].get(rel)
-            cells += [f"{100 * m[k]:.1f}" if m else "-" for k, _ in TABLE_METRICS]
+        cells = [terminal_figure(text) for rel in RELATIONS for text in relation_figures(e, rel)]
         t.add_row(escape(entry_label(e)), *cells)
     return t
 
@@ -309,18 +313,24 @@ def render_board(
     from ratio_bench.evaluation import leaderboard as lb
 
     console = report_console()
+    if args.trend and not any(lb.snapshot_entries(r) for r in board.releases):
+        raise lb.LeaderboardError(f"--trend {args.trend}: {source} has {lb.NO_SNAPSHOTS}")
     clean_only = getattr(args, "clean_only", False)
     for release in board.releases if clean_only else ():
         console.print(lb.terminal_clean_table(release))
     for release in () if clean_only else board.releases:
         rows = [
             {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'), lb.entry_detail(e))))})",
-             "results": e["results"]}
+             "results": e["results"], **({"per_query": e["per_query"]} if "per_query" in e else {})}
             for e in release.entries
         ]  # fmt: skip
         console.print(results_table(rows, lb.terminal_text(f"Leaderboard {release.title} (%)")))
         for table in lb.terminal_relation_tables(release):
             console.print(table)
+        if lb.bare_note(release):
+            console.print(lb.terminal_text(lb.bare_note(release)))
+    if board.releases:
+        console.print(lb.terminal_text(lb.TIE_NOTE))
     if clean_only or lb.has_snapshots(board):
         console.print(lb.terminal_text(lb.LEGEND))
     for r in board.rejected:
@@ -339,6 +349,9 @@ def render_board(
     if args.html:
         with atomic_open(args.html, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(lb.leaderboard_html(board, extra=html_extra, clean_only=clean_only))
+    if args.trend:
+        with atomic_open(args.trend, "wb") as fh:
+            fh.write(lb.trend_png(board))
     if board.rejected and args.strict:
         raise lb.LeaderboardError(
             f"--strict: {len(board.rejected)} result file(s) under {source} rejected (listed above); "
@@ -541,6 +554,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"bars per relation panel of --plot (default: {PLOT_TOP})",
     )
     p.add_argument("--html", type=Path, help="also write a self-contained HTML page (sortable, filterable)")
+    p.add_argument(
+        "--trend",
+        type=Path,
+        metavar="FILE.png",
+        help="also plot MRR@10 per test snapshot (test_YYYY_MM) per model, with intervals and training cut-offs",
+    )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
     p.add_argument(
         "--clean-only",

@@ -97,6 +97,9 @@ class ScoreResult:
     run_scores: dict[str, dict[str, list[float]]] = field(
         default_factory=dict, repr=False
     )  # aligned with runs
+    # relation -> query id -> the gold's rank in the run (1-based; 0: not in the top 100): with one gold per query
+    # every metric is a function of it, so the entry keeps these for the bootstrap (evaluation.uncertainty)
+    gold_ranks: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
 
 def score(
@@ -128,19 +131,37 @@ def score(
         sc, idx = retriever.search(rel, q.ids, q.texts, top_k, rows)
         runs[rel] = {qid: [data.corpus_ids[j] for j in row] for qid, row in zip(q.ids, idx, strict=True)}
         run_scores[rel] = {qid: [float(x) for x in row] for qid, row in zip(q.ids, sc, strict=True)}
-    calls, hits = cache.misses - misses_before, cache.hits - hits_before
-    metrics, counts = {}, {}
-    for rel, (qids, _, golds) in data.queries.items():
+    result = result_of_runs(setup.name, runs, data.queries, ks)
+    return replace(
+        result,
+        seconds=time.perf_counter() - start,
+        encode_calls=cache.misses - misses_before,
+        cache_hits=cache.hits - hits_before,
+        runs=runs if keep_runs else {},
+        run_scores=run_scores if keep_runs else {},
+    )
+
+
+def result_of_runs(
+    model: str,
+    runs: dict[str, dict[str, list[str]]],
+    queries: dict[str, Queries],
+    ks: Sequence[int] = DEFAULT_KS,
+) -> ScoreResult:
+    """Runs (relation -> query id -> ranked candidate ids) against the mined gold: each relation's metrics,
+    query count and the gold's rank per query (timing, cache counts and the runs themselves are the caller's)."""
+    metrics, counts, ranks = {}, {}, {}
+    for rel, (qids, _, golds) in queries.items():
         counts[rel] = len(qids)
         if qids:
             metrics[rel] = evaluate_run(runs[rel], {q: {g} for q, g in zip(qids, golds, strict=True)}, ks)
-    return ScoreResult(
-        setup.name,
-        metrics,
-        counts,
-        time.perf_counter() - start,
-        calls,
-        hits,
-        runs if keep_runs else {},
-        run_scores if keep_runs else {},
-    )
+            ranks[rel] = {q: gold_rank(runs[rel].get(q, []), g) for q, g in zip(qids, golds, strict=True)}
+    return ScoreResult(model, metrics, counts, 0.0, gold_ranks=ranks)
+
+
+def gold_rank(ranked: Sequence[str], gold: str) -> int:
+    """Where ``gold`` is in ``ranked`` (1-based), 0 when it was not retrieved."""
+    try:
+        return ranked.index(gold) + 1
+    except ValueError:
+        return 0

@@ -9,6 +9,11 @@ in. :func:`leaderboard_html` returns the whole page as one string, so ``ratio le
 server's ``/leaderboard`` can serve the same bytes. An entry read from a leaderboard results repository carries a
 ``provenance`` mark (``verified`` by a worker, or ``self-reported``) set by the loader, never by the file (the
 schema has no such field); the tables then show it and the page filters on it.
+
+Every figure is shown with its bootstrap interval and adjacent ranks that a paired test cannot tell apart are
+shown tied (``=3``), both from the entry's per-query gold ranks (:mod:`ratio_bench.evaluation.uncertainty`); an
+entry without them shows bare figures and is never tied. The trend (:func:`trend_png`) follows MRR@10 over the
+release's test snapshots (splits named by period, :mod:`ratio_bench.core.snapshots`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import unicodedata
 import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +36,8 @@ from ratio_bench import __version__
 from ratio_bench.core.cutoffs import LEGEND, MARKS, entry_clean
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.core.snapshots import is_snapshot, parse_split
+from ratio_bench.core.snapshots import Period, is_snapshot, parse_split
+from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.metrics import AGREEMENTS
 from ratio_bench.evaluation.results import (
     MAIN_SCORE,
@@ -313,14 +319,51 @@ def mean_score(entry: dict[str, Any]) -> float:
     return sum(m[MAIN_SCORE] for m in entry["results"].values()) / len(entry["results"])
 
 
-def ranked(release: ReleaseEntries) -> list[tuple[int, dict[str, Any]]]:
-    """(rank within its split, entry) for every entry of a release, in table order."""
-    out, rank, previous = [], 0, None
+@dataclass(frozen=True)
+class Rank:
+    """A row's place within its split; ``tied``: a paired test cannot tell it from a neighbour, and a tied
+    group shares its first row's place (``=3``, ``=3``, then ``5``)."""
+
+    position: int
+    tied: bool = False
+
+    def __str__(self) -> str:
+        return f"={self.position}" if self.tied else str(self.position)
+
+
+TIE_NOTE = (
+    f"=k: a tie, the row cannot be told from its neighbour: a paired bootstrap of per-query MRR@10 on the same "
+    f"queries (the main table: its mean over the relations) finds no difference (p >= {uncertainty.ALPHA}); "
+    "rows without per-query data are never tied."
+)
+
+
+def interval_note(settings: uncertainty.Bootstrap = uncertainty.DEFAULT) -> str:
+    return f"Figures: value [low-high], the {settings.note}."
+
+
+def ranked(release: ReleaseEntries, relation: str | None = None) -> list[tuple[Rank, dict[str, Any]]]:
+    """(rank within its split, entry) for every entry of a release, in table order. Neighbours whose ranking
+    figure (``relation``'s MRR@10, or the mean over an entry's relations) differs inside the noise are tied
+    (:func:`uncertainty.compare`); neighbours scored on different relations never are."""
+    out: list[tuple[Rank, dict[str, Any]]] = []
     for entry in release.entries:
-        rank = rank + 1 if entry["split"] == previous else 1
-        previous = entry["split"]
-        out.append((rank, entry))
+        if not out or out[-1][1]["split"] != entry["split"]:
+            out.append((Rank(1), entry))
+            continue
+        above_rank, above = out[-1]
+        if _tied(above, entry, relation):
+            out[-1] = (Rank(above_rank.position, True), above)
+            out.append((Rank(above_rank.position, True), entry))
+        else:
+            out.append((Rank(sum(e["split"] == entry["split"] for _, e in out) + 1), entry))
     return out
+
+
+def _tied(a: dict[str, Any], b: dict[str, Any], relation: str | None) -> bool:
+    if relation is None and set(a["results"]) != set(b["results"]):
+        return False
+    return uncertainty.compare(a, b, relation or sorted(a["results"])).tied
 
 
 def entry_detail(entry: dict[str, Any]) -> str:
@@ -342,23 +385,53 @@ def has_details(release: ReleaseEntries) -> bool:
     return any(entry_detail(e) for e in release.entries)
 
 
-def relation_ranked(release: ReleaseEntries, relation: str) -> list[tuple[int, dict[str, Any]]]:
+def relation_ranked(release: ReleaseEntries, relation: str) -> list[tuple[Rank, dict[str, Any]]]:
     """(rank, entry) of every entry scored on ``relation``, by that relation's MRR@10 within each split: the
     board where a specialist scored on one relation competes (the main ranking puts full entries first)."""
     entries = sorted(
         (e for e in release.entries if relation in e["results"]),
         key=lambda e: (split_key(e["split"]), -e["results"][relation][MAIN_SCORE]),
     )
-    return ranked(ReleaseEntries(release.name, release.version, release.manifest_sha256, tuple(entries)))
+    return ranked(
+        ReleaseEntries(release.name, release.version, release.manifest_sha256, tuple(entries)), relation
+    )
 
 
-def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None]]:
-    """(relation, value) for each table column, None where the entry has no such relation."""
+def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None, str]]:
+    """(relation, value, shown text) for each table column; None and "-" where the entry has no such
+    relation."""
     return [
-        (rel, entry["results"][rel][key] if rel in entry["results"] else None)
+        (rel, entry["results"][rel][key] if rel in entry["results"] else None, text)
         for rel in RELATIONS
-        for key, _ in TABLE_METRICS
+        for key, text in zip((k for k, _ in TABLE_METRICS), relation_figures(entry, rel), strict=True)
     ]
+
+
+def relation_figures(entry: dict[str, Any], relation: str) -> list[str]:
+    """The table's figures of one relation as shown: ``14.5 [12.9-16.1]`` (%, with the bootstrap interval),
+    the bare figure without per-query data, "-" when the entry did not score the relation."""
+    values = entry["results"].get(relation)
+    if values is None:
+        return ["-"] * len(TABLE_METRICS)
+    bounds = uncertainty.intervals(entry, relation, [key for key, _ in TABLE_METRICS])
+    return [figure_text(values[key], bounds.get(key)) for key, _ in TABLE_METRICS]
+
+
+def figure_text(value: float | None, bounds: uncertainty.Interval | None) -> str:
+    if bounds is None:
+        return percent(value)
+    return f"{percent(value)} [{100 * bounds.low:.1f}-{100 * bounds.high:.1f}]"
+
+
+def without_per_query(release: ReleaseEntries) -> list[str]:
+    """The rows whose figures have no interval (and are never tied): entries without per-query data."""
+    return [entry_label(e) for e in release.entries if set(e["results"]) - set(e.get("per_query", {}))]
+
+
+def bare_note(release: ReleaseEntries) -> str:
+    """The line under a release's table naming its rows without per-query data ("" when there are none)."""
+    bare = without_per_query(release)
+    return f"No per-query data (figures without an interval, never tied): {', '.join(bare)}." if bare else ""
 
 
 JUDGED_SHOWN = (("mrr", "MRR"), ("precision", "P"))  # of each agreement's metrics, the ones the table shows
@@ -588,9 +661,15 @@ def terminal_relation_tables(release: ReleaseEntries) -> list[Any]:
             t.add_column(short, justify="right")
         for rank, e in rows:
             text = [str(rank), entry_label(e)] + [entry_detail(e)] * detailed + [split_text(e)]
-            t.add_row(*map(terminal_text, text), *(percent(e["results"][rel][k]) for k, _ in TABLE_METRICS))
+            t.add_row(*map(terminal_text, text), *map(terminal_figure, relation_figures(e, rel)))
         tables.append(t)
     return tables
+
+
+def terminal_figure(text: str) -> str:
+    """A figure for a narrow console column: the interval on a second line, dimmed."""
+    value, _, bounds = text.partition(" ")
+    return value + (f"\n[dim]{terminal_text(bounds)}[/dim]" if bounds else "")
 
 
 # --- Markdown -------------------------------------------------------------------------------------------------
@@ -609,6 +688,10 @@ def leaderboard_markdown(board: Board) -> str:
         "",
         f"{markdown_text(board.summary)}. Metrics in %; ranked by "
         "MRR@10 averaged over the relations (entries scored on all relations first), only against entries of the same release build and split.",
+        "",
+        markdown_text(interval_note()),
+        "",
+        markdown_text(TIE_NOTE),
         *(["", markdown_text(LEGEND)] if has_snapshots(board) else []),
     ]
     for release in board.releases:
@@ -619,7 +702,9 @@ def leaderboard_markdown(board: Board) -> str:
             cells = [str(rank), markdown_text(entry_label(entry))]
             cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
             cells += [markdown_text(provenance_text(entry) or "")] * marked
-            lines.append(_md_row(cells + [percent(v) for _, v in metric_cells(entry)]))
+            lines.append(_md_row(cells + [markdown_text(text) for *_, text in metric_cells(entry)]))
+        if bare_note(release):
+            lines += ["", markdown_text(bare_note(release))]
         lines += _md_relation_boards(release, detailed)
         judged = judged_rows(release)
         if judged:
@@ -661,7 +746,7 @@ def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
         for rank, entry in rows:
             cells = [str(rank), markdown_text(entry_label(entry))]
             cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
-            lines.append(_md_row(cells + [percent(entry["results"][rel][key]) for key, _ in TABLE_METRICS]))
+            lines.append(_md_row(cells + [markdown_text(t) for t in relation_figures(entry, rel)]))
     return lines
 
 
@@ -680,15 +765,7 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
     """MRR@10 as horizontal bars, one panel per relation of each release build, its ``top`` entries by that
     relation (full names on the bars' axis, best at the top), so the picture stays legible at 100 entries: the
     height grows with the bars, never the labels' crowding. Returns the matplotlib figure."""
-    try:
-        import matplotlib
-    except ImportError as e:
-        raise PlottingUnavailable(
-            "plotting needs matplotlib: pip install 'ratio-bench[eval]' (or leave out --plot)"
-        ) from e
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot("--plot")
     panels = [
         (release, rel, relation_ranked(release, rel)[:top]) for release in board.releases for rel in RELATIONS
     ]
@@ -700,27 +777,49 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
     for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
         labels = [plain_text(f"{rank}. {entry_label(e)} ({split_text(e)})") for rank, e in rows]
         values = [100 * e["results"][rel][MAIN_SCORE] for _, e in rows]
-        ax.barh(range(len(rows)), values, height=0.7, color="#4c72b0")
+        bounds = [uncertainty.interval(e, rel) for _, e in rows]
+        spread = [
+            [v - 100 * b.low if b else 0 for v, b in zip(values, bounds, strict=True)],
+            [100 * b.high - v if b else 0 for v, b in zip(values, bounds, strict=True)],
+        ]
+        ax.barh(range(len(rows)), values, height=0.7, color="#4c72b0", xerr=spread, ecolor="#333333")
         ax.set_yticks(range(len(rows)), labels, fontsize=9, parse_math=False)
         ax.invert_yaxis()  # rank 1 at the top
-        for y, v in enumerate(values):
-            ax.text(v, y, f" {v:.1f}", va="center", fontsize=8)
+        for y, (v, up) in enumerate(zip(values, spread[1], strict=True)):
+            ax.text(v + up, y, f" {v:.1f}", va="center", fontsize=8)
         where = f"{release.name} {release.version} ({release.manifest_sha256[:SHORT_SHA]})" if release else ""
         ax.set_title(
-            plain_text(f"{rel}: top {len(rows)} by MRR@10, {where}"),
+            plain_text(f"{rel}: top {len(rows)} by MRR@10 (bars: {uncertainty.DEFAULT.note}), {where}"),
             fontsize=10,
             loc="left",
             parse_math=False,
         )
         ax.set_xlabel("MRR@10 (%)", fontsize=9)
-        ax.set_xlim(0, max(values, default=1) * 1.15 or 1)
+        ax.set_xlim(0, max((v + s for v, s in zip(values, spread[1], strict=True)), default=1) * 1.15 or 1)
     fig.tight_layout()
     return fig
 
 
+def _pyplot(flag: str) -> Any:
+    """matplotlib's pyplot on the Agg backend (no display), or PlottingUnavailable naming the install."""
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise PlottingUnavailable(
+            f"plotting needs matplotlib: pip install 'ratio-bench[eval]' (or leave out {flag})"
+        ) from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def plot_png(board: Board, top: int = PLOT_TOP) -> bytes:
     """:func:`plot_figure` as PNG bytes (reproducible: no software or date metadata)."""
-    fig = plot_figure(board, top)  # first: without matplotlib it is a PlottingUnavailable
+    return _png_bytes(plot_figure(board, top))  # the figure first: without matplotlib, PlottingUnavailable
+
+
+def _png_bytes(fig: Any) -> bytes:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
@@ -729,6 +828,123 @@ def plot_png(board: Board, top: int = PLOT_TOP) -> bytes:
         fig.savefig(buf, format="png", dpi=120, metadata={"Software": None})
     plt.close(fig)
     return buf.getvalue()
+
+
+# --- trend over test snapshots ----------------------------------------------------------------------------------
+
+NO_SNAPSHOTS = (
+    "no entries on test snapshot splits (test_YYYY_MM or test_YYYYqN); score models on the release's snapshot "
+    "splits (ratio score --split test_YYYY_MM)"
+)
+CUTOFF_NOTE = "dashed line: the model's training-data cut-off (its colour)"
+
+
+def snapshot_entries(release: ReleaseEntries) -> list[tuple[Period, dict[str, Any]]]:
+    """The release's entries scored on a test snapshot, with its period (other splits are not in the trend)."""
+    return [(period, e) for e in release.entries if (period := parse_split(e["split"])) is not None]
+
+
+def training_cutoff(entry: dict[str, Any]) -> date | None:
+    """The entry's ``training_data_cutoff`` as a date (``YYYY-MM``: the month's first day), None if unknown."""
+    text = entry.get("training_data_cutoff")
+    for candidate in (text, f"{text}-01") if isinstance(text, str) else ():
+        try:
+            return date.fromisoformat(candidate)
+        except ValueError:
+            continue
+    return None
+
+
+def trend_figure(board: Board) -> Any:
+    """MRR@10 per test snapshot, one panel per relation of each release build: one line per model over the
+    periods in time order, its 95% bootstrap interval a shaded band, its training-data cut-off a dashed line in
+    its colour (a snapshot after the cut-off holds papers the model cannot have seen). A model keeps its colour
+    across panels."""
+    panels = [
+        (release, rel, [(p, e) for p, e in snapshot_entries(release) if rel in e["results"]])
+        for release in board.releases
+        for rel in RELATIONS
+    ]
+    panels = [panel for panel in panels if panel[2]]
+    if not panels:
+        raise LeaderboardError(NO_SNAPSHOTS)
+    plt = _pyplot("--trend")
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    labels = sorted({entry_label(e) for *_, rows in panels for _, e in rows})
+    palette = plt.get_cmap("tab10" if len(labels) <= 10 else "tab20").colors
+    colour = {label: palette[i % len(palette)] for i, label in enumerate(labels)}
+    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 3.6 * len(panels)), squeeze=False)
+    for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
+        periods = sorted({p for p, _ in rows})
+        by_model: dict[str, dict[Period, dict[str, Any]]] = {}
+        for period, e in rows:  # one point per model and period: the entry the board lists last
+            by_model.setdefault(entry_label(e), {})[period] = e
+        handles = []
+        for label in sorted(by_model):
+            points = sorted(by_model[label].items())
+            x = [_middle(p) for p, _ in points]
+            y = [100 * e["results"][rel][MAIN_SCORE] for _, e in points]
+            ax.plot(x, y, marker="o", color=colour[label])
+            bounds = [uncertainty.interval(e, rel) for _, e in points]
+            if all(bounds):
+                ax.fill_between(
+                    x,
+                    [100 * b.low for b in bounds],
+                    [100 * b.high for b in bounds],
+                    color=colour[label],
+                    alpha=0.2,
+                )
+            cutoff = next(filter(None, (training_cutoff(e) for _, e in points)), None)
+            shown = _cutoff_text(cutoff, periods)
+            if cutoff is not None and periods[0].start <= cutoff <= periods[-1].end:
+                ax.axvline(cutoff, color=colour[label], linestyle="--", linewidth=1)
+            handles.append(
+                Line2D([], [], color=colour[label], marker="o", label=plain_text(f"{label} ({shown})"))
+            )
+        handles += [
+            Patch(color="grey", alpha=0.2, label=uncertainty.DEFAULT.note),
+            Line2D([], [], color="grey", linestyle="--", label=CUTOFF_NOTE),
+        ]
+        ax.set_xticks([_middle(p) for p in periods], [p.label for p in periods], fontsize=8)
+        ax.set_ylabel("MRR@10 (%)", fontsize=9)
+        ax.set_title(
+            plain_text(
+                f"{rel}: MRR@10 per test snapshot, {release.name} {release.version} "
+                f"({release.manifest_sha256[:SHORT_SHA]})"
+            ),
+            fontsize=10,
+            loc="left",
+            parse_math=False,
+        )
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    fig.tight_layout()
+    return fig
+
+
+def _cutoff_text(cutoff: date | None, periods: list[Period]) -> str:
+    """The legend's word on a cut-off; one outside the snapshots is said, not drawn (it would squeeze the axis)."""
+    if cutoff is None:
+        return "cut-off unknown"
+    where = (
+        ", before the first snapshot"
+        if cutoff < periods[0].start
+        else ", after the last snapshot"
+        if cutoff > periods[-1].end
+        else ""
+    )
+    return f"cut-off {cutoff.isoformat()}{where}"
+
+
+def _middle(period: Period) -> date:
+    return period.start + (period.end - period.start) / 2
+
+
+def trend_png(board: Board) -> bytes:
+    """:func:`trend_figure` as PNG bytes (reproducible, like :func:`plot_png`); LeaderboardError without
+    snapshot entries."""
+    return _png_bytes(trend_figure(board))
 
 
 # --- HTML -----------------------------------------------------------------------------------------------------
@@ -826,6 +1042,10 @@ def leaderboard_html(
         plot = None if clean_only else plot_png(board)
     except PlottingUnavailable:
         plot = None
+    try:
+        trend = trend_png(board)
+    except LeaderboardError:  # no snapshot entries, or no matplotlib (the plot's paragraph says so)
+        trend = None
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -841,6 +1061,7 @@ def leaderboard_html(
         f"<p>{html_text(board.summary)}. Metrics in %; ranked by "
         "MRR@10 averaged over the relations (entries scored on all relations first), only against entries of the same release build and split. "
         "Click a column header to sort.</p>",
+        f"<p>{html_text(interval_note())} {html_text(TIE_NOTE)}</p>",
         *([f"<p>{html_text(CLEAN_NOTE)}</p>"] if clean_only else []),
         *([f"<p>{html_text(LEGEND)}</p>"] if has_snapshots(board) or clean_only else []),
         _filters(board),
@@ -856,6 +1077,14 @@ def leaderboard_html(
         )
     elif not clean_only:
         parts.append("<p>(No plot: matplotlib is not installed.)</p>")
+    if trend is not None:
+        parts += [
+            "<h2>Trend over test snapshots</h2>",
+            '<figure><img alt="MRR@10 per test snapshot for every model, one panel per relation" '
+            f'src="data:image/png;base64,{base64.b64encode(trend).decode("ascii")}">'
+            f"<figcaption>MRR@10 per snapshot (%), {html_text(uncertainty.DEFAULT.note)} as the band; "
+            f"{html_text(CUTOFF_NOTE)}</figcaption></figure>",
+        ]
     if board.rejected:
         parts += [
             "<h2>Rejected files</h2>",
@@ -921,7 +1150,7 @@ def _release_section(release: ReleaseEntries) -> str:
     rows = []
     for rank, entry in ranked(release):
         cells = [
-            f'<td class="num" data-value="{rank}">{rank}</td>',
+            f'<td class="num" data-value="{rank.position}">{rank}</td>',
             f"<td>{html_text(entry_label(entry))}</td>",
             *[f"<td>{html_text(entry_detail(entry))}</td>"] * detailed,
             f"<td>{html_text(split_text(entry))}</td>",
@@ -929,8 +1158,8 @@ def _release_section(release: ReleaseEntries) -> str:
         cells += [f"<td>{html_text(provenance_text(entry) or '')}</td>"] * marked
         cells += [
             f'<td class="num" data-relation="{rel}" data-value="{"" if v is None else repr(float(v))}">'
-            f"{percent(v)}</td>"
-            for rel, v in metric_cells(entry)
+            f"{html_text(text)}</td>"
+            for rel, v, text in metric_cells(entry)
         ]
         status = html_text(entry.get("provenance", {}).get("status", ""))
         rows.append(
@@ -949,6 +1178,7 @@ def _release_section(release: ReleaseEntries) -> str:
             *rows,
             "</tbody>",
             "</table>",
+            *([f"<p>{html_text(bare_note(release))}</p>"] if bare_note(release) else []),
             *_html_relation_boards(release, detailed),
             *_judged_table(release),
             "</section>",
@@ -972,9 +1202,7 @@ def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
             + f'<td class="num">{rank}</td><td>{html_text(entry_label(entry))}</td>'
             + f"<td>{html_text(entry_detail(entry))}</td>" * detailed
             + f"<td>{html_text(split_text(entry))}</td>"
-            + "".join(
-                f'<td class="num">{percent(entry["results"][rel][key])}</td>' for key, _ in TABLE_METRICS
-            )
+            + "".join(f'<td class="num">{html_text(text)}</td>' for text in relation_figures(entry, rel))
             + "</tr>"
             for rank, entry in rows
         ]

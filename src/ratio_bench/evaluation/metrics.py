@@ -70,3 +70,22 @@ def evaluate_run(
         for name, value in query_metrics(run.get(qid, ()), relevant, ks).items():
             total[name] = total.get(name, 0.0) + value
     return {name: value / len(qrels) for name, value in sorted(total.items())}
+
+
+def gold_rank_metric(name: str, rank: int) -> float:
+    """Metric ``name`` (``mrr_at_10``...) of a query with one gold candidate at ``rank`` (1-based; 0: not
+    retrieved). With one gold per query every metric is a function of that rank alone (:func:`query_metrics`
+    gives the same numbers), which is why an entry can keep one rank per query instead of its run, and the
+    bootstrap (``evaluation.uncertainty``) can resample ranks instead of queries."""
+    kind, _, k_text = name.rpartition("_at_")
+    k = int(k_text)
+    hit = 1 <= rank <= k
+    if kind in ("recall", "hit_rate"):
+        return 1.0 if hit else 0.0
+    if kind == "precision":
+        return 1.0 / k if hit else 0.0
+    if kind in ("mrr", "map"):
+        return 1.0 / rank if hit else 0.0
+    if kind == "ndcg":
+        return 1.0 / math.log2(rank + 1) if hit else 0.0
+    raise ValueError(f"unknown metric {name!r}")

@@ -4,10 +4,17 @@ A leaderboard entry records the model setup, the release it was scored on (name,
 checksum, so numbers from different builds are never mixed) and per-relation metrics in [0, 1]. Entries from
 other parties are untrusted: :func:`validate_submission` checks them, including what JSON Schema cannot say
 (Python's ``json`` reads ``NaN`` and ``Infinity``, which compare as neither below 0 nor above 1).
+
+An entry also keeps ``per_query``: per relation, the gold's rank for each query (aligned to the sorted query
+ids, whose SHA-256 it records). That is the data, not a conclusion: the confidence intervals and paired tests of
+:mod:`ratio_bench.evaluation.uncertainty` are computed from it wherever a figure is shown, so the bootstrap's
+settings live in one place, a submission cannot carry intervals its ranks do not support, and changing the
+number of resamples needs no re-scoring.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -22,6 +29,7 @@ from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.dataset.release import manifest_sha256, split_hashes
+from ratio_bench.evaluation.metrics import gold_rank_metric
 
 if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
     from ratio_bench.evaluation.evaluate import ScoreResult
@@ -83,6 +91,8 @@ def leaderboard_entry(
     }
     if cutoff and is_snapshot(split):
         entry["clean"] = cutoffs.is_clean(cutoff, split)
+    if result.gold_ranks:
+        entry["per_query"] = per_query(result.gold_ranks)
     if submitter:
         entry["submitter"] = submitter
     if tuned_for:
@@ -99,6 +109,22 @@ def _split_identity(manifest: dict[str, Any], split: str) -> dict[str, Any]:
     an append, so the board can show this entry under the newer version too."""
     hashes = split_hashes(manifest)
     return {"split_sha256": hashes[split], "split_hashes": hashes} if split in hashes else {}
+
+
+def per_query(gold_ranks: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
+    """Each relation's gold ranks in the order of its sorted query ids, with those ids' hash: two entries on
+    the same queries carry the same hash, and their i-th ranks are one query's (the paired test's alignment),
+    without the entry naming the queries (a few bytes per query)."""
+    out = {}
+    for rel, ranks in gold_ranks.items():
+        ids = sorted(ranks)
+        out[rel] = {"query_ids_sha256": query_ids_sha256(ids), "gold_rank": [ranks[q] for q in ids]}
+    return out
+
+
+def query_ids_sha256(ids: list[str]) -> str:
+    """SHA-256 of the sorted query ids, one per line (UTF-8)."""
+    return hashlib.sha256("\n".join(sorted(ids)).encode("utf-8")).hexdigest()
 
 
 SUBMITTER = re.compile(r"[A-Za-z0-9._@+-]+( [A-Za-z0-9._@+()-]+)*")  # the schema's pattern
@@ -237,6 +263,7 @@ def validate_submission(entry: Any) -> None:
         )
     _check_judged(entry)
     _check_cutoff(entry)
+    _check_per_query(entry)
 
 
 def _check_cutoff(entry: dict[str, Any]) -> None:
@@ -257,6 +284,31 @@ def _check_cutoff(entry: dict[str, Any]) -> None:
             f"invalid submission at clean: {entry['clean']} does not follow from training_data_cutoff "
             f"{entry.get('training_data_cutoff')} and split {entry['split']}"
         )
+
+
+# A stored figure is rounded to 6 decimals; its mean over ranks may differ by that rounding and float error.
+PER_QUERY_TOLERANCE = 2e-6
+
+
+def _check_per_query(entry: dict[str, Any]) -> None:
+    """What the schema cannot say: one rank per scored query, and ranks that give the entry's own figures
+    (else an interval would be drawn around numbers its data does not support)."""
+    for rel, block in entry.get("per_query", {}).items():
+        where = f"invalid submission at per_query/{rel}"
+        if rel not in entry["results"]:
+            raise SubmissionError(f"{where}: no results for {rel} to go with it")
+        ranks, scored = block["gold_rank"], entry.get("n_queries", {}).get(rel)
+        if scored != len(ranks):
+            raise SubmissionError(f"{where}/gold_rank: {len(ranks)} ranks for n_queries {scored}")
+        histogram: dict[int, int] = {}
+        for r in ranks:
+            histogram[r] = histogram.get(r, 0) + 1
+        for name, value in entry["results"][rel].items():
+            mean = sum(n * gold_rank_metric(name, r) for r, n in histogram.items()) / len(ranks)
+            if abs(mean - value) > PER_QUERY_TOLERANCE:
+                raise SubmissionError(
+                    f"{where}/gold_rank: the ranks give {name} {mean:.6f}, the results say {value}"
+                )
 
 
 def _check_judged(entry: dict[str, Any]) -> None:
