@@ -756,6 +756,12 @@ CASES = [
         1,
     ),
     (
+        "score-snapshots-of-a-release-without-any",
+        ["score", "--model", "bm25", "--dataset", "{release}", "--split", "snapshots"],
+        ["--split snapshots", "no test snapshots", "snapshots:"],
+        2,
+    ),
+    (
         "append-release-without-snapshots",
         ["dataset", "append", "--dataset", "{release}", "--corpus", "{corpus}", "--version", "9"],
         ["no snapshot splits", "snapshots:"],

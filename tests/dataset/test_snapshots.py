@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.helpers.cli import run_ratio
+from tests.helpers.cli import assert_user_error, run_ratio
 from tests.helpers.dataset import SNAPSHOTS, build_snapshots, snapshot_records
 
 from ratio_bench.dataset.check import check_release
@@ -167,3 +167,21 @@ def test_load_dataset_and_score_a_snapshot(snap_release, tmp_path):
         "train",
         "validation",
     ]
+
+
+def test_score_every_snapshot_in_one_call_and_refuse_a_file_as_the_folder(snap_release, tmp_path):
+    """``--split snapshots``: one entry per snapshot, in a folder; a file given as that folder is refused first."""
+    _, root = snap_release
+    out = tmp_path / "snaps"
+    run = run_ratio("score", "--model", "bm25", "--dataset", root, "--split", "snapshots", "--out", out)
+    assert run.code == 0, run.err
+    snapshots = Release.open(root).snapshots
+    assert sorted(p.name for p in out.glob("*.json")) == [f"{s}.json" for s in snapshots]
+    for split, recorded in snapshots.items():
+        entry = json.loads((out / f"{split}.json").read_text())
+        assert entry["split"] == split and entry["dataset"]["split_sha256"] == recorded["sha256"]
+    mine = tmp_path / "mine.json"
+    mine.write_text("{}")
+    bad = run_ratio("score", "--model", "bm25", "--dataset", root, "--split", "snapshots", "--out", mine)
+    assert_user_error(bad, "--out", "give a folder", code=2)
+    assert mine.read_text() == "{}"

@@ -81,7 +81,40 @@ def _results_paths(out: Path | None, models: list[str]) -> list[Path]:
     return paths
 
 
+SNAPSHOTS = "snapshots"  # --split snapshots: every test snapshot of the release, one entry per split
+
+
 def cmd_score(args: argparse.Namespace) -> int:
+    """One split, or (``--split snapshots``) each of the release's snapshots in time order, with ``--out`` a
+    folder that gets ``<split>.json`` per snapshot (``<split>-<model>.json`` for several models)."""
+    if args.split != SNAPSHOTS:
+        return _score_split(args)
+    from ratio_bench.dataset.release import Release
+    from ratio_bench.evaluation.results import check_results_path
+    from ratio_bench.retrieval.registry import resolve
+
+    splits = list(Release.open(args.dataset).snapshots)
+    if not splits:
+        raise UsageError(
+            f"--split snapshots: {args.dataset} has no test snapshots; build it with a `snapshots:` block in its "
+            "config (README: Snapshots)"
+        )
+    if args.out is not None and (args.out.suffix or args.out.is_file()):
+        raise UsageError(f"--out {args.out}: with --split snapshots, give a folder (one entry per snapshot)")
+    runs = [
+        argparse.Namespace(**{**vars(args), "split": split, "out": args.out and args.out / f"{split}.json"})
+        for split in splits
+    ]
+    names = [resolve(ref, args.setup, trust_remote_code=args.trust_remote_code).name for ref in args.model]
+    for run in runs:  # every path checked before minutes of scoring
+        for out in _results_paths(run.out, names):
+            check_results_path(out)
+    for run in runs:
+        _score_split(run)
+    return 0
+
+
+def _score_split(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import report_console, write_json
     from ratio_bench.evaluation.evaluate import load_split, sample_queries
     from ratio_bench.evaluation.results import (
@@ -476,7 +509,8 @@ def _add_scoring_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--split",
         default="test",
-        help="train, validation, test, silver or one of the release's snapshots, e.g. test_2026_03 (default: test)",
+        help="train, validation, test, silver, one of the release's snapshots (e.g. test_2026_03), or snapshots: "
+        "each of them, --out a folder (default: test)",
     )
     p.add_argument("--relations", nargs="+", default=list(RELATIONS), choices=list(RELATIONS))
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
