@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from tests.helpers.cli import assert_user_error
 from tests.leaderboard.conftest import REQUESTS, RESULTS, USER
 
@@ -77,3 +78,34 @@ def test_submission_checks_refuse_before_queuing(board, tiny_models):
     assert_user_error(board.submit("org/tiny", "--max-params", "1000"), "parameters, over the cap of 1,000")
     assert board.requests() == {}  # nothing was queued
     assert not (tiny_models["remote-code"].parent / "remote-code-ran").exists()
+
+
+@pytest.mark.slow  # ~25-60 s (a worker scores test and three snapshots); make test-all runs it
+def test_a_worker_scores_every_snapshot_as_a_verified_entry(board, tiny_models, tmp_path):
+    """On a release with test snapshots, the job scores test and each snapshot; the provenance binds them all,
+    so each snapshot score is verified on the board (and marked clean against the submitter's cut-off)."""
+    from tests.helpers.dataset import build_snapshots, snapshot_records
+
+    from ratio_bench.dataset.release import Release
+
+    release = tmp_path / "snap-release"
+    build_snapshots(tmp_path / "snap-work", snapshot_records(), release)
+    snapshots = list(Release.open(release).snapshots)
+    sha = board.publish("org/tiny", tiny_models["good"])
+    assert board.submit("org/tiny", "--setup", "generic", "--training-cutoff", "2022-01-31").code == 0
+    work = board.worker(release, "--once", "--worker-id", "w1")
+    assert work.code == 0, work.err
+    folder = f"org/tiny/{sha}/generic"
+    results = board.files(RESULTS)
+    provenance = json.loads(results[f"{folder}/provenance.json"])
+    assert sorted(provenance["entries"]) == sorted(f"{s}.json" for s in ["test", *snapshots])
+    clean = {s: json.loads(results[f"{folder}/{s}.json"])["clean"] for s in snapshots}
+    assert clean == {s: s != "test_2022_01" for s in snapshots}  # January holds the cut-off
+    md = tmp_path / "board.md"
+    assert board.ratio("leaderboard", "--from", RESULTS, "--markdown", md).code == 0
+    rows = [
+        line
+        for line in md.read_text(encoding="utf-8").split("\n### ")[0].splitlines()
+        if "test\\_2022" in line
+    ]
+    assert len(rows) == len(snapshots) and all("verified" in row for row in rows), rows

@@ -3,8 +3,8 @@
 The worker runs each claimed request here, so that a stranger's model that hangs, exhausts memory or crashes the
 interpreter costs one request, not the worker: the worker kills the job at its deadline (before its lease ends)
 and dies with it (the job is killed when its worker is). The job downloads the model at the pinned commit (configs,
-tokenizers and safetensors only), repeats the submission checks on those files, scores the release's test split
-(and silver when it has queries) through :func:`ratio_bench.evaluation.cli.score_entry`, the code of ``ratio
+tokenizers and safetensors only), repeats the submission checks on those files, scores the release's test split,
+each of its test snapshots (a living benchmark's verified scores are per snapshot) and silver when it has queries through :func:`ratio_bench.evaluation.cli.score_entry`, the code of ``ratio
 score``, and writes under OUT: ``<split>.json`` (the leaderboard entry), ``mteb/<split>/<Task>.json`` and
 ``runs/<split>/`` (the saved run). A failure writes one line to ``OUT/failure.txt`` and exits 1.
 """
@@ -19,7 +19,6 @@ from pathlib import Path
 
 FAILURE = "failure.txt"
 SUMMARY = "job.json"
-SPLITS = ("test", "silver")
 SUBMITTER = "stated by the submitter (ratio leaderboard submit --training-cutoff)"
 
 
@@ -72,7 +71,7 @@ def run_job(
     )
     cache = EmbeddingCache(cache_dir)
     summary = {"seconds": {}, "n_queries": {}}
-    for split in SPLITS:
+    for split in job_splits(dataset):
         try:
             data = load_split(dataset, split)
         except DatasetError:
@@ -91,6 +90,14 @@ def run_job(
         summary["seconds"][split] = round(result.seconds, 3)
         summary["n_queries"][split] = result.n_queries
     write_json(out / SUMMARY, summary)
+
+
+def job_splits(dataset: Path) -> tuple[str, ...]:
+    """What a job scores: test, the release's snapshots in time order (each a verified entry of its own, so a
+    submission is marked clean or not per snapshot), then silver."""
+    from ratio_bench.dataset.release import Release
+
+    return ("test", *Release.open(dataset).snapshots, "silver")
 
 
 def one_line(exc: BaseException) -> str:

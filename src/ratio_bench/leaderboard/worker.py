@@ -164,12 +164,12 @@ def result_files(request: Request, opts: WorkerOptions, out: Path) -> tuple[str,
         for p in sorted(out.rglob("*"))
         if p.is_file() and p.name != SUMMARY
     }
-    entries = {
+    summary = json.loads((out / SUMMARY).read_bytes())
+    entries = {  # one per split the job scored (test, each snapshot, silver)
         name: hashlib.sha256(data).hexdigest()
         for path, data in files.items()
-        if (name := path[len(folder) + 1 :]) in {f"{s}.json" for s in ("test", "silver")}
+        if (name := path[len(folder) + 1 :]) in {f"{s}.json" for s in summary["seconds"]}
     }
-    summary = json.loads((out / SUMMARY).read_bytes())
     provenance = {
         "schema": PROVENANCE_SCHEMA,
         "worker": opts.worker_id,
