@@ -185,3 +185,22 @@ def test_score_every_snapshot_in_one_call_and_refuse_a_file_as_the_folder(snap_r
     bad = run_ratio("score", "--model", "bm25", "--dataset", root, "--split", "snapshots", "--out", mine)
     assert_user_error(bad, "--out", "give a folder", code=2)
     assert mine.read_text() == "{}"
+
+
+def test_a_month_without_any_test_pair_is_listed_as_left_out_not_skipped(tmp_path):
+    """A gap in the corpus (no February paper) leaves a hole in the monthly series: the card says why."""
+    records = [r for r in snapshot_records() if r["id"] != "s/feb"]
+    build_snapshots(tmp_path, records, tmp_path / "ratio")
+    manifest = json.loads((tmp_path / "ratio" / "manifest.json").read_text())
+    assert "test_2022_02" not in manifest["snapshots"]
+    gap = [e for e in manifest["snapshots_left_out"] if e["split"] == "test_2022_02"]
+    assert gap == [
+        {
+            "period": "2022-02",
+            "split": "test_2022_02",
+            "relation": None,
+            "reason": "no test pair is dated in this period",
+            "available": 0,
+        }
+    ]
+    assert "2022-02: no test pair is dated in this period" in (tmp_path / "ratio" / "README.md").read_text()
