@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo search-demo leaderboard-demo test test-all wheel-check lint bench bench-unified clean llama judge-server browser models screenshot
+.PHONY: install demo search-demo leaderboard-demo snapshot-scores board test test-all wheel-check lint bench bench-unified clean llama judge-server browser models screenshot
 
 install: $(VENV)/.installed
 
@@ -92,6 +92,27 @@ screenshot: install
 # release into models/dev. Resumable: re-run after an interruption. Several hours on a 2-core CPU (see each file).
 models: install
 	$(VENV)/bin/ratio train all --dir training/dev --dataset ratio --out models/dev
+
+# The living benchmark on the dev release (needs ./ratio from make demo; the unified model from make search-demo):
+# BM25, MiniLM, mpnet and the unified dev model scored on every monthly test snapshot into $(SNAPSHOT_SCORES), then
+# the board with 95% intervals and ties, the trend picture and the drift analysis. ~25 min on an idle 2-core CPU
+# (mpnet ~15 of them); a re-run reuses the embedding cache and replaces only its own entries.
+SNAPSHOT_SCORES ?= eval/results/dev-0.2/snapshots
+UNIFIED_MODEL := models/dev/$(UNIFIED)/best
+snapshot-scores: install
+	$(VENV)/bin/ratio score --model bm25 --dataset ratio --split snapshots --out $(SNAPSHOT_SCORES)/bm25
+	$(VENV)/bin/ratio score --model all-MiniLM-L6-v2:generic --dataset ratio --split snapshots \
+		--out $(SNAPSHOT_SCORES)/all-MiniLM-L6-v2-generic
+	$(VENV)/bin/ratio score --model all-mpnet-base-v2:generic --dataset ratio --split snapshots \
+		--out $(SNAPSHOT_SCORES)/all-mpnet-base-v2-generic
+	$(VENV)/bin/ratio score --model $(UNIFIED_MODEL) --training-cutoff 2024-06-30 --dataset ratio \
+		--split snapshots --out $(SNAPSHOT_SCORES)/$(UNIFIED)
+	$(MAKE) board
+
+# eval/leaderboard.{md,png,html} and eval/trend.png from every entry under eval/results.
+board: install
+	$(VENV)/bin/ratio leaderboard eval/results --markdown eval/leaderboard.md --plot eval/leaderboard.png \
+		--html eval/leaderboard.html --trend eval/trend.png --strict
 
 lint: install
 	$(VENV)/bin/ruff check .

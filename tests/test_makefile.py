@@ -55,3 +55,17 @@ def test_search_demo_trains_a_move_aware_model_and_indexes_the_test_split_with_i
     assert "negatives: across" in text and "relation: all" in text  # the unified model, across-move negatives
     args = build_parser().parse_args(index)
     assert args.split == "test" and args.model == [f"{build_parser().parse_args(train).out}/best"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+def test_snapshot_scores_and_board_commands_parse_and_cover_every_snapshot():
+    lines = _dry_run("snapshot-scores") + _dry_run("board")
+    commands = [
+        build_parser().parse_args(shlex.split(line)[1:])
+        for line in lines
+        if line.startswith(".venv/bin/ratio ")
+    ]
+    scores = [c for c in commands if c.func.__name__ == "cmd_score"]
+    assert len(scores) == 4 and all(c.split == "snapshots" for c in scores)
+    (board,) = [c for c in commands if c.func.__name__ == "cmd_leaderboard"]
+    assert board.trend is not None and board.strict
