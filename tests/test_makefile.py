@@ -67,5 +67,5 @@ def test_snapshot_scores_and_board_commands_parse_and_cover_every_snapshot():
     ]
     scores = [c for c in commands if c.func.__name__ == "cmd_score"]
     assert len(scores) == 4 and all(c.split == "snapshots" for c in scores)
-    (board,) = [c for c in commands if c.func.__name__ == "cmd_leaderboard"]
+    (board,) = [c for c in commands if c.func.__name__ == "cmd_board"]
     assert board.trend is not None and board.strict
