@@ -21,14 +21,9 @@ from tests.helpers.corpus import shared_record, write_jsonl
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.config import load_config
-from ratio_bench.evaluation.leaderboard import (
-    Board,
-    group_releases,
-    judged_rows,
-    leaderboard_markdown,
-    metric_cells,
-    parse_entry,
-)
+from ratio_bench.evaluation.board_cells import judged_rows, metric_cells
+from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+from ratio_bench.evaluation.leaderboard import Board, group_releases, parse_entry
 from ratio_bench.serve import candidates
 from ratio_bench.serve.index import build_index, load_index
 

@@ -13,13 +13,10 @@ import pytest
 from markdown_it import MarkdownIt
 from tests.helpers.cli import assert_user_error, run_ratio
 
-from ratio_bench.evaluation.leaderboard import (
-    CONTENT_SECURITY_POLICY,
-    leaderboard_html,
-    leaderboard_markdown,
-    load_board,
-    read_entry,
-)
+from ratio_bench.evaluation.board_html import leaderboard_html
+from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
+from ratio_bench.evaluation.leaderboard import load_board, read_entry
 from ratio_bench.evaluation.results import SubmissionError, validate_submission
 
 SHA_A, SHA_B = "a" * 64, "b" * 64
@@ -377,7 +374,7 @@ def test_the_plot_stays_legible_at_60_entries(tmp_path):
     off, and the picture is taller with more bars instead of a wide strip."""
     import warnings
 
-    from ratio_bench.evaluation.leaderboard import PLOT_TOP, plot_figure, plot_png
+    from ratio_bench.evaluation.board_plots import PLOT_TOP, plot_figure, plot_png
 
     folder = tmp_path / "results"
     for i in range(60):
@@ -469,7 +466,7 @@ def snapshot_results(tmp_path: Path) -> Path:
 
 def test_snapshot_scores_are_marked_contaminated_not_hidden(snapshot_results, tmp_path):
     from ratio_bench.core.cutoffs import LEGEND
-    from ratio_bench.evaluation.leaderboard import markdown_text
+    from ratio_bench.evaluation.escaping import markdown_text
 
     board = load_board(snapshot_results)
     assert not board.rejected and len(board.releases[0].entries) == 7
@@ -596,7 +593,7 @@ def snapshot_board() -> Any:
 def test_the_trend_follows_each_model_over_the_snapshots_with_its_band_and_cutoff():
     from matplotlib.collections import PolyCollection
 
-    from ratio_bench.evaluation.leaderboard import trend_figure, trend_png
+    from ratio_bench.evaluation.board_plots import trend_figure, trend_png
 
     board = snapshot_board()
     fig = trend_figure(board)
@@ -614,7 +611,8 @@ def test_the_trend_follows_each_model_over_the_snapshots_with_its_band_and_cutof
 
 
 def test_no_trend_without_snapshot_entries(tmp_path):
-    from ratio_bench.evaluation.leaderboard import LeaderboardError, trend_png
+    from ratio_bench.evaluation.board_plots import trend_png
+    from ratio_bench.evaluation.leaderboard import LeaderboardError
 
     with pytest.raises(LeaderboardError, match=r"no entries on test snapshot splits .*\(ratio score --split"):
         trend_png(tie_board(tmp_path))

@@ -12,7 +12,8 @@ import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
 from tests.helpers.judged import JUDGED_CORPUS, JUDGED_QUERIES, JUDGED_RUNS, write_judged_release
 
-from ratio_bench.evaluation.leaderboard import leaderboard_markdown, load_board
+from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+from ratio_bench.evaluation.leaderboard import load_board
 from ratio_bench.evaluation.pool import JudgedPool, PoolError, judged_scores
 
 WORDS = {"p1@v1/candidate": {"good", "nice"}, "p2@v1/candidate": {"good", "fine"}}

@@ -7,7 +7,10 @@ import json
 import pytest
 from tests.helpers.cli import run_ratio
 
-from ratio_bench.evaluation.leaderboard import entry_detail, leaderboard_markdown, load_board, markdown_text
+from ratio_bench.evaluation.board_cells import entry_detail
+from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+from ratio_bench.evaluation.escaping import markdown_text
+from ratio_bench.evaluation.leaderboard import load_board
 from ratio_bench.retrieval.registry import resolve
 
 

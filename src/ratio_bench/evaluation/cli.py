@@ -1,4 +1,4 @@
-"""``ratio models``, ``ratio score``, ``ratio analyze`` and ``ratio leaderboard`` (rendering: ``leaderboard``)."""
+"""``ratio models``, ``ratio score``, ``ratio analyze`` and ``ratio leaderboard`` (rendering: ``board_*``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ratio_bench.core import cutoffs
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.evaluation.leaderboard import PLOT_TOP
+from ratio_bench.evaluation.board_plots import PLOT_TOP
 from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
 
 if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside the commands
@@ -46,7 +46,8 @@ def results_table(entries: list[dict], title: str):
     from rich.table import Table
 
     from ratio_bench.core.relations import RELATIONS
-    from ratio_bench.evaluation.leaderboard import interval_note, relation_figures, terminal_figure
+    from ratio_bench.evaluation.board_cells import interval_note, relation_figures
+    from ratio_bench.evaluation.board_terminal import terminal_figure
 
     bare = [entry_label(e) for e in entries if not e.get("per_query")]
     caption = "" if len(bare) == len(entries) else interval_note()
@@ -332,9 +333,9 @@ def _judged_scores(
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from ratio_bench.evaluation import leaderboard as lb
+    from ratio_bench.evaluation.leaderboard import load_board
 
-    return render_board(lb.load_board(args.results), args, str(args.results))
+    return render_board(load_board(args.results), args, str(args.results))
 
 
 def render_board(
@@ -343,50 +344,55 @@ def render_board(
     """Print ``board`` and write its ``--markdown``/``--plot``/``--html`` (``*_extra``: sections appended, such as
     the leaderboard service's queue); ``source`` names where the entries came from."""
     from ratio_bench.core.io import atomic_open, report_console
-    from ratio_bench.evaluation import leaderboard as lb
+    from ratio_bench.evaluation.board_cells import bare_note, entry_detail
+    from ratio_bench.evaluation.board_html import leaderboard_html
+    from ratio_bench.evaluation.board_markdown import clean_markdown, leaderboard_markdown
+    from ratio_bench.evaluation.board_plots import NO_SNAPSHOTS, plot_png, snapshot_entries, trend_png
+    from ratio_bench.evaluation.board_ranks import TIE_NOTE
+    from ratio_bench.evaluation.board_terminal import terminal_clean_table, terminal_relation_tables
+    from ratio_bench.evaluation.escaping import terminal_text
+    from ratio_bench.evaluation.leaderboard import LeaderboardError, has_snapshots
 
     console = report_console()
-    if args.trend and not any(lb.snapshot_entries(r) for r in board.releases):
-        raise lb.LeaderboardError(f"--trend {args.trend}: {source} has {lb.NO_SNAPSHOTS}")
+    if args.trend and not any(snapshot_entries(r) for r in board.releases):
+        raise LeaderboardError(f"--trend {args.trend}: {source} has {NO_SNAPSHOTS}")
     clean_only = getattr(args, "clean_only", False)
     for release in board.releases if clean_only else ():
-        console.print(lb.terminal_clean_table(release))
+        console.print(terminal_clean_table(release))
     for release in () if clean_only else board.releases:
         rows = [
-            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'), lb.entry_detail(e))))})",
+            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'), entry_detail(e))))})",
              "results": e["results"], **({"per_query": e["per_query"]} if "per_query" in e else {})}
             for e in release.entries
         ]  # fmt: skip
-        console.print(results_table(rows, lb.terminal_text(f"Leaderboard {release.title} (%)")))
-        for table in lb.terminal_relation_tables(release):
+        console.print(results_table(rows, terminal_text(f"Leaderboard {release.title} (%)")))
+        for table in terminal_relation_tables(release):
             console.print(table)
-        if lb.bare_note(release):
-            console.print(lb.terminal_text(lb.bare_note(release)))
+        if bare_note(release):
+            console.print(terminal_text(bare_note(release)))
     if board.releases:
-        console.print(lb.terminal_text(lb.TIE_NOTE))
-    if clean_only or lb.has_snapshots(board):
-        console.print(lb.terminal_text(lb.LEGEND))
+        console.print(terminal_text(TIE_NOTE))
+    if clean_only or has_snapshots(board):
+        console.print(terminal_text(cutoffs.LEGEND))
     for r in board.rejected:
-        console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")
+        console.print(f"[red]rejected[/red] {terminal_text(r.source)}: {terminal_text(r.reason)}")
     console.print(board.summary)
     if args.plot_top < 1:
         raise UsageError(f"--plot-top {args.plot_top}: give at least 1 bar per panel")
     if args.markdown:
         with atomic_open(args.markdown, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(
-                (lb.clean_markdown(board) if clean_only else lb.leaderboard_markdown(board)) + markdown_extra
-            )
+            fh.write((clean_markdown(board) if clean_only else leaderboard_markdown(board)) + markdown_extra)
     if args.plot:
         with atomic_open(args.plot, "wb") as fh:
-            fh.write(lb.plot_png(board, args.plot_top))
+            fh.write(plot_png(board, args.plot_top))
     if args.html:
         with atomic_open(args.html, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(lb.leaderboard_html(board, extra=html_extra, clean_only=clean_only))
+            fh.write(leaderboard_html(board, extra=html_extra, clean_only=clean_only))
     if args.trend:
         with atomic_open(args.trend, "wb") as fh:
-            fh.write(lb.trend_png(board))
+            fh.write(trend_png(board))
     if board.rejected and args.strict:
-        raise lb.LeaderboardError(
+        raise LeaderboardError(
             f"--strict: {len(board.rejected)} result file(s) under {source} rejected (listed above); "
             "fix or remove them"
         )

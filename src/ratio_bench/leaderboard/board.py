@@ -22,6 +22,9 @@ from typing import Any
 from ratio_bench.core.cutoffs import parse_date
 from ratio_bench.core.errors import UsageError
 from ratio_bench.evaluation import leaderboard as lb
+from ratio_bench.evaluation.board_html import leaderboard_html
+from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
+from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_text
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.requests import SHA, Queue, Request, now_utc, parse_time, read_queue
@@ -135,41 +138,41 @@ def queue_table(queue: Queue, now: datetime | None = None):
     """The queue for a terminal (rich), every field escaped."""
     from rich.table import Table
 
-    t = Table(title=lb.terminal_text(f"Queue {queue.repo_id}"))
+    t = Table(title=terminal_text(f"Queue {queue.repo_id}"))
     for head in QUEUE_HEAD:
         t.add_column(head)
     for _, cells in queue_rows(queue, now or now_utc()):
-        t.add_row(*(lb.terminal_text(c) for c in cells))
+        t.add_row(*(terminal_text(c) for c in cells))
     for path, why in queue.rejected:
-        t.add_row("skipped", lb.terminal_text(path), "", "", "", lb.terminal_text(why))
+        t.add_row("skipped", terminal_text(path), "", "", "", terminal_text(why))
     return t
 
 
 def queue_markdown(queue: Queue, now: datetime | None = None) -> str:
     now = now or now_utc()
-    lines = ["", f"## Queue ({lb.markdown_text(queue.repo_id)})", ""]
+    lines = ["", f"## Queue ({markdown_text(queue.repo_id)})", ""]
     lines += [_md_row(QUEUE_HEAD), "|" + "---|" * len(QUEUE_HEAD)]
-    lines += [_md_row([lb.markdown_text(c) for c in cells]) for _, cells in queue_rows(queue, now)]
+    lines += [_md_row([markdown_text(c) for c in cells]) for _, cells in queue_rows(queue, now)]
     if queue.rejected:
         lines += [
             "",
-            "Request files skipped: " + "; ".join(lb.markdown_text(f"{p}: {w}") for p, w in queue.rejected),
+            "Request files skipped: " + "; ".join(markdown_text(f"{p}: {w}") for p, w in queue.rejected),
         ]
     return "\n".join(lines) + "\n"
 
 
 def queue_html(queue: Queue, now: datetime | None = None, form: str = "") -> str:
     now = now or now_utc()
-    parts = [f'<section id="queue"><h2>Queue <small>({lb.html_text(queue.repo_id)})</small></h2>', "<table>"]
+    parts = [f'<section id="queue"><h2>Queue <small>({html_text(queue.repo_id)})</small></h2>', "<table>"]
     parts.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in QUEUE_HEAD) + "</tr></thead><tbody>")
     for status, cells in queue_rows(queue, now):
         parts.append(
-            f'<tr data-status="{status}">' + "".join(f"<td>{lb.html_text(c)}</td>" for c in cells) + "</tr>"
+            f'<tr data-status="{status}">' + "".join(f"<td>{html_text(c)}</td>" for c in cells) + "</tr>"
         )
     parts.append("</tbody></table>")
     if queue.rejected:
         parts.append("<p>Request files skipped:</p><ul>")
-        parts += [f"<li>{lb.html_text(p)}: {lb.html_text(why)}</li>" for p, why in queue.rejected]
+        parts += [f"<li>{html_text(p)}: {html_text(why)}</li>" for p, why in queue.rejected]
         parts.append("</ul>")
     return "\n".join([*parts, form, "</section>"])
 
@@ -185,7 +188,7 @@ SUBMIT_FORM = """<form method="post" action="/leaderboard/submit">
  title="the last day of the model's training data; without it, its snapshot scores are marked unknown"></label>
 <button type="submit">Queue it</button>
 </form>"""
-FORM_POLICY = lb.CONTENT_SECURITY_POLICY.replace("form-action 'none'", "form-action 'self'")
+FORM_POLICY = CONTENT_SECURITY_POLICY.replace("form-action 'none'", "form-action 'self'")
 
 
 @dataclass
@@ -201,7 +204,7 @@ class LiveBoard:
 
     @property
     def policy(self) -> str:
-        return FORM_POLICY if self.allow_submissions else lb.CONTENT_SECURITY_POLICY
+        return FORM_POLICY if self.allow_submissions else CONTENT_SECURITY_POLICY
 
     def page(self) -> str:
         if self._page is None or time.monotonic() - self._built > self.refresh_s:
@@ -213,7 +216,7 @@ class LiveBoard:
         extra = ""
         if self.requests:
             extra = queue_html(read_queue(self.requests), form=SUBMIT_FORM if self.allow_submissions else "")
-        return lb.leaderboard_html(board, extra=extra, policy=self.policy)
+        return leaderboard_html(board, extra=extra, policy=self.policy)
 
     def submit(self, form: dict[str, str]) -> tuple[int, str]:
         """(HTTP status, HTML page) for a submission from the form: the checks of ``ratio leaderboard submit``."""
@@ -238,6 +241,6 @@ class LiveBoard:
 def _message_page(title: str, text: str) -> str:
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>'
-        f"<body><h1>{html.escape(title)}</h1><p>{lb.html_text(text)}</p>"
+        f"<body><h1>{html.escape(title)}</h1><p>{html_text(text)}</p>"
         '<p><a href="/leaderboard">Back to the leaderboard</a></p></body></html>\n'
     )

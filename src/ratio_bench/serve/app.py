@@ -222,11 +222,9 @@ def _add_leaderboard(app: FastAPI, results: Path) -> None:
 
     @app.get("/leaderboard", include_in_schema=False)
     def leaderboard() -> HTMLResponse:
-        from ratio_bench.evaluation.leaderboard import (
-            CONTENT_SECURITY_POLICY,
-            leaderboard_html,
-            load_board,
-        )
+        from ratio_bench.evaluation.board_html import leaderboard_html
+        from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
+        from ratio_bench.evaluation.leaderboard import load_board
 
         return HTMLResponse(
             leaderboard_html(load_board(results)),

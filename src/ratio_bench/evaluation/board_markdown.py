@@ -1,0 +1,123 @@
+"""The board as Markdown: one table per release build, a small table per relation, the judged figures and the
+rejected files; or the clean-snapshot ranking.
+"""
+
+from __future__ import annotations
+
+from ratio_bench.core.cutoffs import LEGEND
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.evaluation.board_cells import (
+    JUDGED_HEAD,
+    JUDGED_NOTE,
+    bare_note,
+    entry_detail,
+    has_details,
+    interval_note,
+    judged_rows,
+    metric_cells,
+    percent,
+    provenance_text,
+    relation_figures,
+    split_text,
+)
+from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
+from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, CLEAN_NOTE, clean_cells, clean_ranking
+from ratio_bench.evaluation.escaping import markdown_text
+from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries, has_provenance, has_snapshots
+from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+
+
+def leaderboard_markdown(board: Board) -> str:
+    """One table per release build (entries ranked within their split), then the rejected files."""
+    marked = has_provenance(board)
+    head = (
+        ["#", "model setup", "split"]
+        + ["provenance"] * marked
+        + [f"{rel} {short}" for rel in RELATIONS for _, short in TABLE_METRICS]
+    )
+    lines = [
+        "# Ratio leaderboard",
+        "",
+        f"{markdown_text(board.summary)}. Metrics in %; ranked by "
+        "MRR@10 averaged over the relations (entries scored on all relations first), only against entries of the same release build and split.",
+        "",
+        markdown_text(interval_note()),
+        "",
+        markdown_text(TIE_NOTE),
+        *(["", markdown_text(LEGEND)] if has_snapshots(board) else []),
+    ]
+    for release in board.releases:
+        detailed = has_details(release)
+        lines += ["", f"## {markdown_text(release.title)}", ""]
+        lines += [_md_row(head[:2] + ["model"] * detailed + head[2:]), "|" + "---|" * (len(head) + detailed)]
+        for rank, entry in ranked(release):
+            cells = [str(rank), markdown_text(entry_label(entry))]
+            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
+            cells += [markdown_text(provenance_text(entry) or "")] * marked
+            lines.append(_md_row(cells + [markdown_text(text) for *_, text in metric_cells(entry)]))
+        if bare_note(release):
+            lines += ["", markdown_text(bare_note(release))]
+        lines += _md_relation_boards(release, detailed)
+        judged = judged_rows(release)
+        if judged:
+            lines += [
+                "",
+                markdown_text(JUDGED_NOTE),
+                "",
+                _md_row(JUDGED_HEAD),
+                "|" + "---|" * len(JUDGED_HEAD),
+            ]
+            lines += [
+                _md_row([markdown_text(t) for t in text] + [percent(v) for v in values])
+                for *_, text, values in judged
+            ]
+    if board.rejected:
+        lines += ["", "## Rejected files", "", _md_row(["file", "reason"]), "|---|---|"]
+        lines += [_md_row([markdown_text(r.source), markdown_text(r.reason)]) for r in board.rejected]
+    return "\n".join(lines) + "\n"
+
+
+def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
+    """One small table per relation: where a specialist is ranked against everything scored on its move."""
+    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + [short for _, short in TABLE_METRICS]
+    lines = []
+    for rel in RELATIONS:
+        rows = relation_ranked(release, rel)
+        if not rows:
+            continue
+        lines += [
+            "",
+            f"### {rel} ({markdown_text(RELATION_NOTE)})",
+            "",
+            _md_row(head),
+            "|" + "---|" * len(head),
+        ]
+        for rank, entry in rows:
+            cells = [str(rank), markdown_text(entry_label(entry))]
+            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
+            lines.append(_md_row(cells + [markdown_text(t) for t in relation_figures(entry, rel)]))
+    return lines
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def clean_markdown(board: Board) -> str:
+    """The clean-snapshot ranking of every release build, as Markdown."""
+    lines = [
+        "# Ratio leaderboard: clean snapshots only",
+        "",
+        markdown_text(CLEAN_NOTE),
+        "",
+        markdown_text(LEGEND),
+    ]
+    for release in board.releases:
+        rows = clean_ranking(release)
+        lines += ["", f"## {markdown_text(release.title)}", ""]
+        if not rows:
+            lines.append("No entries on dated snapshots.")
+            continue
+        lines += [_md_row(CLEAN_HEAD), "|" + "---|" * len(CLEAN_HEAD)]
+        lines += [_md_row([markdown_text(c) for c in clean_cells(rank, row)]) for rank, row in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,214 @@
+"""The board as pictures (matplotlib, the ``eval`` extra): MRR@10 as bars per relation (:func:`plot_png`), and
+the trend of MRR@10 over the release's test snapshots (:func:`trend_png`; splits named by period,
+:mod:`ratio_bench.core.snapshots`), each with its bootstrap interval.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from datetime import date
+from typing import Any
+
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.snapshots import Period, parse_split
+from ratio_bench.evaluation import uncertainty
+from ratio_bench.evaluation.board_cells import split_text
+from ratio_bench.evaluation.board_ranks import relation_ranked
+from ratio_bench.evaluation.escaping import plain_text
+from ratio_bench.evaluation.leaderboard import SHORT_SHA, Board, LeaderboardError, ReleaseEntries
+from ratio_bench.evaluation.results import MAIN_SCORE, entry_label
+
+
+class PlottingUnavailable(LeaderboardError):
+    pass
+
+
+PLOT_TOP = 15  # bars per panel: the top entries of each relation
+_BAR_INCHES = 0.3  # height of one bar's row: a 9-point label fits, so labels never overlap
+
+
+def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
+    """MRR@10 as horizontal bars, one panel per relation of each release build, its ``top`` entries by that
+    relation (full names on the bars' axis, best at the top), so the picture stays legible at 100 entries: the
+    height grows with the bars, never the labels' crowding. Returns the matplotlib figure."""
+    plt = _pyplot("--plot")
+    panels = [
+        (release, rel, relation_ranked(release, rel)[:top]) for release in board.releases for rel in RELATIONS
+    ]
+    panels = [p for p in panels if p[2]] or [(None, "no entries", [])]
+    heights = [max(len(rows), 1) * _BAR_INCHES + 0.9 for *_, rows in panels]
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(11, sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights}
+    )
+    for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
+        labels = [plain_text(f"{rank}. {entry_label(e)} ({split_text(e)})") for rank, e in rows]
+        values = [100 * e["results"][rel][MAIN_SCORE] for _, e in rows]
+        bounds = [uncertainty.interval(e, rel) for _, e in rows]
+        spread = [
+            [v - 100 * b.low if b else 0 for v, b in zip(values, bounds, strict=True)],
+            [100 * b.high - v if b else 0 for v, b in zip(values, bounds, strict=True)],
+        ]
+        ax.barh(range(len(rows)), values, height=0.7, color="#4c72b0", xerr=spread, ecolor="#333333")
+        ax.set_yticks(range(len(rows)), labels, fontsize=9, parse_math=False)
+        ax.invert_yaxis()  # rank 1 at the top
+        for y, (v, up) in enumerate(zip(values, spread[1], strict=True)):
+            ax.text(v + up, y, f" {v:.1f}", va="center", fontsize=8)
+        where = f"{release.name} {release.version} ({release.manifest_sha256[:SHORT_SHA]})" if release else ""
+        ax.set_title(
+            plain_text(f"{rel}: top {len(rows)} by MRR@10 (bars: {uncertainty.DEFAULT.note}), {where}"),
+            fontsize=10,
+            loc="left",
+            parse_math=False,
+        )
+        ax.set_xlabel("MRR@10 (%)", fontsize=9)
+        ax.set_xlim(0, max((v + s for v, s in zip(values, spread[1], strict=True)), default=1) * 1.15 or 1)
+    fig.tight_layout()
+    return fig
+
+
+def _pyplot(flag: str) -> Any:
+    """matplotlib's pyplot on the Agg backend (no display), or PlottingUnavailable naming the install."""
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise PlottingUnavailable(
+            f"plotting needs matplotlib: pip install 'ratio-bench[eval]' (or leave out {flag})"
+        ) from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_png(board: Board, top: int = PLOT_TOP) -> bytes:
+    """:func:`plot_figure` as PNG bytes (reproducible: no software or date metadata)."""
+    return _png_bytes(plot_figure(board, top))  # the figure first: without matplotlib, PlottingUnavailable
+
+
+def _png_bytes(fig: Any) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    with warnings.catch_warnings():  # a name in a script the font lacks draws boxes; that is not an error
+        warnings.filterwarnings("ignore", message="Glyph .* missing")
+        fig.savefig(buf, format="png", dpi=120, metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+# --- trend over test snapshots ----------------------------------------------------------------------------------
+
+NO_SNAPSHOTS = (
+    "no entries on test snapshot splits (test_YYYY_MM or test_YYYYqN); score models on the release's snapshot "
+    "splits (ratio score --split test_YYYY_MM)"
+)
+CUTOFF_NOTE = "dashed line: the model's training-data cut-off (its colour)"
+
+
+def snapshot_entries(release: ReleaseEntries) -> list[tuple[Period, dict[str, Any]]]:
+    """The release's entries scored on a test snapshot, with its period (other splits are not in the trend)."""
+    return [(period, e) for e in release.entries if (period := parse_split(e["split"])) is not None]
+
+
+def training_cutoff(entry: dict[str, Any]) -> date | None:
+    """The entry's ``training_data_cutoff`` as a date (``YYYY-MM``: the month's first day), None if unknown."""
+    text = entry.get("training_data_cutoff")
+    for candidate in (text, f"{text}-01") if isinstance(text, str) else ():
+        try:
+            return date.fromisoformat(candidate)
+        except ValueError:
+            continue
+    return None
+
+
+def trend_figure(board: Board) -> Any:
+    """MRR@10 per test snapshot, one panel per relation of each release build: one line per model over the
+    periods in time order, its 95% bootstrap interval a shaded band, its training-data cut-off a dashed line in
+    its colour (a snapshot after the cut-off holds papers the model cannot have seen). A model keeps its colour
+    across panels."""
+    panels = [
+        (release, rel, [(p, e) for p, e in snapshot_entries(release) if rel in e["results"]])
+        for release in board.releases
+        for rel in RELATIONS
+    ]
+    panels = [panel for panel in panels if panel[2]]
+    if not panels:
+        raise LeaderboardError(NO_SNAPSHOTS)
+    plt = _pyplot("--trend")
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    labels = sorted({entry_label(e) for *_, rows in panels for _, e in rows})
+    palette = plt.get_cmap("tab10" if len(labels) <= 10 else "tab20").colors
+    colour = {label: palette[i % len(palette)] for i, label in enumerate(labels)}
+    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 3.6 * len(panels)), squeeze=False)
+    for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
+        periods = sorted({p for p, _ in rows})
+        by_model: dict[str, dict[Period, dict[str, Any]]] = {}
+        for period, e in rows:  # one point per model and period: the entry the board lists last
+            by_model.setdefault(entry_label(e), {})[period] = e
+        handles = []
+        for label in sorted(by_model):
+            points = sorted(by_model[label].items())
+            x = [_middle(p) for p, _ in points]
+            y = [100 * e["results"][rel][MAIN_SCORE] for _, e in points]
+            ax.plot(x, y, marker="o", color=colour[label])
+            bounds = [uncertainty.interval(e, rel) for _, e in points]
+            if all(bounds):
+                ax.fill_between(
+                    x,
+                    [100 * b.low for b in bounds],
+                    [100 * b.high for b in bounds],
+                    color=colour[label],
+                    alpha=0.2,
+                )
+            cutoff = next(filter(None, (training_cutoff(e) for _, e in points)), None)
+            shown = _cutoff_text(cutoff, periods)
+            if cutoff is not None and periods[0].start <= cutoff <= periods[-1].end:
+                ax.axvline(cutoff, color=colour[label], linestyle="--", linewidth=1)
+            handles.append(
+                Line2D([], [], color=colour[label], marker="o", label=plain_text(f"{label} ({shown})"))
+            )
+        handles += [
+            Patch(color="grey", alpha=0.2, label=uncertainty.DEFAULT.note),
+            Line2D([], [], color="grey", linestyle="--", label=CUTOFF_NOTE),
+        ]
+        ax.set_xticks([_middle(p) for p in periods], [p.label for p in periods], fontsize=8)
+        ax.set_ylabel("MRR@10 (%)", fontsize=9)
+        ax.set_title(
+            plain_text(
+                f"{rel}: MRR@10 per test snapshot, {release.name} {release.version} "
+                f"({release.manifest_sha256[:SHORT_SHA]})"
+            ),
+            fontsize=10,
+            loc="left",
+            parse_math=False,
+        )
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    fig.tight_layout()
+    return fig
+
+
+def _cutoff_text(cutoff: date | None, periods: list[Period]) -> str:
+    """The legend's word on a cut-off; one outside the snapshots is said, not drawn (it would squeeze the axis)."""
+    if cutoff is None:
+        return "cut-off unknown"
+    where = (
+        ", before the first snapshot"
+        if cutoff < periods[0].start
+        else ", after the last snapshot"
+        if cutoff > periods[-1].end
+        else ""
+    )
+    return f"cut-off {cutoff.isoformat()}{where}"
+
+
+def _middle(period: Period) -> date:
+    return period.start + (period.end - period.start) / 2
+
+
+def trend_png(board: Board) -> bytes:
+    """:func:`trend_figure` as PNG bytes (reproducible, like :func:`plot_png`); LeaderboardError without
+    snapshot entries."""
+    return _png_bytes(trend_figure(board))
