@@ -134,7 +134,7 @@ def _filters(board: Board) -> str:
     releases = [(r.manifest_sha256, r.title) for r in board.releases]
     return (
         "<p>"
-        f'<label>ReleaseEntries <select id="filter-release">{_options(releases)}</select></label>'
+        f'<label>Release <select id="filter-release">{_options(releases)}</select></label>'
         f'<label>Split <select id="filter-split">{_options([(s, s) for s in splits])}</select></label>'
         f'<label>Relation <select id="filter-relation">{_options([(r, r) for r in RELATIONS])}</select></label>'
         + (
