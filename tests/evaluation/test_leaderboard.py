@@ -476,6 +476,7 @@ def test_snapshot_scores_are_marked_contaminated_not_hidden(snapshot_results, tm
     assert markdown_text(LEGEND) in text and "| test |" in text  # the whole test split has no mark
     page = leaderboard_html(board)
     assert 'id="filter-clean"' in page and 'data-clean="contaminated"' in page
+    assert '<label>Release <select id="filter-release">' in page
 
 
 def test_clean_only_ranks_models_on_their_clean_snapshots_weighted_by_queries(snapshot_results, tmp_path):
