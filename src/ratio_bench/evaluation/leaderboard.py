@@ -507,18 +507,26 @@ CLEAN_NOTE = (
 )
 
 
+def model_key(entry: dict[str, Any]) -> tuple[str, str, str]:
+    """What the board tells apart as one model across splits: its weights' fingerprint, its row name (model and
+    setup, the relation it was tuned for) and the provenance of its entries."""
+    return (
+        entry.get("model_fingerprint", ""),
+        entry_label(entry),
+        entry.get("provenance", {}).get("status", ""),
+    )
+
+
 def clean_ranking(release: ReleaseEntries) -> list[tuple[int | None, CleanRow]]:
     """(rank or None, row) per model scored on the release's snapshots, ranked on its clean snapshots only.
 
-    A model is what the board tells apart: its weights' fingerprint, its row name (model and setup, the relation
-    it was tuned for) and the provenance of its entries. A snapshot entry without a query count for a relation
+    A model is what the board tells apart (:func:`model_key`). A snapshot entry without a query count for a relation
     cannot be weighted and is not counted for it.
     """
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for e in release.entries:
         if is_snapshot(e["split"]):
-            key = (e.get("model_fingerprint", ""), entry_label(e), e.get("provenance", {}).get("status", ""))
-            groups.setdefault(key, []).append(e)
+            groups.setdefault(model_key(e), []).append(e)
     rows = []
     for entries in groups.values():
         clean = [e for e in entries if entry_clean(e) is True]
@@ -765,7 +773,7 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
     """MRR@10 as horizontal bars, one panel per relation of each release build, its ``top`` entries by that
     relation (full names on the bars' axis, best at the top), so the picture stays legible at 100 entries: the
     height grows with the bars, never the labels' crowding. Returns the matplotlib figure."""
-    plt = _pyplot("--plot")
+    plt = pyplot("--plot")
     panels = [
         (release, rel, relation_ranked(release, rel)[:top]) for release in board.releases for rel in RELATIONS
     ]
@@ -800,7 +808,7 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
     return fig
 
 
-def _pyplot(flag: str) -> Any:
+def pyplot(flag: str) -> Any:
     """matplotlib's pyplot on the Agg backend (no display), or PlottingUnavailable naming the install."""
     try:
         import matplotlib
@@ -816,10 +824,10 @@ def _pyplot(flag: str) -> Any:
 
 def plot_png(board: Board, top: int = PLOT_TOP) -> bytes:
     """:func:`plot_figure` as PNG bytes (reproducible: no software or date metadata)."""
-    return _png_bytes(plot_figure(board, top))  # the figure first: without matplotlib, PlottingUnavailable
+    return png_bytes(plot_figure(board, top))  # the figure first: without matplotlib, PlottingUnavailable
 
 
-def _png_bytes(fig: Any) -> bytes:
+def png_bytes(fig: Any) -> bytes:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
@@ -868,7 +876,7 @@ def trend_figure(board: Board) -> Any:
     panels = [panel for panel in panels if panel[2]]
     if not panels:
         raise LeaderboardError(NO_SNAPSHOTS)
-    plt = _pyplot("--trend")
+    plt = pyplot("--trend")
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -944,7 +952,7 @@ def _middle(period: Period) -> date:
 def trend_png(board: Board) -> bytes:
     """:func:`trend_figure` as PNG bytes (reproducible, like :func:`plot_png`); LeaderboardError without
     snapshot entries."""
-    return _png_bytes(trend_figure(board))
+    return png_bytes(trend_figure(board))
 
 
 # --- HTML -----------------------------------------------------------------------------------------------------
