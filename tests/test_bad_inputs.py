@@ -812,12 +812,17 @@ CASES = [
         ["--model", "drop --model"],
         2,
     ),
-    ("drift-with-split", ["analyze", "drift", "--split", "test", "--dataset", "{tmp}"], ["--split"], 2),
-    ("oracle-without-model", ["analyze", "oracle", "--dataset", "{tmp}"], ["--model"], 2),
+    (
+        "drift-with-split",
+        ["analyze", "drift", "--split", "test", "--dataset", "{tmp}"],
+        ["--split", "drop --split"],
+        2,
+    ),
+    ("oracle-without-model", ["analyze", "oracle", "--dataset", "{tmp}"], ["--model", "needs the models"], 2),
     (
         "overlap-with-results",
         ["analyze", "overlap", "--model", "bm25", "--results", "{tmp}"],
-        ["--results"],
+        ["--results", "only `ratio analyze drift`"],
         2,
     ),
 ]
