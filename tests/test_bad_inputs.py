@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.entries import ranked_entry
 
 
 def fixture_files(tmp: Path) -> dict[str, Path]:
@@ -78,7 +79,13 @@ def fixture_files(tmp: Path) -> dict[str, Path]:
     ):
         (tmp / f"{name}.yaml").write_text(f"release: {{name: r, version: '1'}}\n{rest}snapshots: {block}\n")
     (tmp / "judge-list.yaml").write_text("silver: {judge: [temperature, 0]}\n", encoding="utf-8")
+    # analyze drift: an entry on a snapshot the release does not have (scored on another release)
+    snapentries = tmp / "snapentries"
+    snapentries.mkdir()
+    entry = ranked_entry("bm25", {"address": [1, 0, 2]}, split="test_2022_01")
+    (snapentries / "test_2022_01.json").write_text(json.dumps(entry), encoding="utf-8")
     return {
+        "snapentries": snapentries,
         "corpus": corpus,
         "surrogates": surrogates,
         "name_bomb": name_bomb,
@@ -773,6 +780,50 @@ CASES = [
         ["leaderboard", "{mine}", "--trend", "{tmp}/trend.png"],
         ["--trend", "trend.png", "no entries on test snapshot splits", "ratio score --split test_YYYY_MM"],
         1,
+    ),
+    # analyze drift
+    (
+        "drift-no-entries",
+        ["analyze", "drift", "--dataset", "{release}", "--results", "{mine}"],
+        ["--results", "ratio score --split snapshots --out DIR"],
+        1,
+    ),
+    (
+        "drift-another-release",
+        ["analyze", "drift", "--dataset", "{release}", "--results", "{snapentries}"],
+        ["--results", "results of another release build", "no snapshot test_2022_01"],
+        1,
+    ),
+    (
+        "drift-missing-results",
+        ["analyze", "drift", "--dataset", "{release}", "--results", "{tmp}/none"],
+        ["--results", "none", "no such file or folder"],
+        1,
+    ),
+    (
+        "drift-not-release",
+        ["analyze", "drift", "--dataset", "{mine}", "--results", "{snapentries}"],
+        ["--dataset", "not a Ratio release"],
+        1,
+    ),
+    (
+        "drift-with-model",
+        ["analyze", "drift", "--model", "bm25", "--dataset", "{tmp}"],
+        ["--model", "drop --model"],
+        2,
+    ),
+    (
+        "drift-with-split",
+        ["analyze", "drift", "--split", "test", "--dataset", "{tmp}"],
+        ["--split", "drop --split"],
+        2,
+    ),
+    ("oracle-without-model", ["analyze", "oracle", "--dataset", "{tmp}"], ["--model", "needs the models"], 2),
+    (
+        "overlap-with-results",
+        ["analyze", "overlap", "--model", "bm25", "--results", "{tmp}"],
+        ["--results", "only `ratio analyze drift`"],
+        2,
     ),
 ]
 

@@ -32,7 +32,7 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
     """MRR@10 as horizontal bars, one panel per relation of each release build, its ``top`` entries by that
     relation (full names on the bars' axis, best at the top), so the picture stays legible at 100 entries: the
     height grows with the bars, never the labels' crowding. Returns the matplotlib figure."""
-    plt = _pyplot("--plot")
+    plt = pyplot("--plot")
     panels = [
         (release, rel, relation_ranked(release, rel)[:top]) for release in board.releases for rel in RELATIONS
     ]
@@ -67,7 +67,7 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
     return fig
 
 
-def _pyplot(flag: str) -> Any:
+def pyplot(flag: str) -> Any:
     """matplotlib's pyplot on the Agg backend (no display), or PlottingUnavailable naming the install."""
     try:
         import matplotlib
@@ -83,10 +83,10 @@ def _pyplot(flag: str) -> Any:
 
 def plot_png(board: Board, top: int = PLOT_TOP) -> bytes:
     """:func:`plot_figure` as PNG bytes (reproducible: no software or date metadata)."""
-    return _png_bytes(plot_figure(board, top))  # the figure first: without matplotlib, PlottingUnavailable
+    return png_bytes(plot_figure(board, top))  # the figure first: without matplotlib, PlottingUnavailable
 
 
-def _png_bytes(fig: Any) -> bytes:
+def png_bytes(fig: Any) -> bytes:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
@@ -135,7 +135,7 @@ def trend_figure(board: Board) -> Any:
     panels = [panel for panel in panels if panel[2]]
     if not panels:
         raise LeaderboardError(NO_SNAPSHOTS)
-    plt = _pyplot("--trend")
+    plt = pyplot("--trend")
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -211,4 +211,4 @@ def _middle(period: Period) -> date:
 def trend_png(board: Board) -> bytes:
     """:func:`trend_figure` as PNG bytes (reproducible, like :func:`plot_png`); LeaderboardError without
     snapshot entries."""
-    return _png_bytes(trend_figure(board))
+    return png_bytes(trend_figure(board))

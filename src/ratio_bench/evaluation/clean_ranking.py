@@ -12,7 +12,7 @@ from ratio_bench.core.cutoffs import MARKS, entry_clean
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation.board_cells import entry_detail, percent
-from ratio_bench.evaluation.leaderboard import ReleaseEntries
+from ratio_bench.evaluation.leaderboard import ReleaseEntries, model_key
 from ratio_bench.evaluation.results import MAIN_SCORE, entry_label
 
 
@@ -46,15 +46,13 @@ CLEAN_NOTE = (
 def clean_ranking(release: ReleaseEntries) -> list[tuple[int | None, CleanRow]]:
     """(rank or None, row) per model scored on the release's snapshots, ranked on its clean snapshots only.
 
-    A model is what the board tells apart: its weights' fingerprint, its row name (model and setup, the relation
-    it was tuned for) and the provenance of its entries. A snapshot entry without a query count for a relation
-    cannot be weighted and is not counted for it.
+    A model is what the board tells apart (:func:`leaderboard.model_key`). A snapshot entry without a query count
+    for a relation cannot be weighted and is not counted for it.
     """
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for e in release.entries:
         if is_snapshot(e["split"]):
-            key = (e.get("model_fingerprint", ""), entry_label(e), e.get("provenance", {}).get("status", ""))
-            groups.setdefault(key, []).append(e)
+            groups.setdefault(model_key(e), []).append(e)
     rows = []
     for entries in groups.values():
         clean = [e for e in entries if entry_clean(e) is True]

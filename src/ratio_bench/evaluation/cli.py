@@ -409,8 +409,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from ratio_bench.retrieval.registry import resolve
 
     console = report_console()
+    _check_analysis_args(args)
     if args.out:
         _check_analysis_out(args.out, args.analysis)
+    if args.analysis == "drift":
+        return _drift(args, console)
     data = load_split(args.dataset, args.split, args.relations)
     cache = EmbeddingCache(args.cache_dir)
     if args.analysis == "move-sensitivity":
@@ -448,6 +451,61 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             console.print("plot skipped: matplotlib is not installed")
     if args.out:
         write_json(args.out, {ANALYSIS_KEY: args.analysis, **report})
+    return 0
+
+
+DRIFT_RESULTS = Path("eval/results/snapshots")  # where `ratio score --split snapshots --out` is told to write
+
+
+def _check_analysis_args(args: argparse.Namespace) -> None:
+    """Drift reads scored entries (``--results``) over every snapshot; the others score ``--model`` on a
+    ``--split`` (default test). Each refuses the other's flags rather than ignoring them."""
+    if args.analysis == "drift":
+        for flag, given in (("--model", args.model), ("--split", args.split)):
+            if given:
+                raise UsageError(
+                    f"{flag}: `ratio analyze drift` reads the entries under --results on every test snapshot; "
+                    f"drop {flag}"
+                )
+        args.results = args.results or DRIFT_RESULTS
+        return
+    if not args.model:
+        raise UsageError(f"--model: `ratio analyze {args.analysis}` needs the models to analyse")
+    if args.results:
+        raise UsageError(f"--results: only `ratio analyze drift` reads entries; drop it for {args.analysis}")
+    args.split = args.split or "test"
+
+
+def _drift(args: argparse.Namespace, console: Console) -> int:
+    """``ratio analyze drift``: one table per relation, the source mix beneath it, the settings under both."""
+    from ratio_bench.core.io import atomic_open, write_json
+    from ratio_bench.dataset.release import Release
+    from ratio_bench.evaluation import drift
+    from ratio_bench.evaluation import leaderboard as lb
+
+    release = Release.open(args.dataset)
+    try:  # errors about the entries lead with --results (see ratio_bench.cli.with_option)
+        board = lb.load_board(args.results)
+    except lb.LeaderboardError as e:
+        raise lb.LeaderboardError(str(e), value=args.results) from None
+    try:
+        report = drift.analyze(release, board, tuple(args.relations))
+    except drift.DriftError as e:
+        raise drift.DriftError(f"{args.results}: {e}", value=args.results) from None
+    for rel in dict.fromkeys(r.relation for r in report.rows):
+        console.print(drift.trend_table(report, rel))
+        console.print(drift.source_table(report, rel))
+    console.print(lb.terminal_text(report.settings.note))
+    for s in report.skipped:
+        where = f"{s.split}{' ' + s.relation if s.relation else ''}"
+        console.print(f"[yellow]skipped[/yellow] {lb.terminal_text(f'{s.model} {where}: {s.reason}')}")
+    for r in report.rejected:
+        console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")
+    if args.plot:
+        with atomic_open(args.plot, "wb") as fh:
+            fh.write(drift.plot_png(report))
+    if args.out:
+        write_json(args.out, {ANALYSIS_KEY: args.analysis, **report.to_json()})
     return 0
 
 
@@ -508,9 +566,11 @@ def _move_sensitivity(args: argparse.Namespace, data, cache, console) -> int:
     return 0
 
 
-def _add_scoring_args(p: argparse.ArgumentParser) -> None:
+def _add_scoring_args(p: argparse.ArgumentParser, models_required: bool = True) -> None:
     """Arguments shared by the commands that score models on a release split."""
-    p.add_argument("--model", nargs="+", required=True, help="NAME[:SETUP] (see `ratio models`) or a folder")
+    p.add_argument(
+        "--model", nargs="+", required=models_required, help="NAME[:SETUP] (see `ratio models`) or a folder"
+    )
     p.add_argument("--dataset", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
     p.add_argument(
         "--split",
@@ -573,13 +633,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser(
-        "analyze", help="analyses: oracle operation filtering, lexical overlap, move sensitivity"
+        "analyze",
+        help="analyses: oracle operation filtering, lexical overlap, move sensitivity, drift over test snapshots",
     )
-    p.add_argument("analysis", choices=["oracle", "overlap", "move-sensitivity"])
-    _add_scoring_args(p)
+    p.add_argument("analysis", choices=["oracle", "overlap", "move-sensitivity", "drift"])
+    _add_scoring_args(p, models_required=False)
+    p.set_defaults(split=None)  # test, except for drift (every snapshot), which refuses --split
+    p.add_argument(
+        "--results",
+        type=Path,
+        help=f"drift: the snapshot entries of `ratio score --split snapshots --out DIR` (default: {DRIFT_RESULTS})",
+    )
     p.add_argument("--k", type=int, default=10, help="top-k for the overlap analysis")
     p.add_argument("--out", type=Path, help="write the table as JSON (move-sensitivity: and .md beside it)")
-    p.add_argument("--plot", type=Path, help="overlap: write the Figure 4 analogue (PNG)")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        help="overlap: write the Figure 4 analogue (PNG); drift: MRR@10 per snapshot per model over the source mix",
+    )
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("leaderboard", help="validate and render leaderboard results, one table per release")

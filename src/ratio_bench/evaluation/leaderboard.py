@@ -21,7 +21,7 @@ from typing import Any
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.snapshots import is_snapshot, parse_split
-from ratio_bench.evaluation.results import MAIN_SCORE, SubmissionError, validate_submission
+from ratio_bench.evaluation.results import MAIN_SCORE, SubmissionError, entry_label, validate_submission
 
 MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
 SHORT_SHA = 12
@@ -267,6 +267,16 @@ def _authoritative_release(group: list[tuple[str, dict[str, Any]]]) -> tuple[str
 
 def _release_of(entry: dict[str, Any]) -> tuple[str, str]:
     return entry["dataset"]["name"], entry["dataset"]["version"]
+
+
+def model_key(entry: dict[str, Any]) -> tuple[str, str, str]:
+    """What the board tells apart as one model across splits: its weights' fingerprint, its row name (model and
+    setup, the relation it was tuned for) and the provenance of its entries."""
+    return (
+        entry.get("model_fingerprint", ""),
+        entry_label(entry),
+        entry.get("provenance", {}).get("status", ""),
+    )
 
 
 def mean_score(entry: dict[str, Any]) -> float:
