@@ -482,6 +482,7 @@ def _drift(args: argparse.Namespace, console: Console) -> int:
     from ratio_bench.dataset.release import Release
     from ratio_bench.evaluation import drift
     from ratio_bench.evaluation import leaderboard as lb
+    from ratio_bench.evaluation.escaping import terminal_text
 
     release = Release.open(args.dataset)
     try:  # errors about the entries lead with --results (see ratio_bench.cli.with_option)
@@ -495,12 +496,12 @@ def _drift(args: argparse.Namespace, console: Console) -> int:
     for rel in dict.fromkeys(r.relation for r in report.rows):
         console.print(drift.trend_table(report, rel))
         console.print(drift.source_table(report, rel))
-    console.print(lb.terminal_text(report.settings.note))
+    console.print(terminal_text(report.settings.note))
     for s in report.skipped:
         where = f"{s.split}{' ' + s.relation if s.relation else ''}"
-        console.print(f"[yellow]skipped[/yellow] {lb.terminal_text(f'{s.model} {where}: {s.reason}')}")
+        console.print(f"[yellow]skipped[/yellow] {terminal_text(f'{s.model} {where}: {s.reason}')}")
     for r in report.rejected:
-        console.print(f"[red]rejected[/red] {lb.terminal_text(r.source)}: {lb.terminal_text(r.reason)}")
+        console.print(f"[red]rejected[/red] {terminal_text(r.source)}: {terminal_text(r.reason)}")
     if args.plot:
         with atomic_open(args.plot, "wb") as fh:
             fh.write(drift.plot_png(report))
