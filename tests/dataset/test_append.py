@@ -145,6 +145,9 @@ def test_append_keeps_out_a_work_of_the_base_corpus_that_no_release_row_holds(tm
     """A work the release's corpus holds but none of its rows do (here a repost of February's text under its own
     title: its pairs and distractors de-duplicate into February's paper) has been public since February; its copy
     in a new file is excluded, as a rebuild would date the work by the earlier copy and keep it out of April."""
+    import duckdb
+    import pyarrow.parquet as pq
+
     from ratio_bench.dataset.append import append_release
     from ratio_bench.dataset.release import Release
 
@@ -158,6 +161,15 @@ def test_append_keeps_out_a_work_of_the_base_corpus_that_no_release_row_holds(tm
         for pid in Release.open(tmp_path / "ratio").read(config, split, ["paper_id"]).column(0).to_pylist()
     }
     assert "s/repost" not in held  # the work is in the corpus, not in the release's rows
+    index = pq.read_table(tmp_path / "ratio" / "reports" / "works-000.parquet").column("work_id").to_pylist()
+    works = dict(
+        duckdb.sql(
+            f"SELECT DISTINCT paper_id, work_id FROM read_parquet('{tmp_path}/ratio/data/*/*.parquet', "
+            "union_by_name = true) WHERE paper_id IS NOT NULL"
+        ).fetchall()
+    )
+    assert works["s/feb"] in index and works["s/jan"] in index
+    assert works["s/mar"] not in index  # March is left out: its period is still open to a later append
     new = tmp_path / "new.jsonl"
     write_jsonl(
         new,
