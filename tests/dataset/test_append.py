@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
 from tests.helpers.corpus import write_jsonl
-from tests.helpers.dataset import SNAPSHOTS, dated_paper, snapshot_records, write_config
+from tests.helpers.dataset import SNAPSHOTS, build_snapshots, dated_paper, snapshot_records, write_config
 
 from ratio_bench.dataset.build import build_release
 from ratio_bench.dataset.check import check_release
@@ -139,3 +139,61 @@ def test_append_refuses_a_bad_version_and_another_lexicon(base, tmp_path):
     manifest = json.loads((release / "manifest.json").read_text())
     (release / "manifest.json").write_text(json.dumps(manifest | {"lexicon_sha256": "f" * 64}))
     assert_user_error(run_ratio(*args, "--version", "0.0.2"), "f" * 64, "lexicon")
+
+
+def test_append_keeps_out_a_work_of_the_base_corpus_that_no_release_row_holds(tmp_path):
+    """A work the release's corpus holds but none of its rows do (here a repost of February's text under its own
+    title: its pairs and distractors de-duplicate into February's paper) has been public since February; its copy
+    in a new file is excluded, as a rebuild would date the work by the earlier copy and keep it out of April."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    from ratio_bench.dataset.append import append_release
+    from ratio_bench.dataset.release import Release
+
+    feb = next(r for r in snapshot_records() if r["id"] == "s/feb")
+    repost = feb | {"id": "s/repost", "title": "A February preprint posted again", "date": "2022-02-20"}
+    build_snapshots(tmp_path, [*snapshot_records(), repost], tmp_path / "ratio")
+    held = {
+        pid
+        for config in ("address", "specify", "corpus")
+        for split in Release.open(tmp_path / "ratio").splits(config)
+        for pid in Release.open(tmp_path / "ratio").read(config, split, ["paper_id"]).column(0).to_pylist()
+    }
+    assert "s/repost" not in held  # the work is in the corpus, not in the release's rows
+    index = pq.read_table(tmp_path / "ratio" / "reports" / "works-000.parquet").column("work_id").to_pylist()
+    works = dict(
+        duckdb.sql(
+            f"SELECT DISTINCT paper_id, work_id FROM read_parquet('{tmp_path}/ratio/data/*/*.parquet', "
+            "union_by_name = true) WHERE paper_id IS NOT NULL"
+        ).fetchall()
+    )
+    assert works["s/feb"] in index and works["s/jan"] in index
+    assert works["s/mar"] not in index  # March is left out: its period is still open to a later append
+    new = tmp_path / "new.jsonl"
+    write_jsonl(
+        new,
+        [
+            dated_paper(
+                "s/apr", "2022-04-05", {"address": 3, "specify": 2}, 6, "April paper on dense indexes"
+            ),
+            dated_paper("s/repost-v2", "2022-04-12", {"address": 2}, 1, "A February preprint, posted again"),
+        ],
+    )
+    report = append_release(tmp_path / "ratio", [new], "0.0.2-test", tmp_path / "w", progress=False)
+    assert report["snapshots_added"] == ["test_2022_04"]
+    assert report["excluded"]["known_work"] == 2
+    corpus = Release.open(tmp_path / "ratio").corpus("test_2022_04", ["paper_id"]).column(0).to_pylist()
+    assert "s/repost-v2" not in corpus and "s/apr" in corpus
+
+
+def test_append_refuses_a_release_without_a_works_index(base, tmp_path):
+    release = tmp_path / "ratio"
+    shutil.copytree(base / "ratio", release)
+    manifest = json.loads((release / "manifest.json").read_text())
+    manifest["files"] = {f: s for f, s in manifest["files"].items() if not f.startswith("reports/works-")}
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    run = run_ratio(
+        "dataset", "append", "--dataset", release, "--corpus", base / "new.jsonl", "--version", "0.0.2-test"
+    )
+    assert_user_error(run, "records no works index", "rebuild the release")

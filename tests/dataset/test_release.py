@@ -106,6 +106,8 @@ def test_identity_ignores_formatting_and_is_the_one_results_and_training_record(
         "name": release.name,
         "version": release.version,
         "manifest_sha256": release.manifest_sha256,
+        "split_sha256": release.split_hashes()["test"],
+        "split_hashes": release.split_hashes(),
     }
 
 

@@ -4,7 +4,9 @@ A published snapshot must never change (scores on it stay comparable, its sha256
 so an append mines only the new files, with the release's own lexicon, routes them through the same assembly
 stages, and adds only periods strictly after the release's last snapshot: a row dated into an existing or earlier
 period is late for a closed period and counted, never added. New rows of works, (query, gold) pairs or queries the
-release already holds are excluded and counted. Every existing file is carried over byte for byte (hard links
+release already holds are excluded and counted; its works are also those of its works index (every placed work of
+the corpus files each version read, sampled or not), so a new copy of an already public work stays out as in a
+rebuild, and the append adds the new files' works to the index. Every existing file is carried over byte for byte (hard links
 where the filesystem allows); only README.md and manifest.json are rewritten, and the release is swapped in only
 after ``ratio check`` passes on it (:func:`ratio_bench.core.io.staged_dir`).
 """
@@ -12,6 +14,7 @@ after ``ratio check`` passes on it (:func:`ratio_bench.core.io.staged_dir`).
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import os
 import shutil
@@ -36,7 +39,7 @@ from ratio_bench.dataset.contract import (
     file_checksums,
     sha256_file,
 )
-from ratio_bench.dataset.layout import write_data
+from ratio_bench.dataset.layout import WORKS_GLOB, works_file, write_data, write_works
 from ratio_bench.dataset.release import Release
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.run import run_mining
@@ -119,6 +122,13 @@ def append_release(
             f"{release.manifest.get('lexicon_sha256')}; an append mines with the lexicon the release was built with",
             value=cfg.lexicon,
         )
+    works = [release.root / f for f in release.own_files() if fnmatch.fnmatch(f, WORKS_GLOB)]
+    if not works:
+        raise AppendError(
+            f"{release.shown}: records no works index ({WORKS_GLOB}), which an append needs to keep copies of "
+            "already public works out of the new snapshots; rebuild the release with this version of ratio",
+            value=release.root,
+        )
     work = work_dir or cfg.work_dir / f"append-{version}"
     run_mining(
         corpus,
@@ -126,7 +136,7 @@ def append_release(
         MiningSettings(lexicon_dir=str(cfg.lexicon), reader=ReaderSettings(), progress=progress),
     )
     known = [f for config in (*RELATIONS, "corpus") for f in release.shards(config)]
-    asm = assemble(cfg, work / "mined", work / "duckdb_tmp", known=known)
+    asm = assemble(cfg, work / "mined", work / "duckdb_tmp", known=known, known_works=works)
     snaps = asm.report["snapshots"]
     excluded = dict(asm.con.execute("SELECT reason, n FROM append_excluded").fetchall())
     placement = snaps["pairs_by_placement"]
@@ -153,15 +163,16 @@ def append_release(
             if rel not in REWRITTEN:
                 _link_or_copy(release.root / rel, stage / rel)
         new_counts = write_data(asm, stage, splits=added)
+        history = old_manifest.get("versions") or [
+            {"version": release.version, "snapshots_added": list(release.snapshots)}
+        ]
+        write_works(asm, stage / works_file(len(history)))
         asm.con.close()
         counts = {
             c: dict(old_manifest.get("rows", {}).get(c, {})) | new_counts.get(c, {}) for c in new_counts
         }
         files = file_checksums(stage)
         new = snapshot_manifest(snaps, files, version)
-        history = old_manifest.get("versions") or [
-            {"version": release.version, "snapshots_added": list(release.snapshots)}
-        ]
         entry = {
             "version": version,
             "snapshots_added": added,

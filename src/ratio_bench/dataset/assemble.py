@@ -89,20 +89,26 @@ def _lit(value: Any) -> str:
 
 
 def assemble(
-    cfg: BuildConfig, mined: Path, temp_dir: Path, memory_limit: str = "4GB", known: list[Path] | None = None
+    cfg: BuildConfig,
+    mined: Path,
+    temp_dir: Path,
+    memory_limit: str = "4GB",
+    known: list[Path] | None = None,
+    known_works: list[Path] | None = None,
 ) -> Assembly:
     """The release's tables from the mined shards, in named SQL stages over one DuckDB connection.
 
     ``known``: the query and corpus shards of an existing release (``ratio dataset append``): before the snapshots
     are cut, pairs and distractors of works, pairs or queries it already holds are removed (``append_excluded``
-    counts them), and partitions may be empty (only new periods are wanted).
+    counts them), and partitions may be empty (only new periods are wanted). ``known_works``: its works index files
+    (every placed work of the corpus it was built from, :func:`.layout.write_works`), also known works.
     """
     pair_files = check_shards(mined / "pairs", PAIR_SCHEMA, "pairs")
     dist_files = check_shards(mined / "distractors", DISTRACTOR_SCHEMA, "distractors")
     con = _connect(pair_files, dist_files, temp_dir, memory_limit)
     for stage in STAGES:
         if stage is _snapshots and known is not None:
-            _exclude_known(con, known)
+            _exclude_known(con, known, known_works or [])
         stage(con, cfg)
     report = _report(con, cfg)
     empty = [p for p in PARTITIONS if report["partitions"][p]["queries"] == 0]
@@ -263,26 +269,26 @@ def _candidates(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
         con.execute("DROP TABLE candidates; ALTER TABLE candidates_cumulative RENAME TO candidates")
 
 
-def _exclude_known(con: duckdb.DuckDBPyConnection, known: list[Path]) -> None:
-    """Remove from the test rows what an existing release already holds: its works (papers), its (query, gold)
-    pairs and its query texts; ``append_excluded`` counts the pairs removed per reason (first reason wins)."""
+def _exclude_known(con: duckdb.DuckDBPyConnection, known: list[Path], works: list[Path]) -> None:
+    """Remove from the test rows what an existing release already holds: its works (papers, and every work of the
+    corpus it was built from: ``works``), its (query, gold) pairs and its query texts; ``append_excluded`` counts
+    the pairs removed per reason (first reason wins)."""
     rows = f"read_parquet({_sql_list(known)}, union_by_name = true)"
     con.execute(f"CREATE TABLE known_rows AS SELECT DISTINCT paper_id, work_id, query, gold FROM {rows}")
+    indexed = f"UNION SELECT work_id FROM read_parquet({_sql_list(works)})" if works else ""
+    con.execute(f"CREATE TABLE known_works AS SELECT work_id FROM known_rows {indexed}")
     con.execute("CREATE TABLE append_excluded(reason VARCHAR, n BIGINT)")
+    known_work = (
+        "work_id IN (SELECT work_id FROM known_works) OR paper_id IN (SELECT paper_id FROM known_rows)"
+    )
     for reason, where in (
-        (
-            "known_work",
-            "work_id IN (SELECT work_id FROM known_rows) OR paper_id IN (SELECT paper_id FROM known_rows)",
-        ),
+        ("known_work", known_work),
         ("known_pair", "(query, gold) IN (SELECT (query, gold) FROM known_rows)"),
         ("known_query", "query IN (SELECT query FROM known_rows WHERE query IS NOT NULL)"),
     ):
         n = con.execute(f"SELECT count(*) FROM pairs_dedup WHERE {where}").fetchone()[0]
         con.execute("INSERT INTO append_excluded VALUES (?, ?)", [reason, n])
         con.execute(f"DELETE FROM pairs_dedup WHERE {where}")
-    known_work = (
-        "work_id IN (SELECT work_id FROM known_rows) OR paper_id IN (SELECT paper_id FROM known_rows)"
-    )
     con.execute(f"DELETE FROM distractor_pool WHERE {known_work}")
 
 

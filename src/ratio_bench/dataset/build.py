@@ -24,7 +24,7 @@ from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.check import ReleaseCheckError, check_release
 from ratio_bench.dataset.config import BuildConfig
 from ratio_bench.dataset.contract import KEEP, KIND, file_checksums, split_sha256
-from ratio_bench.dataset.layout import write_data
+from ratio_bench.dataset.layout import works_file, write_data, write_works
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.outdir import FolderBusyError
 from ratio_bench.mining.run import PlanMismatchError, run_mining
@@ -86,6 +86,7 @@ def build_release(
     t2 = time.perf_counter()
     with staged_dir(out, KIND, keep=KEEP) as stage:
         counts = write_data(asm, stage)
+        write_works(asm, stage / works_file(0))
         (stage / "README.md").write_text(
             render_card(asm, cfg, stage, counts, stats, lexicon.fingerprint(), repo_hint or target.name),
             encoding="utf-8",

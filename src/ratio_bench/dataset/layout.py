@@ -15,6 +15,11 @@ QUERY_COLUMNS = f"""query_id, query, gold_id, gold, relation, marker, marker_sta
 CORPUS_COLUMNS = f"id, text, paper_id, date, date_start, date_end, role, {WORK_COLUMNS}"
 QRELS_COLUMNS = """query_id AS "query-id", gold_id AS "corpus-id", CAST(1 AS INTEGER) AS score"""
 QUERIES_COLUMNS = "query_id AS id, query AS text"  # the columns mteb's stock loader reads
+WORKS_GLOB = "reports/works-*.parquet"  # one per version: the placed works of the corpus files it read
+
+
+def works_file(version_index: int) -> str:
+    return f"reports/works-{version_index:03d}.parquet"
 
 
 def _copy(
@@ -68,3 +73,20 @@ def write_data(
             f"SELECT count(*) FROM ({select})"
         ).fetchone()[0]
     return counts
+
+
+def write_works(asm: Assembly, path: Path) -> None:
+    """Every placed work of the corpus the assembly read (its ``work_id``) up to the end of its last snapshot, not
+    only those sampled into the release: a later ``ratio dataset append`` needs them to keep a new file's copy of
+    an already public work (an arXiv version of an earlier conference paper) out of the new snapshots, as a rebuild
+    would date the work by that copy. Works dated after the last snapshot are left out: their period is still to
+    be cut, so their rows, given again with the next files, belong in it."""
+    periods = asm.report.get("snapshots", {}).get("periods", {})
+    until = max((p["end"] for p in periods.values()), default=None)
+    closed = f"AND work_date_start <= DATE {sql_str(until)}" if until else ""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    asm.con.execute("SET threads=1")  # identical bytes on every rebuild
+    asm.con.execute(
+        f"COPY (SELECT DISTINCT work_id FROM paper_part WHERE partition IS NOT NULL {closed} ORDER BY work_id) "
+        f"TO {sql_str(path)} (FORMAT parquet, COMPRESSION zstd)"
+    )
