@@ -4,7 +4,7 @@ arXiv months after it arrived as a new monthly drop.
 A temporary "as of 2026-03-31" corpus is made from the corpus folder: every file whose dates run past the cut-off
 is split by its ``date`` column into a base part (up to the cut-off) and the drop (after it); the other files are
 symlinked. A base release is built from dataset_scripts/dev.yaml on the base corpus (this mines the whole corpus
-once), the drop is appended as version 0.2.0-dev, and the script prints what the append mined (vs the build's
+once), the drop is appended as the next version (``<base version>+drop``), and the script prints what the append mined (vs the build's
 mining), the snapshots it added, what it excluded, which files of the base release stayed byte-identical, the
 `ratio check` verdict and whether the old snapshots' sha256 in the manifest are unchanged. With ``--rebuild``
 it also times a full rebuild of the release from the whole corpus (base + drop), the alternative to an append.
@@ -42,7 +42,6 @@ from ratio_bench.dataset.contract import file_checksums, sha256_file
 from ratio_bench.dataset.release import Release
 
 REPO = Path(__file__).resolve().parents[1]
-VERSION = "0.2.0-dev"
 
 
 def default_corpus() -> Path:
@@ -129,7 +128,8 @@ def run(console: Console, corpus: Path, cutoff: str, tmp: Path, rebuild: bool) -
     build, build_s = timed(build_release, cfg, release, progress=False)
     before_manifest = json.loads((release / MANIFEST).read_text(encoding="utf-8"))
     before = checksums(release)
-    report, append_s = timed(append_release, release, drop, VERSION, tmp / "append", progress=False)
+    version = f"{cfg.version}+drop"
+    report, append_s = timed(append_release, release, drop, version, tmp / "append", progress=False)
     after_manifest = json.loads((release / MANIFEST).read_text(encoding="utf-8"))
     after = checksums(release)
 
@@ -138,7 +138,7 @@ def run(console: Console, corpus: Path, cutoff: str, tmp: Path, rebuild: bool) -
         t.add_column(col, justify="left" if col == "run" else "right")
     for name, m, total in (
         (f"build {cfg.version} (base corpus)", mined(cfg.work_dir / "mined"), build_s),
-        (f"append {VERSION} (the drop only)", mined(tmp / "append" / "mined"), append_s),
+        (f"append {version} (the drop only)", mined(tmp / "append" / "mined"), append_s),
     ):
         t.add_row(
             name, str(m["files"]), f"{m['docs']:,}", f"{m['mb']:.1f}", f"{m['seconds']:.1f}", f"{total:.1f}"

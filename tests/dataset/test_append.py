@@ -197,3 +197,30 @@ def test_append_refuses_a_release_without_a_works_index(base, tmp_path):
         "dataset", "append", "--dataset", release, "--corpus", base / "new.jsonl", "--version", "0.0.2-test"
     )
     assert_user_error(run, "records no works index", "rebuild the release")
+
+
+def test_through_holds_a_partial_month_back_for_the_next_append(base, tmp_path):
+    """The new files reach into May, but are complete only to April's end: May waits, and a later append adds
+    it (a period once appended is closed, so a half month must not be)."""
+    release = tmp_path / "ratio"
+    shutil.copytree(base / "ratio", release)
+
+    def append(version: str, *more) -> dict:
+        run = run_ratio(
+            "dataset", "append", "--dataset", release, "--corpus", base / "new.jsonl", "--version", version,
+            "--work-dir", tmp_path / version, "--quiet", *more,
+        )  # fmt: skip
+        assert run.code == 0, run.err
+        return json.loads((release / "manifest.json").read_text())
+
+    first = append("0.0.2-test", "--through", "2022-04-30")
+    assert list(first["snapshots"])[-1] == "test_2022_04"
+    second = append("0.0.3-test")
+    assert list(second["snapshots"])[-2:] == ["test_2022_04", "test_2022_05"]
+    assert second["snapshots"]["test_2022_04"] == first["snapshots"]["test_2022_04"]
+    assert second["snapshots"]["test_2022_05"]["version"] == "0.0.3-test"
+    too_early = run_ratio(
+        "dataset", "append", "--dataset", release, "--corpus", base / "new.jsonl", "--version", "9",
+        "--through", "2022-05-15",
+    )  # fmt: skip
+    assert_user_error(too_early, "--through 2022-05-15", "already run to 2022-05-31")

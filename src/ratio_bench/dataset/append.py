@@ -14,6 +14,7 @@ after ``ratio check`` passes on it (:func:`ratio_bench.core.io.staged_dir`).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import fnmatch
 import json
 import os
@@ -52,8 +53,10 @@ class AppendError(RatioError, ValueError):
     """An append that cannot be made (bad version, other lexicon, a release without snapshots)."""
 
 
-def _append_config(release: Release, version: str) -> BuildConfig:
-    """The release's build config, its test split open-ended and its snapshots starting after the last one."""
+def _append_config(release: Release, version: str, through: dt.date | None = None) -> BuildConfig:
+    """The release's build config, its test split open-ended and its snapshots starting after the last one and
+    ending at ``through`` (the last day the new files are complete: a period is closed once appended, so a month
+    the files cover only in part must wait for the next append)."""
     if not version.strip() or version == release.version:
         raise AppendError(
             f"--version {version!r}: give a new version (the release is {release.version!r}), e.g. "
@@ -76,7 +79,12 @@ def _append_config(release: Release, version: str) -> BuildConfig:
             value=release.root,
         )
     test = cfg.partition("test")
-    snapshots = dataclasses.replace(cfg.snapshots, start=last.next().start, end=None)
+    if through is not None and through < last.next().start:
+        raise AppendError(
+            f"--through {through}: the release's snapshots already run to {last.end}; give a later day",
+            value=through,
+        )
+    snapshots = dataclasses.replace(cfg.snapshots, start=last.next().start, end=through)
     splits = [*cfg.splits[:-1], Split("test", test.start, None)]
     return dataclasses.replace(cfg, splits=splits, snapshots=snapshots, version=version)
 
@@ -109,12 +117,17 @@ def _card(
 
 
 def append_release(
-    dataset: Path, corpus: list[Path], version: str, work_dir: Path | None = None, progress: bool = True
+    dataset: Path,
+    corpus: list[Path],
+    version: str,
+    work_dir: Path | None = None,
+    progress: bool = True,
+    through: dt.date | None = None,
 ) -> dict[str, Any]:
     """Add the periods after the release's last snapshot from ``corpus`` as ``version``; returns the report
     (``snapshots_added`` empty: nothing new, the release is left unchanged)."""
     release = Release.open(dataset)
-    cfg = _append_config(release, version)
+    cfg = _append_config(release, version, through)
     lexicon = Lexicon.load(cfg.lexicon)
     if lexicon.fingerprint() != release.manifest.get("lexicon_sha256"):
         raise AppendError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 import shlex
 from pathlib import Path
 
@@ -61,6 +62,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if all(r.passed for r in results) else 1
 
 
+def _iso_day(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day as YYYY-MM-DD") from None
+
+
 def cmd_append(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import report_console
     from ratio_bench.dataset.append import append_release
@@ -68,7 +76,12 @@ def cmd_append(args: argparse.Namespace) -> int:
 
     try:
         report = append_release(
-            args.dataset, [p.resolve() for p in args.corpus], args.version, args.work_dir, not args.quiet
+            args.dataset,
+            [p.resolve() for p in args.corpus],
+            args.version,
+            args.work_dir,
+            not args.quiet,
+            through=args.through,
         )
     except ReleaseCheckError as exc:
         if exc.results:
@@ -128,6 +141,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--version", required=True, help="the new version, e.g. 0.2.0")
     p.add_argument("--work-dir", type=Path, help="mining folder (default: <work_dir>/append-<version>)")
+    p.add_argument(
+        "--through",
+        type=_iso_day,
+        metavar="YYYY-MM-DD",
+        help="the last day the new files are complete: periods after it wait for the next append "
+        "(default: every period the files reach, a partial last one included)",
+    )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_append)
 
