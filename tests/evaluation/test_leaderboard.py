@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+from datetime import date
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -574,18 +575,17 @@ def snapshot_board() -> Any:
     the whole test split, which the trend leaves out."""
     from tests.helpers.entries import ranked_entry
 
+    from ratio_bench.core.cutoffs import NONE, Cutoff
     from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries
 
+    stated = Cutoff(date(2025, 1, 20), "stated by the scorer").fields()
+    lexical = NONE.fields()
     entries = [
-        ranked_entry("old:none", {"address": PATTERN * 5}, "test_2025_01", training_data_cutoff="2025-01-20"),
-        ranked_entry(
-            "old:none",
-            {"address": [0, *(PATTERN * 5)[1:]]},
-            "test_2025_02",
-            training_data_cutoff="2025-01-20",
-        ),
+        ranked_entry("old:none", {"address": PATTERN * 5}, "test_2025_01", **stated),
+        ranked_entry("old:none", {"address": [0, *(PATTERN * 5)[1:]]}, "test_2025_02", **stated),
         ranked_entry("new:none", {"address": [1] * 50}, "test_2025_01"),
         ranked_entry("new:none", {"address": [2] * 50}, "test_2025_02"),
+        ranked_entry("bm25:unigram", {"address": [3] * 50}, "test_2025_02", **lexical),
         ranked_entry("whole:none", {"address": PATTERN}, "test"),
     ]
     return Board((ReleaseEntries("ratio", "1.0", SHA_A, tuple(entries)),), ())
@@ -599,11 +599,15 @@ def test_the_trend_follows_each_model_over_the_snapshots_with_its_band_and_cutof
     board = snapshot_board()
     fig = trend_figure(board)
     (ax,) = fig.axes
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend[:2] == ["new:none (cut-off unknown)", "old:none (cut-off 2025-01-20)"]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]  # one legend for every panel
+    assert legend[:3] == [
+        "bm25:unigram (no training data)",
+        "new:none (cut-off unknown)",
+        "old:none (cut-off 2025-01-20)",
+    ]
     assert not any("whole" in text for text in legend)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2025-01", "2025-02"]
-    assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 2  # one band per model
+    assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 3  # one band per model
     dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
     assert len(dashed) == 1  # old's cut-off; new's is unknown
     png = trend_png(board)

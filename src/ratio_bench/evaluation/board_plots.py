@@ -10,6 +10,7 @@ import warnings
 from datetime import date
 from typing import Any
 
+from ratio_bench.core.cutoffs import Cutoff, entry_cutoff
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import Period, parse_split
 from ratio_bench.evaluation import uncertainty
@@ -45,9 +46,9 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
         labels = [plain_text(f"{rank}. {entry_label(e)} ({split_text(e)})") for rank, e in rows]
         values = [100 * e["results"][rel][MAIN_SCORE] for _, e in rows]
         bounds = [uncertainty.interval(e, rel) for _, e in rows]
-        spread = [
-            [v - 100 * b.low if b else 0 for v, b in zip(values, bounds, strict=True)],
-            [100 * b.high - v if b else 0 for v, b in zip(values, bounds, strict=True)],
+        spread = [  # at least 0: a constant metric's bounds equal the figure up to float rounding
+            [max(0.0, v - 100 * b.low) if b else 0 for v, b in zip(values, bounds, strict=True)],
+            [max(0.0, 100 * b.high - v) if b else 0 for v, b in zip(values, bounds, strict=True)],
         ]
         ax.barh(range(len(rows)), values, height=0.7, color="#4c72b0", xerr=spread, ecolor="#333333")
         ax.set_yticks(range(len(rows)), labels, fontsize=9, parse_math=False)
@@ -111,22 +112,11 @@ def snapshot_entries(release: ReleaseEntries) -> list[tuple[Period, dict[str, An
     return [(period, e) for e in release.entries if (period := parse_split(e["split"])) is not None]
 
 
-def training_cutoff(entry: dict[str, Any]) -> date | None:
-    """The entry's ``training_data_cutoff`` as a date (``YYYY-MM``: the month's first day), None if unknown."""
-    text = entry.get("training_data_cutoff")
-    for candidate in (text, f"{text}-01") if isinstance(text, str) else ():
-        try:
-            return date.fromisoformat(candidate)
-        except ValueError:
-            continue
-    return None
-
-
 def trend_figure(board: Board) -> Any:
     """MRR@10 per test snapshot, one panel per relation of each release build: one line per model over the
     periods in time order, its 95% bootstrap interval a shaded band, its training-data cut-off a dashed line in
     its colour (a snapshot after the cut-off holds papers the model cannot have seen). A model keeps its colour
-    across panels."""
+    across panels, and one legend below the panels names every model once."""
     panels = [
         (release, rel, [(p, e) for p, e in snapshot_entries(release) if rel in e["results"]])
         for release in board.releases
@@ -142,13 +132,15 @@ def trend_figure(board: Board) -> Any:
     labels = sorted({entry_label(e) for *_, rows in panels for _, e in rows})
     palette = plt.get_cmap("tab10" if len(labels) <= 10 else "tab20").colors
     colour = {label: palette[i % len(palette)] for i, label in enumerate(labels)}
-    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 3.6 * len(panels)), squeeze=False)
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(11, 3.2 * len(panels) + 0.3 * len(labels)), squeeze=False
+    )
+    legend: dict[str, Any] = {}
     for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
         periods = sorted({p for p, _ in rows})
         by_model: dict[str, dict[Period, dict[str, Any]]] = {}
         for period, e in rows:  # one point per model and period: the entry the board lists last
             by_model.setdefault(entry_label(e), {})[period] = e
-        handles = []
         for label in sorted(by_model):
             points = sorted(by_model[label].items())
             x = [_middle(p) for p, _ in points]
@@ -163,18 +155,21 @@ def trend_figure(board: Board) -> Any:
                     color=colour[label],
                     alpha=0.2,
                 )
-            cutoff = next(filter(None, (training_cutoff(e) for _, e in points)), None)
-            shown = _cutoff_text(cutoff, periods)
-            if cutoff is not None and periods[0].start <= cutoff <= periods[-1].end:
-                ax.axvline(cutoff, color=colour[label], linestyle="--", linewidth=1)
-            handles.append(
-                Line2D([], [], color=colour[label], marker="o", label=plain_text(f"{label} ({shown})"))
+            cutoff = entry_cutoff(points[-1][1])
+            if cutoff.date is not None and periods[0].start <= cutoff.date <= periods[-1].end:
+                ax.axvline(cutoff.date, color=colour[label], linestyle="--", linewidth=1)
+            legend.setdefault(
+                label,
+                Line2D(
+                    [],
+                    [],
+                    color=colour[label],
+                    marker="o",
+                    label=plain_text(f"{label} ({_cutoff_text(cutoff)})"),
+                ),
             )
-        handles += [
-            Patch(color="grey", alpha=0.2, label=uncertainty.DEFAULT.note),
-            Line2D([], [], color="grey", linestyle="--", label=CUTOFF_NOTE),
-        ]
-        ax.set_xticks([_middle(p) for p in periods], [p.label for p in periods], fontsize=8)
+        step = max(1, -(-len(periods) // 12))  # at most 12 labels: a monthly axis stays legible
+        ax.set_xticks([_middle(p) for p in periods[::step]], [p.label for p in periods[::step]], fontsize=8)
         ax.set_ylabel("MRR@10 (%)", fontsize=9)
         ax.set_title(
             plain_text(
@@ -185,23 +180,20 @@ def trend_figure(board: Board) -> Any:
             loc="left",
             parse_math=False,
         )
-        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
-    fig.tight_layout()
+    handles = [legend[label] for label in sorted(legend)] + [
+        Patch(color="grey", alpha=0.2, label=uncertainty.DEFAULT.note),
+        Line2D([], [], color="grey", linestyle="--", label=CUTOFF_NOTE),
+    ]
+    fig.legend(handles=handles, fontsize=8, loc="lower left", bbox_to_anchor=(0.01, 0), frameon=False)
+    fig.tight_layout(rect=(0, 0.25 * len(handles) / fig.get_figheight(), 1, 1))
     return fig
 
 
-def _cutoff_text(cutoff: date | None, periods: list[Period]) -> str:
-    """The legend's word on a cut-off; one outside the snapshots is said, not drawn (it would squeeze the axis)."""
-    if cutoff is None:
-        return "cut-off unknown"
-    where = (
-        ", before the first snapshot"
-        if cutoff < periods[0].start
-        else ", after the last snapshot"
-        if cutoff > periods[-1].end
-        else ""
-    )
-    return f"cut-off {cutoff.isoformat()}{where}"
+def _cutoff_text(cutoff: Cutoff) -> str:
+    """The legend's word on a model's cut-off: its date, none (no training data) or unknown."""
+    if cutoff.untrained:
+        return "no training data"
+    return f"cut-off {cutoff.date.isoformat()}" if cutoff.date else "cut-off unknown"
 
 
 def _middle(period: Period) -> date:
