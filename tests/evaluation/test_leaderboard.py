@@ -622,3 +622,38 @@ def test_no_trend_without_snapshot_entries(tmp_path):
     with pytest.raises(LeaderboardError, match=r"no entries on test snapshot splits .*\(ratio score --split"):
         trend_png(tie_board(tmp_path))
     assert "Trend over test snapshots" not in leaderboard_html(tie_board(tmp_path))
+
+
+def test_clean_only_pools_each_models_clean_queries_for_intervals_and_ties():
+    """Three models clean on the same two snapshots: the pooled clean queries give each figure an interval;
+    two models one query apart are tied, a far weaker one is not; a model whose January is contaminated pools
+    February only (other queries: never tied with the rest)."""
+    from tests.helpers.entries import ranked_entry
+
+    from ratio_bench.core.cutoffs import NONE, Cutoff
+    from ratio_bench.evaluation.board_terminal import terminal_clean_table
+    from ratio_bench.evaluation.clean_ranking import clean_cells, clean_ranking
+    from ratio_bench.evaluation.leaderboard import ReleaseEntries
+
+    old = Cutoff(date(2021, 12, 31), "stated").fields()
+
+    def on(model, jan, feb, cutoff=old):
+        return [
+            ranked_entry(model, {"address": jan}, "test_2025_01", **cutoff, model_fingerprint=model * 64),
+            ranked_entry(model, {"address": feb}, "test_2025_02", **cutoff, model_fingerprint=model * 64),
+        ]
+
+    entries = [
+        *on("a", PATTERN * 10, PATTERN * 10),
+        *on("b", [1, 2, 1, *(PATTERN * 10)[3:]], PATTERN * 10),  # two queries better than a
+        *on("c", [0] * 100, [5, 0] * 50, NONE.fields()),
+        *on("d", [1] * 100, [1] * 100, Cutoff(date(2025, 1, 15), "stated").fields()),
+    ]
+    ranking = clean_ranking(ReleaseEntries("ratio", "1.0", SHA_A, tuple(entries)))
+    shown = {row.label: (str(rank), clean_cells(rank, row)[4]) for rank, row in ranking}
+    assert shown["d"][0] == "1" and shown["d"][1] == "100.0 [100.0-100.0] (1 snapshots, 100 queries)"
+    assert shown["b"][0] == shown["a"][0] == "=2"
+    assert shown["c"][0] == "4"
+    assert shown["a"][1].startswith("40.3 [") and "(2 snapshots, 200 queries)" in shown["a"][1]
+    table = terminal_clean_table(ReleaseEntries("ratio", "1.0", SHA_A, tuple(entries)))
+    assert table.row_count == 4
