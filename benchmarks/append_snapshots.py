@@ -129,7 +129,10 @@ def run(console: Console, corpus: Path, cutoff: str, tmp: Path, rebuild: bool) -
     before_manifest = json.loads((release / MANIFEST).read_text(encoding="utf-8"))
     before = checksums(release)
     version = f"{cfg.version}+drop"
-    report, append_s = timed(append_release, release, drop, version, tmp / "append", progress=False)
+    through = cfg.snapshots.end if cfg.snapshots else None  # the drop is complete to the config's end
+    report, append_s = timed(
+        append_release, release, drop, version, tmp / "append", progress=False, through=through
+    )
     after_manifest = json.loads((release / MANIFEST).read_text(encoding="utf-8"))
     after = checksums(release)
 
