@@ -107,6 +107,8 @@ snapshot-scores: install
 		--out $(SNAPSHOT_SCORES)/all-mpnet-base-v2-generic
 	$(VENV)/bin/ratio score --model $(UNIFIED_MODEL) --training-cutoff 2024-06-30 --dataset ratio \
 		--split snapshots --out $(SNAPSHOT_SCORES)/$(UNIFIED)
+	$(VENV)/bin/ratio analyze drift --dataset ratio --results $(SNAPSHOT_SCORES) \
+		--out eval/analyses/dev-0.2-snapshots-drift.json --plot eval/analyses/dev-0.2-snapshots-drift.png
 	$(MAKE) board
 
 # eval/leaderboard.{md,png,html} and eval/trend.png from every entry under eval/results.
