@@ -172,7 +172,7 @@ def test_load_dataset_and_score_a_snapshot(snap_release, tmp_path):
 def test_score_every_snapshot_in_one_call_and_refuse_a_file_as_the_folder(snap_release, tmp_path):
     """``--split snapshots``: one entry per snapshot, in a folder; a file given as that folder is refused first."""
     _, root = snap_release
-    out = tmp_path / "snaps"
+    out = tmp_path / "results-0.2" / "snaps-1.0"  # dots in folder names: still folders
     run = run_ratio("score", "--model", "bm25", "--dataset", root, "--split", "snapshots", "--out", out)
     assert run.code == 0, run.err
     snapshots = Release.open(root).snapshots

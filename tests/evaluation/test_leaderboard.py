@@ -657,3 +657,52 @@ def test_clean_only_pools_each_models_clean_queries_for_intervals_and_ties():
     assert shown["a"][1].startswith("40.3 [") and "(2 snapshots, 200 queries)" in shown["a"][1]
     table = terminal_clean_table(ReleaseEntries("ratio", "1.0", SHA_A, tuple(entries)))
     assert table.row_count == 4
+
+
+@pytest.mark.parametrize("split", ["test_0000_01", "test_9999_12", "test_9999q4"])
+def test_a_snapshot_name_no_calendar_holds_rejects_its_entry_only(tmp_path, split):
+    """Year 0000 or 9999 would break date arithmetic: such an entry is rejected by itself, the board still loads."""
+    write(tmp_path, "good.json", entry("good:none"))
+    write(tmp_path, "bad.json", entry("bad:none") | {"split": split})
+    board = load_board(tmp_path)
+    assert [e["model"] for r in board.releases for e in r.entries] == ["good:none"]
+    assert [r.source for r in board.rejected] == ["bad.json"] and "split" in board.rejected[0].reason
+
+
+def test_one_forged_entry_cannot_redirect_or_double_carried_scores(tmp_path):
+    """Build 0.2.0 appended test_2022_02 to 0.1.0; a forged build claims fifty extra splits. The real 0.2.0 still
+    shows 0.1.0's unchanged January score (once, though the same model was also scored on 0.2.0's January by
+    another file), and a forged entry of 0.2.0 claiming other hashes does not change what 0.2.0's majority says."""
+    jan, test = "1" * 64, "3" * 64
+    old = {"test": test, "test_2022_01": jan}
+    new = old | {"test_2022_02": "2" * 64}
+    forged = new | {f"test_2030_{m:02d}": "9" * 64 for m in range(1, 13)}
+
+    def scored(model, split, sha, version, hashes, **more):
+        e = entry(model, 0.3, sha, split_sha256=hashes.get(split, "0" * 64), split_hashes=hashes)
+        return e | {"split": split, "dataset": e["dataset"] | {"version": version}} | more
+
+    write(tmp_path, "old-jan.json", scored("old:none", "test_2022_01", SHA_A, "0.1.0", old))
+    write(tmp_path, "both-jan-old.json", scored("both:none", "test_2022_01", SHA_A, "0.1.0", old))
+    write(tmp_path, "both-jan-new.json", scored("both:none", "test_2022_01", SHA_B, "0.2.0", new))
+    write(tmp_path, "new-feb.json", scored("new:none", "test_2022_02", SHA_B, "0.2.0", new))
+    write(tmp_path, "new-feb2.json", scored("new2:none", "test_2022_02", SHA_B, "0.2.0", new))
+    write(tmp_path, "liar.json", scored("liar:none", "test_2022_02", SHA_B, "0.2.0", old | {"x": "y" * 64}))
+    write(tmp_path, "fake.json", scored("fake:none", "test_2022_02", "f" * 64, "9.9.9", forged))
+    board = load_board(tmp_path)
+    real = next(r for r in board.releases if r.version == "0.2.0")
+    shown = sorted((e["model"], e["split"], e.get("scored_on")) for e in real.entries)
+    assert ("old:none", "test_2022_01", "0.1.0") in shown
+    assert [m for m, split, _ in shown if split == "test_2022_01"].count("both:none") == 1
+
+
+def test_no_training_data_goes_with_no_cutoff_date():
+    """A dense model cannot dress up as lexical to look clean: the lexical source with a date is refused."""
+    lexical = entry("e5:none") | {
+        "split": "test_2025_03",
+        "training_data_cutoff": "2026-01-01",
+        "training_data_cutoff_source": "no training data (lexical)",
+        "clean": True,
+    }
+    with pytest.raises(SubmissionError, match="training_data_cutoff_source: 'no training data"):
+        validate_submission(lexical)

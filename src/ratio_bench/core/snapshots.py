@@ -40,10 +40,6 @@ class Period:
             return f"{SNAPSHOT_PREFIX}{self.start.year}_{self.start.month:02d}"
         return f"{SNAPSHOT_PREFIX}{self.start.year}q{(self.start.month - 1) // 3 + 1}"
 
-    def contains(self, first: dt.date, last: dt.date) -> bool:
-        """The date interval [first, last] lies inside the period (a coarser date does not)."""
-        return self.start <= first and last <= self.end
-
     def next(self) -> Period:
         return period_of(self.end + dt.timedelta(days=1), self.kind)
 
@@ -73,12 +69,19 @@ def periods_between(first: dt.date, last: dt.date, kind: str) -> list[Period]:
     return out
 
 
+FIRST_YEAR, LAST_YEAR = (
+    1900,
+    2999,
+)  # a name outside is no snapshot (year 0000 or 9999 would break date arithmetic)
+
+
 def parse_split(name: str) -> Period | None:
     """The period a snapshot split name stands for, or None for any other split (``test``, ``silver``...)."""
     if m := _MONTH.match(name):
         year, month = int(m[1]), int(m[2])
-        return period_of(dt.date(year, month, 1), "month") if 1 <= month <= 12 else None
-    if m := _QUARTER.match(name):
+        ok = 1 <= month <= 12 and FIRST_YEAR <= year <= LAST_YEAR
+        return period_of(dt.date(year, month, 1), "month") if ok else None
+    if (m := _QUARTER.match(name)) and FIRST_YEAR <= int(m[1]) <= LAST_YEAR:
         return period_of(dt.date(int(m[1]), (int(m[2]) - 1) * 3 + 1, 1), "quarter")
     return None
 

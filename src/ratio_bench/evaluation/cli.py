@@ -100,7 +100,9 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"--split snapshots: {args.dataset} has no test snapshots; build it with a `snapshots:` block in its "
             "config (README: Snapshots)"
         )
-    if args.out is not None and (args.out.suffix or args.out.is_file()):
+    if args.out is not None and (
+        args.out.is_file() or (not args.out.is_dir() and args.out.suffix == ".json")
+    ):
         raise UsageError(f"--out {args.out}: with --split snapshots, give a folder (one entry per snapshot)")
     runs = [
         argparse.Namespace(**{**vars(args), "split": split, "out": args.out and args.out / f"{split}.json"})

@@ -248,10 +248,10 @@ def analyze(
 ) -> Report:
     """Every model's drift on each relation of ``release`` from ``board``'s snapshot entries (see the module)."""
     snapshots = release_snapshots(release, relations)
-    groups, skipped = _model_entries(board)
+    hashes = release.split_hashes()
+    groups, skipped = _model_entries(board, hashes)
     if not groups:
         raise DriftError(NO_ENTRIES)
-    hashes = release.split_hashes()
     rows = []
     for by_split in groups:
         skipped += [
@@ -265,7 +265,7 @@ def analyze(
                 entry = by_split.get(snapshot.split)
                 if entry is None or rel not in entry["results"]:
                     continue
-                reason = _misaligned(entry, snapshot, rel, hashes)
+                reason = _misaligned(entry, snapshot, rel)
                 if reason:
                     skipped.append(Skipped(entry_label(entry), snapshot.split, rel, reason))
                 else:
@@ -289,15 +289,25 @@ def analyze(
     )
 
 
-def _model_entries(board: Board) -> tuple[list[dict[str, dict[str, Any]]], list[Skipped]]:
+def _model_entries(
+    board: Board, hashes: dict[str, str]
+) -> tuple[list[dict[str, dict[str, Any]]], list[Skipped]]:
     """Per model (:func:`leaderboard.model_key`), its snapshot entries by split: on two entries of one split
-    the newer (``scored_at``) counts and the other is skipped. A copy the board carries forward from an older
-    version (``scored_on``) is the same file as its original and is not counted twice."""
+    the newer (``scored_at``) counts and the other is skipped; an entry that names another build of its split
+    (``split_sha256``) is left out before that choice, so it never displaces the entry of this build. A copy
+    the board carries forward from an older version (``scored_on``) is the same file as its original and is not
+    counted twice."""
     groups: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
-    skipped = []
-    entries = [
+    entries, skipped = [], []
+    for e in (
         e for r in board.releases for e in r.entries if parse_split(e["split"]) and "scored_on" not in e
-    ]
+    ):
+        build = e["dataset"].get("split_sha256", hashes.get(e["split"]))
+        if build == hashes.get(e["split"]):
+            entries.append(e)
+        else:
+            reason = f"scored on another build of {e['split']} (split sha256 {str(build)[:12]})"
+            skipped.append(Skipped(entry_label(e), e["split"], "", reason))
     for entry in sorted(entries, key=lambda e: e.get("scored_at", "")):
         by_split = groups.setdefault(model_key(entry), {})
         if entry["split"] in by_split:
@@ -310,11 +320,9 @@ def _model_entries(board: Board) -> tuple[list[dict[str, dict[str, Any]]], list[
     return list(groups.values()), skipped
 
 
-def _misaligned(entry: dict[str, Any], snapshot: Snapshot, relation: str, hashes: dict[str, str]) -> str:
-    """Why the entry's ranks on ``relation`` cannot be read as this snapshot's queries ("" when they can)."""
-    build = entry["dataset"].get("split_sha256")
-    if build and build != hashes.get(snapshot.split):
-        return f"scored on another build of {snapshot.split} (split sha256 {build[:12]})"
+def _misaligned(entry: dict[str, Any], snapshot: Snapshot, relation: str) -> str:
+    """Why the entry's ranks on ``relation`` cannot be read as this snapshot's queries ("" when they can; an
+    entry of another build of the split was already left out by :func:`_model_entries`)."""
     block = entry.get("per_query", {}).get(relation)
     if block is None:
         return "no per-query ranks (an older entry, or --via mteb): score it again"

@@ -185,35 +185,42 @@ def group_releases(
 
 
 def _hashes(release: ReleaseEntries) -> dict[str, str]:
-    hashes = next(
-        (e["dataset"].get("split_hashes") for e in release.entries if "split_hashes" in e["dataset"]), None
+    """The split hashes most of a build's entries record (entries are untrusted: one cannot speak for the build)."""
+    votes = Counter(
+        json.dumps(e["dataset"]["split_hashes"], sort_keys=True)
+        for e in release.entries
+        if isinstance(e["dataset"].get("split_hashes"), dict)
     )
-    return hashes if isinstance(hashes, dict) else {}
+    return json.loads(votes.most_common(1)[0][0]) if votes else {}
 
 
 def _carry_forward(releases: list[ReleaseEntries]) -> list[ReleaseEntries]:
-    """An entry of an older version of a release whose scored split is unchanged in the newest version (same
-    ``split_sha256``, as a snapshot keeps across appends) is also shown in the newest version's group, marked
-    ``scored_on`` its version, so an append does not throw earlier snapshot scores away. The newest version is
-    the one with the most splits (an append only adds), then the highest version string."""
-    out = list(releases)
-    for name in sorted({r.name for r in releases}):
-        group = [r for r in releases if r.name == name]
-        newest = max(group, key=lambda r: (len(_hashes(r)), r.version, r.manifest_sha256))
-        hashes = _hashes(newest)
-        carried = [
-            e | {"scored_on": r.version}
-            for r in group
-            if r is not newest and r.version != newest.version
-            for e in r.entries
-            if e["dataset"].get("split_sha256") and hashes.get(e["split"]) == e["dataset"]["split_sha256"]
-        ]
-        if carried:
-            entries = sorted(
-                (*newest.entries, *carried),
-                key=lambda e: (split_key(e["split"]), -len(e["results"]), -mean_score(e), e["model"]),
-            )
-            out[out.index(newest)] = replace(newest, entries=tuple(entries))
+    """An entry of a build is also shown in every later build of the same release (one with more splits, as an
+    append makes) where its own split is unchanged (same ``split_sha256``): an append does not throw earlier
+    snapshot scores away. A build's split hashes are what most of its entries record, so one forged entry cannot
+    redirect the copies. The copy is marked ``scored_on`` its version, and skipped
+    where the later build already has an entry of that model on that split (never counted twice)."""
+    hashes = {r.manifest_sha256: _hashes(r) for r in releases}
+    out = []
+    for later in releases:
+        have = hashes[later.manifest_sha256]
+        carried = []
+        for earlier in releases:
+            had = hashes[earlier.manifest_sha256]
+            if earlier.name != later.name or len(had) >= len(have):
+                continue
+            present = {(model_key(e), e["split"]) for e in (*later.entries, *carried)}
+            carried += [
+                e | {"scored_on": earlier.version}
+                for e in earlier.entries
+                if e["dataset"].get("split_sha256") == have.get(e["split"])
+                and (model_key(e), e["split"]) not in present
+            ]
+        entries = sorted(
+            (*later.entries, *carried),
+            key=lambda e: (split_key(e["split"]), -len(e["results"]), -mean_score(e), e["model"]),
+        )
+        out.append(replace(later, entries=tuple(entries)) if carried else later)
     return out
 
 

@@ -273,6 +273,11 @@ def _check_cutoff(entry: dict[str, Any]) -> None:
         cutoff = cutoffs.entry_cutoff(entry)
     except ValueError as e:
         raise SubmissionError(f"invalid submission at training_data_cutoff: {e}") from None
+    if cutoff.untrained and entry.get("training_data_cutoff") is not None:
+        raise SubmissionError(
+            f"invalid submission at training_data_cutoff_source: {cutoffs.NO_TRAINING_DATA!r} goes with a null "
+            f"cut-off, not {entry['training_data_cutoff']}"
+        )
     if "clean" not in entry:
         return
     if not is_snapshot(entry["split"]):
