@@ -30,7 +30,7 @@ from ratio_bench.corpus.readers import ReaderSettings
 from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.build import snapshot_manifest
 from ratio_bench.dataset.card import snapshots_section
-from ratio_bench.dataset.check import ReleaseCheckError, check_release
+from ratio_bench.dataset.check import require_passing
 from ratio_bench.dataset.config import BuildConfig, Split, parse_config
 from ratio_bench.dataset.contract import (
     KEEP,
@@ -215,14 +215,7 @@ def append_release(
         )
         manifest["files"] = file_checksums(stage)
         write_json(stage / MANIFEST, json.loads(json.dumps(manifest, default=str)))
-        checks = check_release(stage)
-        failed = [c for c in checks if not c.passed]
-        if failed:
-            raise ReleaseCheckError(
-                f"the appended release fails `ratio check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
-                f"{dataset} was left unchanged",
-                checks,
-            )
+        checks = require_passing(stage, "the appended release", dataset)
     write_json(work / "append_report.json", report)
     return report | {"checks": len(checks)}
 

@@ -455,6 +455,20 @@ def check_release(root: str | Path) -> list[CheckResult]:
     return results
 
 
+def require_passing(stage: Path, what: str, target: Path) -> list[CheckResult]:
+    """``ratio check`` on a release staged beside ``target``; every check must pass before it is swapped in,
+    else ReleaseCheckError naming the failures (``target`` is left as it was)."""
+    checks = check_release(stage)
+    failed = [c for c in checks if not c.passed]
+    if failed:
+        raise ReleaseCheckError(
+            f"{what} fails `ratio check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
+            f"{target} was left unchanged",
+            checks,
+        )
+    return checks
+
+
 def print_results(root: Path, results: list[CheckResult]) -> None:
     from rich.table import Table
 
