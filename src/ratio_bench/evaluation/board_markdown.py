@@ -49,12 +49,12 @@ def leaderboard_markdown(board: Board) -> str:
     for release in board.releases:
         detailed = has_details(release)
         lines += ["", f"## {markdown_text(release.title)}", ""]
-        lines += [_md_row(head[:2] + ["model"] * detailed + head[2:]), "|" + "---|" * (len(head) + detailed)]
+        lines += [md_row(head[:2] + ["model"] * detailed + head[2:]), "|" + "---|" * (len(head) + detailed)]
         for rank, entry in ranked(release):
             cells = [str(rank), markdown_text(entry_label(entry))]
             cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
             cells += [markdown_text(provenance_text(entry) or "")] * marked
-            lines.append(_md_row(cells + [markdown_text(text) for *_, text in metric_cells(entry)]))
+            lines.append(md_row(cells + [markdown_text(text) for *_, text in metric_cells(entry)]))
         if bare_note(release):
             lines += ["", markdown_text(bare_note(release))]
         lines += _md_relation_boards(release, detailed)
@@ -64,16 +64,16 @@ def leaderboard_markdown(board: Board) -> str:
                 "",
                 markdown_text(JUDGED_NOTE),
                 "",
-                _md_row(JUDGED_HEAD),
+                md_row(JUDGED_HEAD),
                 "|" + "---|" * len(JUDGED_HEAD),
             ]
             lines += [
-                _md_row([markdown_text(t) for t in text] + [percent(v) for v in values])
+                md_row([markdown_text(t) for t in text] + [percent(v) for v in values])
                 for *_, text, values in judged
             ]
     if board.rejected:
-        lines += ["", "## Rejected files", "", _md_row(["file", "reason"]), "|---|---|"]
-        lines += [_md_row([markdown_text(r.source), markdown_text(r.reason)]) for r in board.rejected]
+        lines += ["", "## Rejected files", "", md_row(["file", "reason"]), "|---|---|"]
+        lines += [md_row([markdown_text(r.source), markdown_text(r.reason)]) for r in board.rejected]
     return "\n".join(lines) + "\n"
 
 
@@ -89,17 +89,17 @@ def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
             "",
             f"### {rel} ({markdown_text(RELATION_NOTE)})",
             "",
-            _md_row(head),
+            md_row(head),
             "|" + "---|" * len(head),
         ]
         for rank, entry in rows:
             cells = [str(rank), markdown_text(entry_label(entry))]
             cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
-            lines.append(_md_row(cells + [markdown_text(t) for t in relation_figures(entry, rel)]))
+            lines.append(md_row(cells + [markdown_text(t) for t in relation_figures(entry, rel)]))
     return lines
 
 
-def _md_row(cells: list[str]) -> str:
+def md_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
@@ -118,6 +118,6 @@ def clean_markdown(board: Board) -> str:
         if not rows:
             lines.append("No entries on dated snapshots.")
             continue
-        lines += [_md_row(CLEAN_HEAD), "|" + "---|" * len(CLEAN_HEAD)]
-        lines += [_md_row([markdown_text(c) for c in clean_cells(rank, row)]) for rank, row in rows]
+        lines += [md_row(CLEAN_HEAD), "|" + "---|" * len(CLEAN_HEAD)]
+        lines += [md_row([markdown_text(c) for c in clean_cells(rank, row)]) for rank, row in rows]
     return "\n".join(lines) + "\n"

@@ -84,8 +84,15 @@ def clean_ranking(release: ReleaseEntries) -> list[tuple[Rank | None, CleanRow]]
             if queries:
                 relations[rel] = (sum(v * n for v, n in counted) / queries, len(counted), queries)
         left_out = Counter(MARKS[entry_clean(e)] for e in entries if entry_clean(e) is not True)
-        row = CleanRow(entry_label(entries[0]), entry_detail(entries[0]), relations, dict(left_out))
-        rows.append(CleanRow(**{**row.__dict__, "pooled": _pooled(clean, relations)}))
+        rows.append(
+            CleanRow(
+                entry_label(entries[0]),
+                entry_detail(entries[0]),
+                relations,
+                dict(left_out),
+                _pooled(clean, relations),
+            )
+        )
     scored = sorted((r for r in rows if r.relations), key=lambda r: (-len(r.relations), -r.score, r.label))
     unscored = sorted((r for r in rows if not r.relations), key=lambda r: r.label)
     ranks: list[tuple[Rank | None, CleanRow]] = []

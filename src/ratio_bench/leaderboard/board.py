@@ -23,6 +23,7 @@ from ratio_bench.core.cutoffs import parse_date
 from ratio_bench.core.errors import UsageError
 from ratio_bench.evaluation import leaderboard as lb
 from ratio_bench.evaluation.board_html import leaderboard_html
+from ratio_bench.evaluation.board_markdown import md_row
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
 from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_text
 from ratio_bench.evaluation.results import SubmissionError
@@ -130,10 +131,6 @@ def _detail(r: Request, now: datetime) -> str:
 QUEUE_HEAD = ["status", "model", "setup", "submitter", "submitted", "detail"]
 
 
-def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
 def queue_table(queue: Queue, now: datetime | None = None):
     """The queue for a terminal (rich), every field escaped."""
     from rich.table import Table
@@ -151,8 +148,8 @@ def queue_table(queue: Queue, now: datetime | None = None):
 def queue_markdown(queue: Queue, now: datetime | None = None) -> str:
     now = now or now_utc()
     lines = ["", f"## Queue ({markdown_text(queue.repo_id)})", ""]
-    lines += [_md_row(QUEUE_HEAD), "|" + "---|" * len(QUEUE_HEAD)]
-    lines += [_md_row([markdown_text(c) for c in cells]) for _, cells in queue_rows(queue, now)]
+    lines += [md_row(QUEUE_HEAD), "|" + "---|" * len(QUEUE_HEAD)]
+    lines += [md_row([markdown_text(c) for c in cells]) for _, cells in queue_rows(queue, now)]
     if queue.rejected:
         lines += [
             "",
