@@ -86,9 +86,11 @@ def benchmark_tasks(manifest: dict[str, Any]) -> list[BenchmarkTask]:
     tasks = []
     for relation in RELATIONS:
         counts = rows.get(relation) if isinstance(rows.get(relation), dict) else {}
-        splits = [s for s in ("test", MINI_SPLIT) if counts.get(s)]
+        if not counts.get("test"):
+            continue
+        splits = ["test", *([MINI_SPLIT] if counts.get(MINI_SPLIT) else [])]
         splits += sorted(s for s in counts if is_snapshot(s) and counts[s])
-        tasks += [BenchmarkTask(task_id(relation, s), relation, s) for s in splits if "test" in counts]
+        tasks += [BenchmarkTask(task_id(relation, s), relation, s) for s in splits]
     return tasks
 
 

@@ -228,15 +228,18 @@ def _variant(relation: str, suffix: str, split: str, note: str) -> type[AbsTaskR
     fields = base.model_dump() | {
         "name": base.name + suffix,
         "eval_splits": [split],
-        "description": f"{base.description} {note}",
+        "description": base.description + note,
     }
     return type(base.name + suffix, (AbsTaskRetrieval,), {"metadata": TaskMetadata.model_validate(fields),
                                                           "__module__": __name__})  # fmt: skip
 
 
-MINI_NOTE = "Mini: a small fixed sample of the test queries with the same corpus, for fast checks."
+MINI_NOTE = (  # the same text as the mini split's own note (dataset contract)
+    " Mini: a seeded sample of the test split (up to 200 queries per relation) against a 5,000-candidate pool "
+    "drawn from the test pool, for a quick look; not comparable with test figures."
+)
 LATEST_NOTE = (
-    "Latest: the newest dated test snapshot, queries and candidates from papers of one recent month."
+    " Latest: the newest dated test snapshot, queries and candidates from papers of one recent month."
 )
 MINI_TASKS: dict[str, type[AbsTaskRetrieval]] = {
     r: _variant(r, "Mini", MINI_SPLIT, MINI_NOTE) for r in RELATIONS

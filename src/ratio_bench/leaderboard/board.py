@@ -36,22 +36,6 @@ SKIPPED_FOLDERS = ("mteb", "runs")
 
 def load_board_from_repo(ref: hub.RepoRef) -> lb.Board:
     """The board of the results repository ``ref`` at its revision (default: main)."""
-    entries = repo_entries(ref)
-    releases, inconsistent = lb.group_releases(list(entries.loaded))
-    return lb.Board(releases, tuple(sorted([*entries.rejected, *inconsistent], key=lambda r: r.source)))
-
-
-@dataclass(frozen=True)
-class RepoEntries:
-    """The entries of a results repository at one commit, each with its path and provenance mark."""
-
-    commit: str
-    loaded: tuple[tuple[str, dict[str, Any]], ...]
-    rejected: tuple[lb.Rejected, ...]
-
-
-def repo_entries(ref: hub.RepoRef) -> RepoEntries:
-    """Every entry of the results repository ``ref`` (at its revision, default main), checked and marked."""
     sha = hub.head(ref.repo_id, "dataset", ref.revision)
     listed = hub.tree(ref.repo_id, "dataset", sha)
     loaded, rejected = [], []
@@ -69,7 +53,8 @@ def repo_entries(ref: hub.RepoRef) -> RepoEntries:
             continue
         entry["provenance"] = _provenance(ref, sha, listed, path, data, entry)
         loaded.append((path, entry))
-    return RepoEntries(sha, tuple(loaded), tuple(rejected))
+    releases, inconsistent = lb.group_releases(loaded)
+    return lb.Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
 
 
 def _provenance(
