@@ -179,3 +179,21 @@ def test_a_pull_request_refuses_files_outside_eval_results(hub_env):
         open_eval_results_pr("org/m", SHA, {"README.md": b"hi"})
     with pytest.raises(HubEvalError, match="expected a list"):
         open_eval_results_pr("org/m", SHA, {".eval_results/x.yaml": json.dumps({"value": 1}).encode()})
+
+
+def test_the_workers_one_call_proposes_a_models_verified_results(hub_env, tmp_path):
+    from tests.helpers.dataset import build_snapshots, snapshot_records
+
+    from ratio_bench.leaderboard.hub_results import propose_eval_results
+
+    api = hub_env.api()
+    api.create_repo("org/m")
+    if not _devhub_has_pull_requests(hub_env.hub.url, "org/m"):
+        pytest.skip("the devhub has no pull requests (/discussions) yet")
+    release = tmp_path / "ratio"
+    build_snapshots(tmp_path, snapshot_records(), release)
+    _publish_results(hub_env)
+    assert propose_eval_results(RESULTS, "org/other", SHA, release) is None  # nothing verified for it
+    opened = propose_eval_results(RESULTS, "org/m", SHA, release)
+    proposed = api.list_repo_files("org/m", revision=f"refs/pr/{opened.num}")
+    assert {".eval_results/ratio_address.yaml", ".eval_results/ratio_specify.yaml"} <= set(proposed)

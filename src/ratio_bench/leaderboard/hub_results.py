@@ -223,3 +223,20 @@ def open_eval_results_prs(
                                        benchmark=benchmark))
         for m in models
     ]  # fmt: skip
+
+
+def propose_eval_results(
+    results_repo: str, model: str, revision: str, release: Path, benchmark: str = "ratio-bench/ratio"
+) -> OpenedPR | None:
+    """What the worker calls after publishing a result: the verified results of ``model`` at ``revision`` in the
+    results repository (read again, so the pull request carries only what the board verifies) proposed to the
+    model repository; None when it has none on a benchmark task."""
+    from ratio_bench.dataset.release import Release
+
+    results = repo_results(RepoRef.parse(results_repo, "--results"))
+    tasks = hub_eval.benchmark_tasks(Release.open(release).manifest)
+    for found in eval_results_for(results, benchmark, tasks):
+        if (found.model, found.revision) == (model, revision):
+            link = results.folder_url(found.folders[0])
+            return open_eval_results_pr(model, revision, found.files, results_link=link, benchmark=benchmark)
+    return None
