@@ -101,3 +101,5 @@ def test_a_local_folder_proves_nothing_and_several_releases_need_a_choice(tmp_pa
         export_mteb(str(folder), tmp_path / "out", include_self_reported=True)
     [only] = export_mteb(str(folder), tmp_path / "out", include_self_reported=True, release="2.0")
     assert only.name == "self-reported/b"
+    with pytest.raises(LeaderboardError, match="is a file; give a folder"):
+        export_mteb(str(folder), folder / "a.json", include_self_reported=True, release="2.0")

@@ -147,6 +147,10 @@ def export_mteb(
     """Write the chosen entries of ``source`` under ``out/results/`` in MTEB's layout; returns what was written."""
     from mteb import ResultCache
 
+    if out.exists() and not out.is_dir():
+        raise LeaderboardError(
+            f"--out {out}: is a file; give a folder (a checkout of MTEB's results repository)"
+        )
     groups: dict[tuple[str, str | None, str | None], list[RepoResult]] = {}
     for result in chosen(load_results(source), include_self_reported, release, source):
         groups.setdefault((result.model, result.revision, result.setup), []).append(result)
