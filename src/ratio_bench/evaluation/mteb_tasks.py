@@ -204,3 +204,108 @@ def score_with_mteb(
         cache.misses - misses,
         cache.hits - hits,
     )
+
+
+# --- the Ratio benchmark: the three tasks, their mini versions and the latest dated test snapshot -------------
+
+MINI_SPLIT = "mini"  # a small fixed sample of test queries (a release may not have it: see ratio_benchmark)
+# The published release's latest test snapshot per relation (set with HUB_DATASET's revision at publishing; a
+# relation's snapshots need not end in the same month). ratio_benchmark(release) reads them from a release.
+LATEST_SNAPSHOTS = {"address": "test_2026_06", "broaden": "test_2026_05", "specify": "test_2026_06"}
+BENCHMARK_NAME = "Ratio"
+BENCHMARK_DESCRIPTION = (
+    "Ratio (Retrieval Across Typed Ideation Operations): given a sentence from a scientific paper, retrieve a "
+    "sentence from other papers that addresses its problem, broadens it or specifies it. Three tasks on the "
+    "test split, their mini versions for fast checks, and each task's latest dated test snapshot, whose queries "
+    "come from papers newer than most models' training data."
+)
+
+
+def _variant(relation: str, suffix: str, split: str, note: str) -> type[AbsTaskRetrieval]:
+    """A task of its own (``RatioAddressMini``) over one other split of the same dataset: mteb keys results by
+    task name, so a split scored apart needs a name apart."""
+    base = _metadata(relation)
+    fields = base.model_dump() | {
+        "name": base.name + suffix,
+        "eval_splits": [split],
+        "description": base.description + note,
+    }
+    return type(base.name + suffix, (AbsTaskRetrieval,), {"metadata": TaskMetadata.model_validate(fields),
+                                                          "__module__": __name__})  # fmt: skip
+
+
+MINI_NOTE = (  # the same text as the mini split's own note (dataset contract)
+    " Mini: a seeded sample of the test split (up to 200 queries per relation) against a 5,000-candidate pool "
+    "drawn from the test pool, for a quick look; not comparable with test figures."
+)
+LATEST_NOTE = (
+    " Latest: the newest dated test snapshot, queries and candidates from papers of one recent month."
+)
+MINI_TASKS: dict[str, type[AbsTaskRetrieval]] = {
+    r: _variant(r, "Mini", MINI_SPLIT, MINI_NOTE) for r in RELATIONS
+}
+LATEST_TASKS: dict[str, type[AbsTaskRetrieval]] = {
+    r: _variant(r, "Latest", LATEST_SNAPSHOTS[r], LATEST_NOTE) for r in RELATIONS
+}
+globals().update({cls.__name__: cls for group in (MINI_TASKS, LATEST_TASKS) for cls in group.values()})
+
+
+def _pointed(task: AbsTaskRetrieval, dataset_path: str | Path, splits: Sequence[str]) -> AbsTaskRetrieval:
+    """``task`` reading the local release ``dataset_path`` (no revision), scored on ``splits``."""
+    task.metadata = task.metadata.model_copy(
+        update={"dataset": {"path": str(dataset_path), "revision": "local"}, "eval_splits": list(splits)}
+    )
+    return task
+
+
+def benchmark_tasks(release: str | Path | None = None) -> list[AbsTaskRetrieval]:
+    """The benchmark's tasks: for the published release (``release`` None) every class; for a local release
+    the three tasks, each relation's mini task only where the release has a mini split, and its latest-snapshot
+    task (on the release's own latest snapshot of that relation) only where it has snapshots."""
+    if release is None:
+        return [cls() for group in (TASKS, MINI_TASKS, LATEST_TASKS) for cls in group.values()]
+    opened = Release.open(release)
+    tasks = [
+        _pointed(TASKS[r](), opened.root, ["test"]) for r in opened.relations if "test" in opened.splits(r)
+    ]
+    for relation in opened.relations:
+        splits = opened.splits(relation)
+        if MINI_SPLIT in splits:
+            tasks.append(_pointed(MINI_TASKS[relation](), opened.root, [MINI_SPLIT]))
+        snapshots = [s for s in splits if s in opened.snapshots]
+        if snapshots:
+            tasks.append(_pointed(LATEST_TASKS[relation](), opened.root, [snapshots[-1]]))
+    return tasks
+
+
+def ratio_benchmark(release: str | Path | None = None):
+    """mteb's ``Benchmark`` of Ratio (see :func:`benchmark_tasks`), for ``mteb.evaluate`` and mteb's board."""
+    from mteb import Benchmark
+
+    return Benchmark(
+        name=BENCHMARK_NAME,
+        tasks=benchmark_tasks(release),
+        description=BENCHMARK_DESCRIPTION,
+        reference="https://github.com/ratio-bench/ratio",
+        citation=_BIBTEX,
+        benchmark_hf_repo=HUB_DATASET["path"],
+    )
+
+
+def write_descriptive_stats(release: str | Path, out: str | Path) -> list[Path]:
+    """mteb's descriptive statistics of each benchmark task with a split in ``release``, computed by mteb's own
+    ``calculate_descriptive_statistics`` and written to ``out/<type>/<Task>.json`` (mteb keeps them in its
+    package folder, ``mteb/descriptive_stats/``; the path is redirected for the call so nothing is written
+    into an installed mteb). Returns the files written."""
+    from unittest import mock
+
+    written = []
+    for task in benchmark_tasks(release):
+        path = Path(out) / str(task.metadata.type) / f"{task.metadata.name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staged = path.with_suffix(".json.tmp")
+        with mock.patch.object(TaskMetadata, "descriptive_stat_path", property(lambda _meta, at=staged: at)):
+            task.calculate_descriptive_statistics(overwrite_results=True)
+        staged.replace(path)  # atomic: a stats file is whole or absent
+        written.append(path)
+    return written

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
 
-COMMANDS = ("submit", "worker")
+COMMANDS = ("submit", "worker", "export-mteb", "eval-results")
 JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
 
@@ -125,6 +125,31 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_mteb(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.mteb_export import export_mteb
+
+    done = export_mteb(
+        args.results, args.out, include_self_reported=args.include_self_reported, release=args.release
+    )
+    for model in done:
+        run = f" [{model.experiment}]" if model.experiment else ""
+        print(f"{model.name}@{model.revision}{run}: {', '.join(model.tasks)} -> {model.folder}")
+    print(f"{len(done)} model run(s) in MTEB's layout under {args.out / 'results'}")
+    return 0
+
+
+def cmd_eval_results(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.hub_results import open_eval_results_prs, write_eval_results
+
+    results, models = write_eval_results(args.results, args.dataset, args.benchmark, args.out)
+    print(
+        f"{len(models)} model commit(s) with verified results; eval.yaml and <model>/<commit>/ under {args.out}"
+    )
+    for model, opened in open_eval_results_prs(results, models, args.benchmark) if args.open_prs else ():
+        print(f"{model}: pull request {opened.url}")
+    return 0
+
+
 def _judging(args: argparse.Namespace):
     """The worker's judge (None without ``--judge-model``), checked before anything is claimed."""
     from ratio_bench.leaderboard.judging import Judging
@@ -156,7 +181,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     board.set_defaults(func=cmd_board)
     commands = board.add_subparsers(
-        dest="leaderboard_command", action=ResultsOrCommand, metavar="RESULTS | {submit,worker}"
+        dest="leaderboard_command",
+        action=ResultsOrCommand,
+        metavar="RESULTS | {submit,worker,export-mteb,eval-results}",
     )
 
     p = commands.add_parser("submit", help="queue a Hub model for scoring by the leaderboard's workers")
@@ -216,3 +243,34 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"sampling seed of a new pool (default {DEFAULT_SEED})",
     )  # fmt: skip
     p.set_defaults(func=cmd_worker)
+
+    p = commands.add_parser("export-mteb", help="write entries in the MTEB results repository's layout")
+    p.add_argument(
+        "--results", required=True, metavar="REPO[@REV]|DIR", help="a results repository or folder"
+    )
+    p.add_argument(
+        "--out", required=True, type=Path, help="a checkout of MTEB's results repository (or any folder)"
+    )
+    p.add_argument(
+        "--release", metavar="VERSION", help="the release version to export (when there are several)"
+    )
+    p.add_argument(
+        "--include-self-reported",
+        action="store_true",
+        help="export unverified entries too (default: verified)",
+    )
+    p.set_defaults(func=cmd_export_mteb)
+
+    p = commands.add_parser("eval-results", help="the Hub's eval.yaml and each model's .eval_results files")
+    p.add_argument("--results", required=True, metavar="REPO[@REV]", help="the results repository")
+    p.add_argument("--dataset", required=True, type=Path, metavar="DIR", help="the release folder scored")
+    p.add_argument(
+        "--benchmark", default="ratio-bench/ratio", metavar="REPO", help="the benchmark dataset repo"
+    )
+    p.add_argument(
+        "--out", required=True, type=Path, help="folder for eval.yaml and <model>/<commit>/.eval_results/"
+    )
+    p.add_argument(
+        "--open-prs", action="store_true", help="also open a pull request on each model repository"
+    )
+    p.set_defaults(func=cmd_eval_results)
