@@ -61,8 +61,7 @@ def _append_config(release: Release, version: str, through: dt.date | None = Non
     if version == release.version:
         raise AppendError(
             f"--version {version!r}: give a new version (the release is {release.version!r}), e.g. "
-            f"{release.version}.1",
-            value=release.root,
+            f"{release.version}.1"
         )
     seen = [v["version"] for v in release.manifest.get("versions") or []]
     if version in seen:

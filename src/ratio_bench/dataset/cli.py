@@ -33,7 +33,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     prepare_output_dir(args.out, KIND, keep=KEEP)  # before the corpus is read: nothing of the user's is lost
     if args.corpus:
         cfg = dataclasses.replace(cfg, corpus=[p.resolve() for p in args.corpus])
-    options = BuildOptions(args.name, args.version, not shipped, work if args.work_dir else None, args.wait)
+    config_file = preset("dataset_scripts", args.config).resolve()
+    own = not config_file.is_relative_to(
+        data_path("dataset_scripts").resolve()
+    )  # a shipped config, by any name
+    options = BuildOptions(args.name, args.version, own, work if args.work_dir else None, args.wait)
     try:
         report = build_release(
             cfg, args.out, workers=args.workers, progress=not args.quiet, strict=args.strict, options=options
