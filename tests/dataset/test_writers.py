@@ -158,3 +158,27 @@ def test_append_refuses_a_release_that_fails_check(base, tmp_path):  # noqa: F81
     )  # fmt: skip
     line = assert_user_error(run, "fails `ratio check`", "checksums", shard.name)
     assert "no new period" not in run.out + line and not (tmp_path / "w").exists()
+
+
+def test_silver_and_build_are_refused_while_another_run_writes_the_release(
+    silver_release, dataset_corpus, fake_server, make_judge, tmp_path
+):
+    from tests.helpers.dataset import write_config
+
+    from ratio_bench.dataset.build import build_release
+    from ratio_bench.dataset.config import SilverSettings, load_config
+    from ratio_bench.judge.silver import run_silver
+
+    before = file_checksums(silver_release)
+    holder = _holder(silver_release, "ratio dataset append --version 9")
+    try:
+        with pytest.raises(FolderLockedError, match="append --version 9"):
+            run_silver(silver_release, SilverSettings.from_config({}), make_judge(fake_server))
+        cfg = load_config(write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work"))
+        with pytest.raises(FolderLockedError, match=f"pid {holder.pid}"):
+            build_release(cfg, silver_release, progress=False)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert file_checksums(silver_release) == before and not (tmp_path / "work").exists()
+    assert not fake_server.state.chat_keys  # refused before a single judge request was sent
