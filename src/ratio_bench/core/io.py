@@ -389,13 +389,15 @@ def _claim(fd: int, command: str) -> None:
 
 
 @contextlib.contextmanager
-def folder_lock(path: str | os.PathLike, command: str, wait_s: float = 0.0) -> Iterator[Path]:
+def folder_lock(
+    path: str | os.PathLike, command: str, wait_s: float = 0.0, wait_flag: str | None = None
+) -> Iterator[Path]:
     """Hold the write lock of the artefact folder ``path`` for the block: one writer per folder, from reading
     it to the swap (``ratio dataset build`` into it, ``append``, ``ratio judge silver``), so no run swaps over
     another's result. ``command`` says who holds it (shown to a refused run).
 
     Another holder: wait up to ``wait_s`` seconds (polling; Ctrl-C ends the wait), then :class:`FolderLockedError`
-    naming the holder. The lock is an ``flock`` on :func:`lock_file`, which the kernel releases when its process
+    naming the holder (and ``wait_flag``, the command's option that waits, when it has one). The lock is an ``flock`` on :func:`lock_file`, which the kernel releases when its process
     dies, so a killed run's lock is stale by construction and taken over (with a note). Re-entrant within one
     thread (``staged_dir`` takes it again inside a command that holds it).
     """
@@ -422,7 +424,7 @@ def folder_lock(path: str | os.PathLike, command: str, wait_s: float = 0.0) -> I
     if fd is None:
         raise FolderLockedError(
             f"{path}: another run is writing it: {holder}; nothing was changed. Run again when it has finished"
-            + (f" (waited {wait_s:g} s)" if wait_s > 0 else " (or give --wait SECONDS)"),
+            + (f" (waited {wait_s:g} s)" if wait_s > 0 else f" (or give {wait_flag})" if wait_flag else ""),
             value=path,
         )
     if holder:

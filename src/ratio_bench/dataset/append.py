@@ -28,7 +28,7 @@ from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import parse_split
 from ratio_bench.corpus.readers import ReaderSettings
 from ratio_bench.dataset.assemble import assemble
-from ratio_bench.dataset.build import snapshot_manifest
+from ratio_bench.dataset.build import WAIT_FLAG, snapshot_manifest
 from ratio_bench.dataset.card import snapshots_section
 from ratio_bench.dataset.check import check_release, require_passing
 from ratio_bench.dataset.config import BuildConfig, Split, parse_config
@@ -133,7 +133,7 @@ def append_release(
     """
     check_version(version)
     Release.open(dataset)  # a folder that is no release is refused before a lock file is made beside it
-    with folder_lock(dataset, f"ratio dataset append --version {version}", wait_s):
+    with folder_lock(dataset, f"ratio dataset append --version {version}", wait_s, WAIT_FLAG):
         return _append(dataset, corpus, version, work_dir, progress, through)
 
 

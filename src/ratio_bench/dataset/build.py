@@ -69,6 +69,7 @@ class BuildOptions:
     wait_s: float = 0.0
 
 
+WAIT_FLAG = "--wait SECONDS"  # how build and append wait for another writer (dataset/cli.py)
 MIN_TEST_QUERIES = 100  # fewer test queries for a relation: its figures rest on few queries (warned, flagged)
 
 
@@ -94,7 +95,7 @@ def build_release(
     """
     options = options or BuildOptions()
     prepare_output_dir(out, KIND, keep=KEEP)  # refuse a folder that is not ours before taking its lock
-    with folder_lock(out, f"ratio dataset build --out {out}", options.wait_s):
+    with folder_lock(out, f"ratio dataset build --out {out}", options.wait_s, WAIT_FLAG):
         return _build(cfg, out, workers, progress, repo_hint, strict, options)
 
 
