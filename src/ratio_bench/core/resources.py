@@ -52,10 +52,11 @@ def fill_card_template(template: str, values: object) -> str:
 
 
 def _preset_name(ref: str | Path) -> str | None:
-    """``ref`` as written when it can name a shipped preset: relative, no ``.``/``~`` start, no file suffix.
-    ``./dev`` or ``dev.yaml`` are paths, ``dev`` and ``dev/ablations`` are names."""
+    """``ref`` as written when it can name a shipped preset: relative, no ``.``/``~`` start, no YAML suffix.
+    ``./dev`` or ``dev.yaml`` are paths; ``dev``, ``dev/ablations`` and ``stella-en-1.5b-v5-generic-address``
+    are names."""
     text = str(ref)
-    if not text or text.startswith((".", "/", "~")) or "\\" in text or Path(text).suffix:
+    if not text or text.startswith((".", "/", "~")) or "\\" in text or text.endswith((".yaml", ".yml")):
         return None
     return text
 
