@@ -20,7 +20,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
-from ratio_bench.dataset.release import Release
+from ratio_bench.dataset.release import Release, card_data_files
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint
@@ -74,7 +74,12 @@ def ratio_tasks(
     revision: str | None = None,
 ) -> list[AbsTaskRetrieval]:
     """Task instances for ``relations`` reading ``dataset_path`` (a Hub repo id or a local release folder) at
-    ``revision`` (a tag or commit; a local folder has none), default the published release."""
+    ``revision`` (a tag or commit; a local folder has none), default the published release.
+
+    A local folder must be a Ratio release whose card points only at its own files (mteb's loader follows the
+    card's ``data_files``): see :func:`local_release`."""
+    if dataset_path is not None:
+        local_release(dataset_path)
     tasks = []
     for relation in relations:
         task = TASKS[relation]()
@@ -86,6 +91,17 @@ def ratio_tasks(
         task.metadata = task.metadata.model_copy(update=update)
         tasks.append(task)
     return tasks
+
+
+def local_release(dataset_path: str | Path) -> Path | None:
+    """``dataset_path`` when it names a local folder (a ``Path``, or text naming one that exists): checked to be a
+    Ratio release (its manifest's kind) with every card ``data_files`` pattern inside it (no ``..``, absolute
+    path or symlink out; :func:`~ratio_bench.dataset.release.card_data_files`); None for a Hub repo id."""
+    if not isinstance(dataset_path, Path) and not Path(dataset_path).exists():
+        return None
+    release = Release.open(dataset_path)
+    card_data_files(release)
+    return release.root
 
 
 def snapshot_tasks(release: str | Path, relations: Sequence[str] = RELATIONS) -> list[AbsTaskRetrieval]:
