@@ -265,7 +265,8 @@ def _query_mismatch(entry: dict[str, Any], truth: ReleaseQueries, whose: str) ->
         count, ids = truth[split, rel]
         n = entry.get("n_queries", {}).get(rel)
         if n != count:
-            return f"n_queries/{rel} is {n}, but split {split} has {count} {rel} queries ({whose})"
+            shown = "missing" if n is None else n
+            return f"n_queries/{rel} is {shown}, but split {split} has {count} {rel} queries ({whose})"
         block = entry.get("per_query", {}).get(rel)
         if block is not None and ids is not None and block["query_ids_sha256"] != ids:
             return f"per_query/{rel}: its query ids are not the {rel} queries of split {split} ({whose})"

@@ -40,7 +40,7 @@ from ratio_bench.leaderboard.provenance import (
 from ratio_bench.leaderboard.requests import Queue, Request, now_utc, parse_time, read_queue
 
 SKIPPED_FOLDERS = ("mteb", "runs")
-MAX_REASON = 160
+MAX_REASON = 300
 
 
 @dataclass
