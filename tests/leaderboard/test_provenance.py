@@ -273,3 +273,25 @@ def test_the_worker_refuses_to_publish_figures_out_of_bounds_or_not_of_the_relea
     ended = read_queue(REQUESTS).find(mine.path)
     assert ended.status == "FAILED" and reason in ended.reason and "not published" in ended.reason
     assert not [p for p in hub_env.files(RESULTS) if p.startswith("org/tiny/")]  # nothing published
+
+
+def test_keygen_writes_the_private_key_once_and_prints_only_its_public_listing(tmp_path):
+    from tests.helpers.cli import assert_user_error, run_ratio
+
+    from ratio_bench.leaderboard.provenance import load_key, parse_trusted
+
+    path = tmp_path / "worker.key"
+    made = run_ratio("leaderboard", "keygen", "--out", path, "--name", "gpu-1", "--added-by", "ada")
+    assert made.code == 0, made.err
+    assert path.stat().st_mode & 0o777 == 0o600
+    key = load_key(path)
+    listing = json.loads(made.out.strip().splitlines()[-1])
+    assert listing == {"key_id": key.key_id, "public_key": key.public_key, "name": "gpu-1", "added_by": "ada"}
+    trusted, ignored = parse_trusted(
+        json.dumps({"schema": "ratio-trusted-workers/1", "workers": [listing]}).encode()
+    )
+    assert list(trusted) == [key.key_id] and ignored == []
+    secret = path.read_text().splitlines()[1]
+    assert secret not in made.out + made.err
+    assert_user_error(run_ratio("leaderboard", "keygen", "--out", path), f"--out {path}", "never overwritten")
+    assert load_key(path).key_id == key.key_id  # untouched

@@ -104,6 +104,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     requests = RepoRef.parse(args.requests, "--requests").repo_id
     results = RepoRef.parse(args.results, "--results").repo_id
     judging = _judging(args)
+    if not Path(args.dataset).is_dir():
+        RepoRef.parse(args.dataset, "--dataset")  # a bad --dataset is named before the key is asked for
     key = _worker_key(args.key)
     dataset, source = local_dataset(args.dataset)
     opts = WorkerOptions(
