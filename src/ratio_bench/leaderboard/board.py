@@ -184,8 +184,6 @@ def verify(target: str, results: hub.RepoRef | None, requests: str | None) -> li
 
 
 def _report(repo: RepoReader, folder: str, files: dict[str, bytes]) -> FolderReport:
-    from ratio_bench.leaderboard.provenance import verify_folder
-
     verdict = verify_folder(folder, files.get(PROVENANCE), repo.trusted, repo.queue, files)
     entries = []
     for name, data in sorted(files.items()):
