@@ -295,3 +295,23 @@ def test_keygen_writes_the_private_key_once_and_prints_only_its_public_listing(t
     assert secret not in made.out + made.err
     assert_user_error(run_ratio("leaderboard", "keygen", "--out", path), f"--out {path}", "never overwritten")
     assert load_key(path).key_id == key.key_id  # untouched
+
+
+def test_verify_checks_a_downloaded_folder_file_by_file(hub_env, small_release, tmp_path):
+    req = request("org/tiny", SHA)
+    queue(req)
+    folder = publish(hub_env, small_release, req, release_entry("org/tiny:generic", small_release))
+    local = tmp_path / "download" / folder
+    for path, data in hub_env.files(RESULTS).items():
+        if path.startswith(folder + "/"):
+            (local / path[len(folder) + 1 :]).parent.mkdir(parents=True, exist_ok=True)
+            (local / path[len(folder) + 1 :]).write_bytes(data)
+    results = hub.RepoRef(RESULTS, None, "--results")
+    (report,) = verify(str(local), results, REQUESTS)
+    assert report.verified and report.lines()[0] == f"{folder}: VERIFIED", report.lines()
+    (local / "mteb-note.json").write_text("{}")  # an extra file is named, never verified
+    (local / "test.json").write_text((local / "test.json").read_text() + " ")
+    (report,) = verify(str(local), results, REQUESTS)
+    assert not report.verified
+    assert any(line.startswith("  FAIL hash test.json") for line in report.lines())
+    assert any(line.startswith("  FAIL entry mteb-note.json") for line in report.lines())
