@@ -78,9 +78,10 @@ def local_dataset(text: str) -> tuple[Path, str]:
         from ratio_bench.dataset.release import Release, manifest_sha256
 
         release = Release.open(text)
-        return Path(
-            text
-        ), f"local release {release.name} {release.version} (manifest {manifest_sha256(release.manifest)})"
+        named = (
+            f"local release {release.name} {release.version} (manifest {manifest_sha256(release.manifest)})"
+        )
+        return Path(text), named
     ref = RepoRef.parse(text, "--dataset")
     with hub.hub_errors(f"--dataset {ref}"):
         sha = hub.api().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
