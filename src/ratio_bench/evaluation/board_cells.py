@@ -45,6 +45,8 @@ def entry_detail(entry: dict[str, Any]) -> str:
         )
     if entry.get("submitter"):
         parts.append(f"by {entry['submitter']}")
+    if entry.get("same_weights_as"):  # another repository's row came first with these weights
+        parts.append(f"same weights as {entry['same_weights_as']}")
     return ", ".join(parts)
 
 

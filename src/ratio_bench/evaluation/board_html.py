@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import html
+from dataclasses import replace
 
 from ratio_bench import __version__
 from ratio_bench.core.cutoffs import LEGEND, MARKS
@@ -131,7 +132,7 @@ def _options(choices: list[tuple[str, str]]) -> str:
 
 def _filters(board: Board) -> str:
     splits = sorted({e["split"] for r in board.releases for e in r.entries}, key=split_key)
-    releases = [(r.manifest_sha256, r.title) for r in board.releases]
+    releases = list({r.manifest_sha256: replace(r, provenance="").title for r in board.releases}.items())
     return (
         "<p>"
         f'<label>Release <select id="filter-release">{_options(releases)}</select></label>'
@@ -189,7 +190,8 @@ def _release_section(release: ReleaseEntries) -> str:
             f'<section class="release" data-release="{html_text(release.manifest_sha256)}">',
             f"<h2>{html_text(release.name)} {html_text(release.version)} "
             f'<span class="hash" title="manifest SHA-256 {html_text(release.manifest_sha256)}">'
-            f"(manifest {html_text(release.manifest_sha256[:SHORT_SHA])})</span></h2>",
+            f"(manifest {html_text(release.manifest_sha256[:SHORT_SHA])})</span>"
+            f"{html_text(release.title[len(replace(release, provenance='').title) :])}</h2>",
             "<table>",
             f"<thead><tr>{''.join(head)}</tr></thead>",
             "<tbody>",

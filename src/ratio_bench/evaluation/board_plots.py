@@ -55,7 +55,12 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
         ax.invert_yaxis()  # rank 1 at the top
         for y, (v, up) in enumerate(zip(values, spread[1], strict=True)):
             ax.text(v + up, y, f" {v:.1f}", va="center", fontsize=8)
-        where = f"{release.name} {release.version} ({release.manifest_sha256[:SHORT_SHA]})" if release else ""
+        where = (
+            f"{release.name} {release.version} ({release.manifest_sha256[:SHORT_SHA]})"
+            + (f", {release.provenance}" if release.provenance else "")
+            if release
+            else ""
+        )
         ax.set_title(
             plain_text(f"{rel}: top {len(rows)} by MRR@10 (bars: {uncertainty.DEFAULT.note}), {where}"),
             fontsize=10,
@@ -174,7 +179,7 @@ def trend_figure(board: Board) -> Any:
         ax.set_title(
             plain_text(
                 f"{rel}: MRR@10 per test snapshot, {release.name} {release.version} "
-                f"({release.manifest_sha256[:SHORT_SHA]})"
+                f"({release.manifest_sha256[:SHORT_SHA]}){', ' + release.provenance if release.provenance else ''}"
             ),
             fontsize=10,
             loc="left",

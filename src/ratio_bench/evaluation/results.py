@@ -261,9 +261,21 @@ def validate_submission(entry: Any) -> None:
             f"a sample of {entry['sample']['queries_per_relation']} queries per relation (ratio score --sample), "
             "never ranked; score without --sample for the board"
         )
+    _check_counts(entry)
     _check_judged(entry)
     _check_cutoff(entry)
     _check_per_query(entry)
+
+
+def _check_counts(entry: dict[str, Any]) -> None:
+    """What the schema cannot say: every scored relation was scored on some queries (a figure over no query,
+    ``n_queries`` 0 with 100% figures, is no figure)."""
+    counts = entry.get("n_queries", {})
+    for rel in entry["results"]:
+        if rel in counts and counts[rel] < 1:
+            raise SubmissionError(
+                f"invalid submission at n_queries/{rel}: {counts[rel]} queries; a figure needs at least one"
+            )
 
 
 def _check_cutoff(entry: dict[str, Any]) -> None:

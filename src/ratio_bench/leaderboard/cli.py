@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
 
-COMMANDS = ("submit", "worker", "export-mteb", "eval-results")
+COMMANDS = ("submit", "worker", "keygen", "verify", "export-mteb", "eval-results")
 JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
 
@@ -68,7 +68,8 @@ def cmd_board(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.hub import RepoRef
     from ratio_bench.leaderboard.requests import read_queue
 
-    board = load_board_from_repo(RepoRef.parse(args.from_repo, "--from"))
+    requests = RepoRef.parse(args.board_requests, "--requests").repo_id if args.board_requests else None
+    board = load_board_from_repo(RepoRef.parse(args.from_repo, "--from"), requests)
     if not args.board_requests:
         return render_board(board, args, f"--from {args.from_repo}")
     queue = read_queue(RepoRef.parse(args.board_requests, "--requests").repo_id)
@@ -103,18 +104,22 @@ def cmd_worker(args: argparse.Namespace) -> int:
     requests = RepoRef.parse(args.requests, "--requests").repo_id
     results = RepoRef.parse(args.results, "--results").repo_id
     judging = _judging(args)
+    if not Path(args.dataset).is_dir():
+        RepoRef.parse(args.dataset, "--dataset")  # a bad --dataset is named before the key is asked for
+    key = _worker_key(args.key)
     dataset, source = local_dataset(args.dataset)
     opts = WorkerOptions(
         requests,
         results,
         dataset,
         source,
-        args.worker_id or default_worker_id(),
+        args.worker_id or default_worker_id(key),
         lease_s=args.lease,
         max_params=args.max_params,
         batch_size=args.batch_size,
         cache_dir=args.cache_dir,
         judging=judging,
+        key=key,
     )
 
     def log(line: str) -> None:
@@ -150,6 +155,47 @@ def cmd_eval_results(args: argparse.Namespace) -> int:
     return 0
 
 
+def _worker_key(path: Path | None):
+    """The worker's signing key: ``--key`` or the file ``RATIO_WORKER_KEY`` names (required: results are signed)."""
+    import os
+
+    from ratio_bench.leaderboard.provenance import KEY_ENV, load_key
+
+    if path is not None:
+        return load_key(path, "--key")
+    if os.environ.get(KEY_ENV):
+        return load_key(Path(os.environ[KEY_ENV]), KEY_ENV)
+    raise UsageError(
+        f"--key: give the worker's private key file (or set {KEY_ENV}); make one with `ratio leaderboard keygen --out FILE`"
+    )
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    import json
+
+    from ratio_bench.leaderboard.provenance import TRUSTED_WORKERS, generate_key
+
+    key = generate_key(args.out)
+    print(f"wrote the private key to {args.out} (keep it secret; the worker reads it with --key)")
+    print(
+        f"key id {key.key_id}; for the maintainers to add to the results repository's {TRUSTED_WORKERS} workers:"
+    )
+    print(json.dumps(key.listing(args.name or f"worker-{key.key_id}", args.added_by or "MAINTAINER")))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.board import verify
+    from ratio_bench.leaderboard.hub import RepoRef
+
+    results = RepoRef.parse(args.results, "--results") if args.results else None
+    requests = RepoRef.parse(args.requests, "--requests").repo_id if args.requests else None
+    reports = verify(args.target, results, requests)
+    for report in reports:
+        print("\n".join(report.lines()))
+    return 0 if all(r.verified for r in reports) else 1
+
+
 def _judging(args: argparse.Namespace):
     """The worker's judge (None without ``--judge-model``), checked before anything is claimed."""
     from ratio_bench.leaderboard.judging import Judging
@@ -183,7 +229,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     commands = board.add_subparsers(
         dest="leaderboard_command",
         action=ResultsOrCommand,
-        metavar="RESULTS | {submit,worker,export-mteb,eval-results}",
+        metavar="RESULTS | {submit,worker,keygen,verify,export-mteb,eval-results}",
     )
 
     p = commands.add_parser("submit", help="queue a Hub model for scoring by the leaderboard's workers")
@@ -219,7 +265,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help=f"how long a claim holds (default {DEFAULT_LEASE_S}); one model may take 80%% of it",
     )
-    p.add_argument("--worker-id", help="this worker's name in the queue (default: HOST-PID)")
+    p.add_argument("--worker-id", help="this worker's public name (default: worker-KEYID)")
+    p.add_argument(
+        "--key", type=Path, metavar="FILE",
+        help="the worker's private Ed25519 key (ratio leaderboard keygen; default: the file RATIO_WORKER_KEY names)",
+    )  # fmt: skip
     p.add_argument(
         "--max-params",
         type=int,
@@ -274,3 +324,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--open-prs", action="store_true", help="also open a pull request on each model repository"
     )
     p.set_defaults(func=cmd_eval_results)
+    p = commands.add_parser(
+        "keygen", help="make a worker's signing key (its public half goes in trusted_workers.json)"
+    )
+    p.add_argument("--out", type=Path, required=True, metavar="FILE", help="where the private key is written")
+    p.add_argument("--name", help="the worker's public name in the listing (default: worker-KEYID)")
+    p.add_argument("--added-by", help="the maintainer who lists the key")
+    p.set_defaults(func=cmd_keygen)
+
+    p = commands.add_parser("verify", help="say whether a result folder or row is verified, step by step")
+    p.add_argument(
+        "target", help="a local folder, ORG/MODEL/SHA/SETUP in --results, or a row ORG/MODEL[@SHA]:SETUP"
+    )
+    p.add_argument(
+        "--results", metavar="REPO[@REV]", help="the results repository (its trusted_workers.json)"
+    )
+    p.add_argument(
+        "--requests", metavar="REPO", help="the requests repository (without it nothing is verified)"
+    )
+    p.set_defaults(func=cmd_verify)

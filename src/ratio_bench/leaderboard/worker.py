@@ -13,11 +13,8 @@ up to :data:`~ratio_bench.leaderboard.requests.MAX_ATTEMPTS` attempts, then mark
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +28,7 @@ from ratio_bench import __version__
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.job import FAILURE, SUMMARY
+from ratio_bench.leaderboard.provenance import PROVENANCE, SCHEMA, WorkerKey, sha256, signed_at
 from ratio_bench.leaderboard.requests import (
     MAX_ATTEMPTS,
     Request,
@@ -44,8 +42,7 @@ from ratio_bench.leaderboard.submit import MAX_PARAMETERS
 if TYPE_CHECKING:
     from ratio_bench.leaderboard.judging import Judging
 
-PROVENANCE = "provenance.json"
-PROVENANCE_SCHEMA = "ratio-leaderboard-provenance/1"
+PROVENANCE_SCHEMA = SCHEMA
 DEFAULT_LEASE_S = 3 * 3600
 CLAIM_TRIES = 20
 
@@ -62,20 +59,29 @@ class WorkerOptions:
     batch_size: int = 64
     cache_dir: Path | None = None
     judging: Judging | None = None  # grow the results repository's judged pool after each result
+    key: WorkerKey | None = None  # signs what the worker publishes (:mod:`.provenance`); required to publish
 
     @property
     def job_timeout_s(self) -> float:
         return self.lease_s * 0.8  # time left to publish before the lease ends
 
 
-def default_worker_id() -> str:
-    return f"{socket.gethostname()}-{os.getpid()}"
+def default_worker_id(key: WorkerKey) -> str:
+    """The worker's public name by default: its key's id (never the host name or process id, which it publishes)."""
+    return f"worker-{key.key_id}"
 
 
 def local_dataset(text: str) -> tuple[Path, str]:
-    """(release folder, how the entries name its source) of ``--dataset``: a folder or a Hub ``REPO[@REV]``."""
+    """(release folder, how the entries name its source) of ``--dataset``: a folder or a Hub ``REPO[@REV]``. A
+    local folder is named by its release and manifest hash, never its path on this machine."""
     if Path(text).is_dir():
-        return Path(text), str(Path(text).resolve())
+        from ratio_bench.dataset.release import Release, manifest_sha256
+
+        release = Release.open(text)
+        named = (
+            f"local release {release.name} {release.version} (manifest {manifest_sha256(release.manifest)})"
+        )
+        return Path(text), named
     ref = RepoRef.parse(text, "--dataset")
     with hub.hub_errors(f"--dataset {ref}"):
         sha = hub.api().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
@@ -156,20 +162,35 @@ def _exit_reason(code: int) -> str:
     return f"exit status {code}"
 
 
+class BadResult(LeaderboardError):
+    """A job's output the worker will not publish (figures out of bounds or not of this release): the request
+    fails with this reason."""
+
+
 def result_files(request: Request, opts: WorkerOptions, out: Path) -> tuple[str, dict[str, bytes]]:
-    """(folder, path -> bytes) to publish: the job's files and the provenance record binding them to the request."""
+    """(folder, path -> bytes) to publish: the job's files, each entry checked against its bounds and the release
+    (:class:`BadResult` otherwise), and the signed provenance record binding them to the request."""
+    from ratio_bench.evaluation.leaderboard import check_against_release, release_queries
+
+    if opts.key is None:
+        raise LeaderboardError(
+            "the worker has no signing key (--key FILE or RATIO_WORKER_KEY); nothing published"
+        )
     folder = f"{request.model}/{request.sha}/{request.setup}"
     files = {
-        f"{folder}/{p.relative_to(out).as_posix()}": p.read_bytes()
+        p.relative_to(out).as_posix(): p.read_bytes()
         for p in sorted(out.rglob("*"))
         if p.is_file() and p.name != SUMMARY
     }
     summary = json.loads((out / SUMMARY).read_bytes())
-    entries = {  # one per split the job scored (test, each snapshot, silver)
-        name: hashlib.sha256(data).hexdigest()
-        for path, data in files.items()
-        if (name := path[len(folder) + 1 :]) in {f"{s}.json" for s in summary["seconds"]}
+    entries = {
+        name: sha256(files[name]) for name in (f"{s}.json" for s in summary["seconds"]) if name in files
     }
+    for name in entries:
+        try:
+            check_against_release(files[name], release_queries(opts.dataset, name.removesuffix(".json")))
+        except ValueError as e:  # a SubmissionError: the reason the entry is not a result
+            raise BadResult(f"{name}: {e}; not published") from None
     provenance = {
         "schema": PROVENANCE_SCHEMA,
         "worker": opts.worker_id,
@@ -181,12 +202,14 @@ def result_files(request: Request, opts: WorkerOptions, out: Path) -> tuple[str,
         "submitter": request.submitter,
         "dataset": opts.dataset_source,
         "scored_at": stamp(now_utc()),
+        "signed_at": signed_at(),
         "seconds": summary["seconds"],
         "code_version": __version__,
         "entries": entries,
+        "files": {name: sha256(data) for name, data in files.items() if name not in entries},
     }
-    files[f"{folder}/{PROVENANCE}"] = (json.dumps(provenance, indent=2) + "\n").encode()
-    return folder, files
+    files[PROVENANCE] = (json.dumps(opts.key.sign(provenance), indent=2) + "\n").encode()
+    return folder, {f"{folder}/{name}": data for name, data in files.items()}
 
 
 def finish(opts: WorkerOptions, mine: Request, status: str, reason: str | None, result: str | None) -> bool:
@@ -233,7 +256,12 @@ def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -
             ended = finish(opts, request, "FAILED", reason, None)
             log(f"{request.label}: FAILED ({reason})" + ("" if ended else " [no longer ours: not recorded]"))
             return "FAILED"
-        folder, files = result_files(request, opts, Path(tmp) / "out")
+        try:
+            folder, files = result_files(request, opts, Path(tmp) / "out")
+        except BadResult as e:
+            finish(opts, request, "FAILED", str(e), None)
+            log(f"{request.label}: FAILED ({e})")
+            return "FAILED"
         if not still_mine(opts, request):  # our lease ran out and another worker has it: it publishes
             log(f"{request.label}: the lease ran out before publishing; the result is dropped")
             return "DROPPED"
@@ -244,7 +272,7 @@ def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -
             from ratio_bench.leaderboard.judging import Scored, judge_round
 
             provenance = json.loads(files[f"{folder}/{PROVENANCE}"])
-            scored = Scored(request.label, folder, Path(tmp) / "out", provenance)
+            scored = Scored(request.label, folder, Path(tmp) / "out", provenance, sign=opts.key.sign)
             log(judge_round(opts.results, opts.dataset, scored, opts.judging))
     return "FINISHED"
 
