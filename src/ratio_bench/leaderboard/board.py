@@ -85,7 +85,14 @@ class RepoReader:
 def load_board_from_repo(ref: hub.RepoRef, requests: str | None = None) -> lb.Board:
     """The board of the results repository ``ref`` at its revision (default: main); ``requests``: the requests
     repository whose FINISHED requests verified entries must be (None: every entry is self-reported)."""
-    repo = RepoReader.open(ref, requests)
+    loaded, rejected = read_entries(RepoReader.open(ref, requests))
+    releases, inconsistent = lb.group_releases(loaded)
+    return lb.Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
+
+
+def read_entries(repo: RepoReader) -> tuple[list[tuple[str, dict[str, Any]]], list[lb.Rejected]]:
+    """Every entry file of the repository, parsed with the size cap and schema and given the loader's provenance
+    mark; a file that is no entry is rejected with its reason (the one reading loop of the board and exports)."""
     loaded, rejected = [], []
     for path, size in sorted(repo.listed.items()):
         parts = path.split("/")
@@ -99,15 +106,14 @@ def load_board_from_repo(ref: hub.RepoRef, requests: str | None = None) -> lb.Bo
         try:
             if size > lb.MAX_FILE_BYTES:
                 raise SubmissionError(f"file is over the {lb.MAX_FILE_BYTES:,}-byte limit for one entry")
-            data = hub.read_small(ref.repo_id, "dataset", repo.sha, path)
+            data = hub.read_small(repo.ref.repo_id, "dataset", repo.sha, path)
             entry = lb.parse_entry(data)
         except SubmissionError as e:
             rejected.append(lb.Rejected(path, str(e)))
             continue
         entry["provenance"] = provenance_mark(repo, path, data, entry)
         loaded.append((path, entry))
-    releases, inconsistent = lb.group_releases(loaded)
-    return lb.Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
+    return loaded, rejected
 
 
 def entry_verdict(repo: RepoReader, path: str, data: bytes, entry: dict[str, Any]) -> tuple[Verdict, str]:

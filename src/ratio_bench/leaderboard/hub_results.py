@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench.evaluation import hub_eval
-from ratio_bench.evaluation import leaderboard as lb
-from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import board, hub
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.requests import SETUPS, SHA
@@ -61,43 +59,22 @@ class RepoResults:
         return f"{hub.api().endpoint}/datasets/{self.repo_id}/tree/{self.commit}/{folder}"
 
 
-def repo_results(ref: RepoRef) -> RepoResults:
-    """Every entry of the results repository ``ref`` (at its revision, default main), read with the board's size
-    cap and schema and marked by the board's verification, with the model, commit and setup of a worker's folder.
-    A file that is no entry is left out (the board lists it as rejected)."""
-    commit = hub.head(ref.repo_id, "dataset", ref.revision)
-    listed = hub.tree(ref.repo_id, "dataset", commit)
+def repo_results(ref: RepoRef, requests: str | None = None) -> RepoResults:
+    """Every entry of the results repository ``ref`` (at its revision, default main), read and marked by the
+    board's own loader (:func:`.board.read_entries`; ``requests``: the queue verified entries must be FINISHED in,
+    None: nothing is verified), with the model, commit and setup of a worker's folder. A file that is no entry is
+    left out (the board lists it as rejected)."""
+    repo = board.RepoReader.open(ref, requests)
+    loaded, _ = board.read_entries(repo)
     results = []
-    for path, size in sorted(listed.items()):
+    for path, entry in loaded:
         parts = path.split("/")
-        if (
-            not path.endswith(".json")
-            or parts[-1] == PROVENANCE
-            or set(parts[:-1]) & set(board.SKIPPED_FOLDERS)
-        ):
-            continue
-        try:
-            if size > lb.MAX_FILE_BYTES:
-                continue
-            data = hub.read_small(ref.repo_id, "dataset", commit, path)
-            entry = lb.parse_entry(data)
-        except (SubmissionError, LeaderboardError):
-            continue
-        entry["provenance"] = _mark(ref, commit, listed, path, data, entry)
         worker_folder = len(parts) == 5 and SHA.match(parts[2]) and parts[3] in SETUPS
         if worker_folder and entry["model"] == f"{parts[0]}/{parts[1]}:{parts[3]}":
             results.append(RepoResult(path, entry, f"{parts[0]}/{parts[1]}", parts[2], parts[3]))
         else:
             results.append(RepoResult(path, entry, entry["model"], None, None))
-    return RepoResults(ref.repo_id, commit, tuple(results))
-
-
-def _mark(
-    ref: RepoRef, commit: str, listed: dict[str, int], path: str, data: bytes, entry: dict[str, Any]
-) -> dict[str, str]:
-    """The board's provenance mark of one entry: the single call into the board's verification, so that the
-    verification can change (signed records) with one edit here."""
-    return board._provenance(ref, commit, listed, path, data, entry)
+    return RepoResults(ref.repo_id, repo.sha, tuple(results))
 
 
 def provenance_of(results: RepoResults, folder: str) -> dict[str, Any]:
