@@ -226,7 +226,6 @@ class LiveBoard:
                 form.get("revision", "").strip() or None,
                 form.get("setup", "generic"),
                 self.requests,
-                submitter=form.get("submitter", "").strip() or "-",
                 training_cutoff=parse_date(cutoff, "training-data cut-off") if cutoff else None,
             )
         except (hub.LeaderboardError, UsageError) as e:
