@@ -188,8 +188,8 @@ def submit(
 
     if setup not in SETUPS:
         raise LeaderboardError(f"--setup {setup}: choose one of {', '.join(SETUPS)}")
-    submitter = whoami(token)
     checked = inspect_model(ref, revision, setup, max_params)
+    submitter = whoami(token)
     path = request_path(checked.repo_id, checked.sha, setup)
     queue = read_queue(requests_repo)
     _check_not_queued(queue, path)
