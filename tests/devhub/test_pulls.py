@@ -112,3 +112,24 @@ def test_the_author_may_close_their_pull_request_others_may_not(hub):
     alice.change_discussion_status("org/queue", num, "closed", comment="withdrawn", repo_type="dataset")
     assert keeper.get_discussion_details("org/queue", num, repo_type="dataset").status == "closed"
     assert _code(lambda: keeper.merge_pull_request("org/queue", num, repo_type="dataset")) == 400
+
+
+def test_discussions_and_empty_pull_requests_on_a_model_repo(hub):
+    """What results pull requests and request comments need: any repo type, a pull request opened empty and
+    pushed to, a plain discussion with comments."""
+    keeper, alice = _api(hub, "tok-keeper"), _api(hub, "tok-alice")
+    keeper.create_repo("keeper/model")
+    talk = alice.create_discussion("keeper/model", "a question", description="why?")
+    assert (talk.num, talk.is_pull_request, [e.content for e in talk.events]) == (1, False, ["why?"])
+    pr = alice.create_pull_request("keeper/model", "results", description="scores")
+    alice.create_commit(
+        "keeper/model",
+        [CommitOperationAdd("eval.json", b"{}")],
+        commit_message="scores",
+        revision=pr.git_reference,
+    )
+    found = keeper.get_repo_discussions("keeper/model", discussion_type="pull_request")
+    assert [(d.num, d.author) for d in found] == [(2, "alice")]
+    assert _code(lambda: alice.merge_pull_request("keeper/model", 2)) == 403
+    keeper.merge_pull_request("keeper/model", 2)
+    assert keeper.list_repo_files("keeper/model") == ["eval.json"]

@@ -17,7 +17,7 @@ from ratio_bench.leaderboard.admission import admit
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.ledger import hub_time
 from ratio_bench.leaderboard.requests import read_queue, stamp
-from ratio_bench.leaderboard.submit import submit
+from ratio_bench.leaderboard.submit import MAX_PARAMETERS, submit
 from ratio_bench.leaderboard.worker import claim
 
 MALLORY_TOKEN, MALLORY = "hf_mallory_token", "mallory"
@@ -59,6 +59,10 @@ def _pr(board, token: str, files: dict[str, bytes], title: str = "Submit") -> in
     return info.pr_num
 
 
+def _admit():
+    return admit(REQUESTS, MAX_PARAMETERS, lambda line: None)
+
+
 def _claim(log=None):
     return claim(REQUESTS, "w2", 3600, log or (lambda line: None))
 
@@ -80,7 +84,7 @@ def test_a_pull_request_of_1000_requests_is_refused_whole(ledger_board, monkeypa
     }
     num = _pr(ledger_board, TOKEN, files)
     _as(monkeypatch, KEEPER_TOKEN)
-    (verdict,) = admit(REQUESTS, log=lambda line: None)
+    (verdict,) = _admit()
     assert (verdict.num, verdict.admitted) == (num, False)
     assert "exactly one request file; this one changes 1,000 files" in verdict.reason
     (pr,) = ledger_board.pull_requests()
@@ -116,7 +120,7 @@ def test_running_until_2999_by_a_non_worker_has_no_effect(ledger_board, monkeypa
     assert claimed is not None and claimed.path == path and claimed.attempts == 1
     # the same rewrite as a pull request: admission refuses it
     num = _pr(ledger_board, MALLORY_TOKEN, {path: json.dumps(frozen).encode()})
-    (verdict,) = admit(REQUESTS, log=lambda line: None)
+    (verdict,) = _admit()
     assert verdict.num == num and not verdict.admitted and "already RUNNING in the queue" in verdict.reason
 
 
@@ -131,7 +135,7 @@ def test_a_planted_running_request_does_not_block_the_owners_submission(
     sub = submit("org/tiny", None, "generic", REQUESTS)  # as alice: not "already RUNNING"
     assert sub.path == path and sub.request.submitter == USER
     _as(monkeypatch, KEEPER_TOKEN)
-    (verdict,) = admit(REQUESTS, log=lambda line: None)
+    (verdict,) = _admit()
     assert verdict.admitted, verdict.reason
     request = ledger_board.requests()[path]
     assert (request["status"], request["submitter"]) == ("PENDING", USER)
@@ -145,7 +149,7 @@ def test_a_forged_finished_request_cannot_enter(ledger_board, tiny_models, monke
                   finished_at="2026-01-01T00:00:00Z")  # fmt: skip
     num = _pr(ledger_board, TOKEN, {path: json.dumps(forged).encode()})
     _as(monkeypatch, KEEPER_TOKEN)
-    (verdict,) = admit(REQUESTS, log=lambda line: None)
+    (verdict,) = _admit()
     assert verdict.num == num and not verdict.admitted
     assert "only a new PENDING request" in verdict.reason and ledger_board.requests() == {}
     ledger_board.keeper_commit({path: json.dumps(forged).encode()}, author=MALLORY)  # straight onto main
@@ -177,14 +181,14 @@ def test_submitter_limits_pending_and_per_day(ledger_board, tiny_models, monkeyp
     for setup in ("generic", "none"):
         submit(f"{USER}/a", None, setup, REQUESTS)
     _as(monkeypatch, KEEPER_TOKEN)
-    first, second = admit(REQUESTS, log=lambda line: None)
+    first, second = _admit()
     assert first.admitted and not second.admitted
     assert "1 requests pending or running, the limit is 1" in second.reason
     ledger_board.set_policy(maintainers=[KEEPER], workers=[KEEPER], max_pending=9, max_per_day=1)
     _as(monkeypatch, TOKEN)
     submit(f"{USER}/b", None, "none", REQUESTS)
     _as(monkeypatch, KEEPER_TOKEN)
-    (third,) = admit(REQUESTS, log=lambda line: None)
+    (third,) = _admit()
     assert not third.admitted and "1 requests admitted in the last 24 hours, the limit is 1" in third.reason
     assert sorted(ledger_board.requests()) == [_path(f"{USER}/a", shas["a"])]
 
@@ -196,7 +200,7 @@ def test_one_job_per_set_of_weights(ledger_board, tiny_models, monkeypatch):
     submit("other/copy", None, "generic", REQUESTS)
     submit("other/copy", None, "none", REQUESTS)  # another setup is another job
     _as(monkeypatch, KEEPER_TOKEN)
-    original, copy, other_setup = admit(REQUESTS, log=lambda line: None)
+    original, copy, other_setup = _admit()
     assert original.admitted and other_setup.admitted
     assert not copy.admitted and "the same weights are queued already as org/original@" in copy.reason
 
@@ -209,7 +213,7 @@ def test_opt_out_list_of_model_authors(ledger_board, tiny_models, monkeypatch):
     path = _path("shy/model", sha)
     _pr(ledger_board, TOKEN, {path: json.dumps(_doc("shy/model", sha, parameters=1)).encode()})  # by hand
     _as(monkeypatch, KEEPER_TOKEN)
-    (verdict,) = admit(REQUESTS, log=lambda line: None)
+    (verdict,) = _admit()
     assert not verdict.admitted and "its author shy asked not to be scored (opt_out.json)" in verdict.reason
 
 
@@ -218,7 +222,7 @@ def test_the_submitter_is_the_pull_requests_author(ledger_board, tiny_models, mo
     path = _path("org/tiny", sha)
     _pr(ledger_board, MALLORY_TOKEN, {path: json.dumps(_doc("org/tiny", sha, submitter=USER)).encode()})
     _as(monkeypatch, KEEPER_TOKEN)
-    (verdict,) = admit(REQUESTS, log=lambda line: None)
+    (verdict,) = _admit()
     assert not verdict.admitted and f"field submitter '{USER}' is not the pull request's author mallory" in (
         verdict.reason
     )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.hub import LeaderboardError
@@ -67,11 +67,10 @@ class Refused(LeaderboardError):
 
 @dataclass
 class Round:
-    """One admission pass: the queue as merged so far, the Hub's time, what each submitter has had admitted."""
+    """One admission pass: the queue as merged so far, main's history, what each submitter has had admitted."""
 
     repo_id: str
     queue: Queue
-    now: datetime
     main: list[tuple[str, ledger.Change]]
     recent: dict[str, int]  # author -> pull requests merged in the last 24 hours
     max_params: int
@@ -80,7 +79,7 @@ class Round:
 
 def open_request_of(repo_id: str, user: str, path: str) -> int | None:
     """The number of ``user``'s open pull request that adds ``path``, if any."""
-    for pr in ledger.open_pull_requests(repo_id):
+    for pr in ledger.pull_requests(repo_id):
         if pr.status == "open" and pr.author == user:
             with hub.hub_errors(f"--requests {repo_id}"):
                 details = hub.api().get_discussion_details(repo_id, pr.num, repo_type="dataset")
@@ -218,7 +217,7 @@ def admit(
     repo_id: str, max_params: int = MAX_PARAMETERS, log: Callable[[str], None] = print
 ) -> list[Verdict]:
     """Review every open pull request of the requests repository, oldest first: merge the valid, close the rest."""
-    prs = ledger.open_pull_requests(repo_id)
+    prs = ledger.pull_requests(repo_id)
     now = ledger.hub_time(repo_id)
     recent: dict[str, int] = {}
     for pr in prs:
@@ -227,7 +226,7 @@ def admit(
     verdicts, weights = [], {}
     for pr in (p for p in prs if p.status == "open"):
         queue = read_queue(repo_id)  # again each time: the previous merge is part of it
-        r = Round(repo_id, queue, now, ledger.history(repo_id, queue.sha), recent, max_params, weights)
+        r = Round(repo_id, queue, ledger.history(repo_id, queue.sha), recent, max_params, weights)
         verdict = _decide(r, pr)
         log(str(verdict))
         verdicts.append(verdict)

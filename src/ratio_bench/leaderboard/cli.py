@@ -98,7 +98,7 @@ def cmd_admit(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.admission import admit
     from ratio_bench.leaderboard.hub import RepoRef
 
-    verdicts = admit(RepoRef.parse(args.requests, "--requests").repo_id, args.max_params)
+    verdicts = admit(RepoRef.parse(args.requests, "--requests").repo_id, args.max_params, print)
     print(f"{sum(v.admitted for v in verdicts)} admitted, {sum(not v.admitted for v in verdicts)} refused")
     return 0
 

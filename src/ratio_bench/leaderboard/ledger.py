@@ -160,7 +160,7 @@ def trusted_version(
     return None
 
 
-def open_pull_requests(repo_id: str) -> list:
+def pull_requests(repo_id: str) -> list:
     """Every pull request of the requests repository (any status), oldest first."""
     with hub.hub_errors(f"--requests {repo_id}"):
         found = hub.api().get_repo_discussions(repo_id, repo_type="dataset", discussion_type="pull_request")
