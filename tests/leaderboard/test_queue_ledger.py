@@ -16,7 +16,7 @@ from ratio_bench.leaderboard import worker as worker_mod
 from ratio_bench.leaderboard.admission import admit
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.ledger import hub_time
-from ratio_bench.leaderboard.requests import read_queue, stamp
+from ratio_bench.leaderboard.requests import now_utc, read_queue, stamp
 from ratio_bench.leaderboard.submit import MAX_PARAMETERS, submit
 from ratio_bench.leaderboard.worker import claim
 
@@ -27,7 +27,7 @@ def _doc(model: str, sha: str, **fields) -> dict:
     return {
         "schema": "ratio-leaderboard-request/1", "model": model, "revision": "main", "sha": sha,
         "setup": "generic", "prompts": {"query": "query: ", "document": "document: "}, "precision": "float32",
-        "submitter": USER, "submitted_at": "2026-01-01T00:00:00Z", "status": "PENDING", "attempts": 0,
+        "submitter": USER, "submitted_at": stamp(now_utc()), "status": "PENDING", "attempts": 0,
         **fields,
     }  # fmt: skip
 
@@ -226,3 +226,28 @@ def test_the_submitter_is_the_pull_requests_author(ledger_board, tiny_models, mo
     assert not verdict.admitted and f"field submitter '{USER}' is not the pull request's author mallory" in (
         verdict.reason
     )
+
+
+def test_a_submitted_at_that_is_not_when_the_pull_request_was_opened_is_refused(ledger_board, monkeypatch):
+    sha = "e" * 40
+    doc = _doc("org/old", sha, submitted_at="1970-01-01T00:00:00Z")
+    num = _pr(ledger_board, TOKEN, {_path("org/old", sha): json.dumps(doc).encode()})
+    _as(monkeypatch, KEEPER_TOKEN)
+    (verdict,) = _admit()
+    assert verdict.num == num and not verdict.admitted
+    assert "field submitted_at 1970-01-01T00:00:00Z is not when the pull request was opened" in verdict.reason
+
+
+def test_two_admissions_at_once_decide_each_pull_request_once(ledger_board, monkeypatch):
+    from ratio_bench.leaderboard import ledger
+
+    sha = "f" * 40
+    _pr(ledger_board, TOKEN, {_path("org/m", sha): json.dumps(_doc("org/m", sha)).encode()})
+    _as(monkeypatch, KEEPER_TOKEN)
+    stale = ledger.pull_requests(REQUESTS)  # what a second admission read before the first one decided
+    (first,) = _admit()
+    monkeypatch.setattr(ledger, "pull_requests", lambda repo_id: stale)
+    (second,) = _admit()  # no error: it reports the pull request as decided elsewhere and goes on
+    assert second.reason == "decided by another admission meanwhile" and not second.admitted
+    (pr,) = ledger_board.pull_requests()
+    assert pr["status"] == "closed" and len(pr["comments"]) == 1  # closed once, by the first admission

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.hub import LeaderboardError
@@ -37,9 +37,11 @@ from ratio_bench.leaderboard.requests import (
     RequestError,
     is_request_path,
     parse_request,
+    parse_time,
     read_queue,
+    stamp,
 )
-from ratio_bench.leaderboard.submit import MAX_PARAMETERS, inspect_model
+from ratio_bench.leaderboard.submit import inspect_model
 
 DAY = timedelta(days=1)
 
@@ -177,45 +179,66 @@ def _check_model(r: Round, request: Request) -> None:
             raise Refused(f"{request.label}: the same weights are queued already as {other.label}")
 
 
-def review(r: Round, num: int, author: str) -> Request:
-    """Every check on pull request ``num``; the request it adds, or Refused with the reason."""
+def review(r: Round, num: int, author: str, opened: datetime) -> Request:
+    """Every check on pull request ``num`` (by ``author``, opened at ``opened`` on the Hub's clock); the request it
+    adds, or Refused with the reason."""
     request = _the_request(r, num, author)
+    if abs(parse_time(request.submitted_at) - opened) > DAY:
+        raise Refused(
+            f"{request.path}: field submitted_at {request.submitted_at} is not when the pull request was opened "
+            f"({stamp(opened)})"
+        )
     _check_policy(r, request)
     _check_model(r, request)
     return request
 
 
-def _decide(r: Round, pr) -> Verdict:
-    """Review pull request ``pr`` and merge or close it on the Hub."""
+def _act(r: Round, verdict: Verdict) -> None:
+    """Merge (admitted) or close with the reason as a comment (refused)."""
     api = hub.api()
-    try:
-        request = review(r, pr.num, pr.author)
-    except Refused as e:
-        reason = str(e)
-        with hub.hub_errors(f"--requests {r.repo_id}: pull request #{pr.num}"):
-            api.change_discussion_status(
-                r.repo_id, pr.num, "closed", comment=f"Refused: {reason}", repo_type="dataset"
-            )
-        return Verdict(pr.num, pr.author, None, False, reason)
-    try:
-        with hub.hub_errors(f"--requests {r.repo_id}: pull request #{pr.num}"):
+    with hub.hub_errors(f"--requests {r.repo_id}: pull request #{verdict.num}"):
+        if verdict.admitted:
             api.merge_pull_request(
-                r.repo_id, pr.num, comment=f"Admitted: {request.label} is queued", repo_type="dataset"
+                r.repo_id, verdict.num, comment=f"Admitted: {verdict.reason}", repo_type="dataset"
             )
-    except hub.StaleHead:
-        reason = "it conflicts with the queue's main branch; submit again"
-        with hub.hub_errors(f"--requests {r.repo_id}: pull request #{pr.num}"):
+        else:
             api.change_discussion_status(
-                r.repo_id, pr.num, "closed", comment=f"Refused: {reason}", repo_type="dataset"
+                r.repo_id, verdict.num, "closed", comment=f"Refused: {verdict.reason}", repo_type="dataset"
             )
-        return Verdict(pr.num, pr.author, request.path, False, reason)
-    r.recent[pr.author] = r.recent.get(pr.author, 0) + 1
-    return Verdict(pr.num, pr.author, request.path, True, f"{request.label} queued")
 
 
-def admit(
-    repo_id: str, max_params: int = MAX_PARAMETERS, log: Callable[[str], None] = print
-) -> list[Verdict]:
+def _still_open(r: Round, num: int) -> bool:
+    with hub.hub_errors(f"--requests {r.repo_id}: pull request #{num}"):
+        return hub.api().get_discussion_details(r.repo_id, num, repo_type="dataset").status == "open"
+
+
+def _decide(r: Round, pr) -> Verdict:
+    """Review pull request ``pr`` and merge or close it on the Hub (another admission that decided it first, a
+    second worker with ``--admit``, wins: this one reports that and goes on)."""
+    if not _still_open(r, pr.num):
+        return Verdict(pr.num, pr.author, None, False, "decided by another admission meanwhile")
+    try:
+        request = review(r, pr.num, pr.author, pr.created_at)
+        verdict = Verdict(pr.num, pr.author, request.path, True, f"{request.label} is queued")
+    except Refused as e:
+        verdict = Verdict(pr.num, pr.author, None, False, str(e))
+    try:
+        _act(r, verdict)
+    except hub.StaleHead:  # main changed the same file since the pull request began
+        verdict = replace(
+            verdict, admitted=False, reason="it conflicts with the queue's main branch; submit again"
+        )
+        _act(r, verdict)
+    except LeaderboardError:
+        if _still_open(r, pr.num):
+            raise
+        return replace(verdict, admitted=False, reason="decided by another admission meanwhile")
+    if verdict.admitted:
+        r.recent[pr.author] = r.recent.get(pr.author, 0) + 1
+    return verdict
+
+
+def admit(repo_id: str, max_params: int, log: Callable[[str], None]) -> list[Verdict]:
     """Review every open pull request of the requests repository, oldest first: merge the valid, close the rest."""
     prs = ledger.pull_requests(repo_id)
     now = ledger.hub_time(repo_id)
