@@ -100,13 +100,11 @@ def read_policy(repo_id: str, sha: str, listed: dict[str, int]) -> Policy:
 
 def hub_time(repo_id: str, repo_type: str = "dataset") -> datetime:
     """The Hub's time now (its response's ``Date``): leases are measured on it, never on this machine's clock."""
-    from huggingface_hub.utils import get_session, hf_raise_for_status
+    from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
     api = hub.api()
     with hub.hub_errors(f"{repo_type} {repo_id}"):
-        resp = get_session().head(
-            f"{api.endpoint}/api/{repo_type}s/{repo_id}", headers=api._build_hf_headers()
-        )
+        resp = get_session().head(f"{api.endpoint}/api/{repo_type}s/{repo_id}", headers=build_hf_headers())
         hf_raise_for_status(resp)
     try:
         return parsedate_to_datetime(resp.headers["Date"]).astimezone(UTC)
