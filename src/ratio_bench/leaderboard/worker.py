@@ -62,9 +62,7 @@ class WorkerOptions:
     batch_size: int = 64
     cache_dir: Path | None = None
     judging: Judging | None = None  # grow the results repository's judged pool after each result
-    admit: bool = (
-        False  # review the requests repository's open pull requests before each claim (a maintainer's)
-    )
+    admit: bool = False  # merge or close the queue's open pull requests before each claim
 
     @property
     def job_timeout_s(self) -> float:
