@@ -110,7 +110,7 @@ def _the_request(r: Round, num: int, author: str) -> Request:
             f"a pull request adds exactly one request file; this one changes {len(changed):,} files"
         )
     ((path, blob),) = changed.items()
-    if blob is None or not is_request_path(path):
+    if blob is None or not is_request_path(path) or len(path) > 400:
         raise Refused(f"{path[:200]}: a pull request may only add a request file OWNER/MODEL/SHA_SETUP.json")
     current = r.queue.find(path)  # a FAILED request starts over; an ignored (untrusted) file is replaced
     if current is not None and current.status != "FAILED":
