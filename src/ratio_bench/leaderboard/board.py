@@ -231,7 +231,11 @@ class LiveBoard:
         except (hub.LeaderboardError, UsageError) as e:
             return 422, _message_page("Not queued", str(e))
         self._page = None  # show it at once
-        return 200, _message_page("Queued", f"{request.label} is PENDING as {self.requests}: {request.path}")
+        return 200, _message_page(
+            "Proposed",
+            f"{request.label}: pull request #{request.pr_num} on {self.requests} adds {request.path}; the "
+            "maintainers' admission queues it",
+        )
 
 
 def _message_page(title: str, text: str) -> str:
