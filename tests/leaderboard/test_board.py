@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from fastapi.testclient import TestClient
-from tests.leaderboard.conftest import REQUESTS, RESULTS
+from tests.leaderboard.conftest import REQUESTS, RESULTS, USER
 
 HOSTILE = '<script>alert("x")</script> **bold** | [link](javascript:alert(1))'
 
@@ -70,10 +70,13 @@ def test_the_live_board_serves_the_queue_and_takes_submissions_through_the_same_
     form = {"model": "org/tiny", "setup": "none", "submitter": "carol"}
     queued = client.post("/leaderboard/submit", data=form)
     assert queued.status_code == 200 and f"org/tiny/{sha}_none.json" in queued.text
-    assert hub_env.requests()[f"org/tiny/{sha}_none.json"]["submitter"] == "carol"
-    assert "PENDING" in client.get("/leaderboard").text  # shown at once, not after the refresh interval
+    (pr,) = hub_env.pull_requests()  # a pull request by the token's user; the typed name counts for nothing
+    assert pr["author"] == USER and pr["files"] == [f"org/tiny/{sha}_none.json"]
     again = client.post("/leaderboard/submit", data=form)
-    assert again.status_code == 422 and "already PENDING" in again.text
+    assert again.status_code == 422 and "already proposed by you in pull request #1" in again.text
+    assert hub_env.admit().code == 0
+    assert hub_env.requests()[f"org/tiny/{sha}_none.json"]["submitter"] == USER
+    assert "PENDING" in client.get("/leaderboard").text
     refused = client.post("/leaderboard/submit", data={**form, "model": "org/remote"})
     assert refused.status_code == 422 and "runs its own code" in refused.text
     assert client.post("/api/search", json={"text": "x"}).status_code in (404, 405)  # no index: no search

@@ -15,7 +15,12 @@ def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path
     sub = board.submit("org/tiny", "--setup", "generic", "--training-cutoff", "2024-06-30")
     assert sub.code == 0, sub.err
     path = f"org/tiny/{sha}_generic.json"
-    assert path in sub.out and f"org/tiny@{sha[:12]}" in sub.out
+    assert path in sub.out and f"org/tiny@{sha[:12]}" in sub.out and "pull request #1" in sub.out
+    assert board.requests() == {}  # a pull request, not the queue
+    assert [(p["author"], p["status"], p["files"]) for p in board.pull_requests()] == [(USER, "open", [path])]
+    admitted = board.admit()
+    assert admitted.code == 0 and "1 admitted, 0 refused" in admitted.out, admitted.err
+    assert board.pull_requests()[0]["status"] == "merged"
     request = board.requests()[path]
     assert (request["status"], request["sha"], request["submitter"]) == ("PENDING", sha, USER)
     assert request["training_cutoff"] == "2024-06-30"

@@ -392,13 +392,16 @@ class LiveBoard:
                 form.get("revision", "").strip() or None,
                 form.get("setup", "generic"),
                 self.requests,
-                submitter=form.get("submitter", "").strip() or "-",
                 training_cutoff=parse_date(cutoff, "training-data cut-off") if cutoff else None,
             )
         except (hub.LeaderboardError, UsageError) as e:
             return 422, _message_page("Not queued", str(e))
         self._page = None  # show it at once
-        return 200, _message_page("Queued", f"{request.label} is PENDING as {self.requests}: {request.path}")
+        return 200, _message_page(
+            "Proposed",
+            f"{request.label}: pull request #{request.pr_num} on {self.requests} adds {request.path}; the "
+            "maintainers' admission queues it",
+        )
 
 
 def _message_page(title: str, text: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
 
-COMMANDS = ("submit", "worker", "keygen", "verify", "export-mteb", "eval-results")
+COMMANDS = ("submit", "admit", "worker", "keygen", "verify", "export-mteb", "eval-results")
 JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
 
@@ -84,12 +84,23 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
     cutoff = parse_date(args.training_cutoff, "--training-cutoff") if args.training_cutoff else None
     repo = RepoRef.parse(args.requests, "--requests").repo_id
-    request = submit(args.model, args.revision, args.setup, repo, args.submitter, args.max_params, cutoff)
+    sub = submit(args.model, args.revision, args.setup, repo, args.max_params, cutoff)
+    request = sub.request
     stated = f", training data up to {request.training_cutoff}" if request.training_cutoff else ""
     print(
-        f"queued {request.label} ({request.parameters:,} parameters, submitter {request.submitter}{stated}): "
-        f"{repo}: {request.path}"
+        f"proposed {request.label} ({request.parameters:,} parameters, submitter {request.submitter}{stated}) "
+        f"as pull request #{sub.pr_num} on {repo} ({sub.pr_url}), adding {request.path}; the maintainers' "
+        "admission queues it"
     )
+    return 0
+
+
+def cmd_admit(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.admission import admit
+    from ratio_bench.leaderboard.hub import RepoRef
+
+    verdicts = admit(RepoRef.parse(args.requests, "--requests").repo_id, args.max_params, print)
+    print(f"{sum(v.admitted for v in verdicts)} admitted, {sum(not v.admitted for v in verdicts)} refused")
     return 0
 
 
@@ -120,6 +131,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         judging=judging,
         key=key,
+        admit=args.admit,
     )
 
     def log(line: str) -> None:
@@ -229,7 +241,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     commands = board.add_subparsers(
         dest="leaderboard_command",
         action=ResultsOrCommand,
-        metavar="RESULTS | {submit,worker,keygen,verify,export-mteb,eval-results}",
+        metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results}",
     )
 
     p = commands.add_parser("submit", help="queue a Hub model for scoring by the leaderboard's workers")
@@ -239,7 +251,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--revision", help="branch, tag or commit (default: main); pinned to its commit")
     p.add_argument("--setup", choices=SETUPS, default="generic", help="prompt setup (default: generic)")
     p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
-    p.add_argument("--submitter", help="your name (default: the Hub user of your token)")
     p.add_argument(
         "--training-cutoff",
         metavar="YYYY-MM-DD",
@@ -248,6 +259,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--max-params", type=int, default=MAX_PARAMETERS, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_submit)
+
+    p = commands.add_parser(
+        "admit", help="review the queue's open pull requests: merge the valid, close the rest"
+    )
+    p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
+    p.add_argument("--max-params", type=int, default=MAX_PARAMETERS, help=f"default {MAX_PARAMETERS:,}")
+    p.set_defaults(func=cmd_admit)
 
     p = commands.add_parser("worker", help="score pending requests and publish the results")
     p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
@@ -270,6 +288,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--key", type=Path, metavar="FILE",
         help="the worker's private Ed25519 key (ratio leaderboard keygen; default: the file RATIO_WORKER_KEY names)",
     )  # fmt: skip
+    p.add_argument(
+        "--admit", action="store_true", help="admit open pull requests first (ratio leaderboard admit)"
+    )
     p.add_argument(
         "--max-params",
         type=int,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ratio_bench import __version__
-from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.job import FAILURE, SUMMARY
 from ratio_bench.leaderboard.provenance import PROVENANCE, SCHEMA, WorkerKey, sha256, signed_at
@@ -60,6 +60,7 @@ class WorkerOptions:
     cache_dir: Path | None = None
     judging: Judging | None = None  # grow the results repository's judged pool after each result
     key: WorkerKey | None = None  # signs what the worker publishes (:mod:`.provenance`); required to publish
+    admit: bool = False  # merge or close the queue's open pull requests before each claim
 
     @property
     def job_timeout_s(self) -> float:
@@ -90,10 +91,11 @@ def local_dataset(text: str) -> tuple[Path, str]:
 
 
 def claim(repo_id: str, worker_id: str, lease_s: float, log: Callable[[str], None]) -> Request | None:
-    """Claim the oldest claimable request (None when there is none); a request out of attempts becomes FAILED."""
+    """Claim the request the Hub admitted first (None when there is none); a request out of attempts becomes
+    FAILED. Leases are written and read on the Hub's clock (:func:`ledger.hub_time`), never this machine's."""
     for _ in range(CLAIM_TRIES):
         queue = read_queue(repo_id)
-        now = now_utc()
+        now = ledger.hub_time(repo_id)
         ready = queue.claimable(now)
         if not ready:
             return None
@@ -226,7 +228,7 @@ def finish(opts: WorkerOptions, mine: Request, status: str, reason: str | None, 
         try:
             write_request(
                 opts.requests,
-                current.ended(status, now_utc(), reason=reason, result=result),
+                current.ended(status, ledger.hub_time(opts.requests), reason=reason, result=result),
                 queue.sha,
                 f"{status.capitalize()} {mine.label}",
             )
@@ -281,6 +283,10 @@ def run(opts: WorkerOptions, poll_s: float | None, log: Callable[[str], None]) -
     """Claim and score until the queue is empty (``poll_s`` None), or for ever, looking every ``poll_s`` seconds."""
     done = 0
     while True:
+        if opts.admit:
+            from ratio_bench.leaderboard.admission import admit
+
+            admit(opts.requests, opts.max_params, log)
         request = claim(opts.requests, opts.worker_id, opts.lease_s, log)
         if request is None:
             if poll_s is None:
