@@ -76,7 +76,7 @@ def marks(requests: str | None = REQUESTS) -> dict[str, tuple[str, str]]:
     """(status, detail) per row name of the board, and the board."""
     b = load_board_from_repo(hub.RepoRef(RESULTS, None, "--from"), requests)
     return {
-        entry_label(e): (e["provenance"]["status"], e["provenance"].get("detail", ""))
+        e.label: (e.provenance.status, e.provenance.detail)
         for r in b.releases
         for e in r.entries
     }
@@ -185,7 +185,7 @@ def test_a_copy_of_the_weights_under_another_repo_takes_nothing_over(hub_env, sm
     board = load_board_from_repo(hub.RepoRef(RESULTS, None, "--from"), REQUESTS)
     rows = {entry_label(e): e for r in board.releases for e in r.entries}
     assert set(rows) == {"org/tiny:generic", "aaa/copy:generic"}
-    assert all(e["provenance"]["status"] == "verified" for e in rows.values())
+    assert all(e.provenance.status == "verified" for e in rows.values())
     assert (
         rows["aaa/copy:generic"]["same_weights_as"] == "org/tiny"
         and "same_weights_as" not in rows["org/tiny:generic"]

@@ -4,49 +4,46 @@ entry's detail and provenance, every figure with its bootstrap interval, and the
 
 from __future__ import annotations
 
-from typing import Any
-
-from ratio_bench.core.cutoffs import MARKS, entry_clean
+from ratio_bench.core.cutoffs import MARKS
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_ranks import ranked
+from ratio_bench.evaluation.entry import Entry, Scored
 from ratio_bench.evaluation.leaderboard import ReleaseEntries
 from ratio_bench.evaluation.metrics import AGREEMENTS
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import TABLE_METRICS
 
 
-def clean_mark(entry: dict[str, Any]) -> str | None:
+def clean_mark(entry: Entry) -> str | None:
     """``clean``, ``contaminated`` or ``unknown`` for a score on a dated snapshot (None for any other split):
     decided here from the entry's cut-off and the snapshot's dates (:mod:`ratio_bench.core.cutoffs`)."""
-    return MARKS[entry_clean(entry)] if is_snapshot(entry["split"]) else None
+    return MARKS[entry.is_clean] if is_snapshot(entry.split) else None
 
 
-def split_text(entry: dict[str, Any]) -> str:
+def split_text(entry: Entry) -> str:
     """The split as a row shows it: a snapshot with its mark, ``test_2025_03 (contaminated)``; a contaminated
     score is marked, never hidden."""
     mark = clean_mark(entry)
-    return entry["split"] + (f" ({mark})" if mark else "")
+    return entry.split + (f" ({mark})" if mark else "")
 
 
 def interval_note(settings: uncertainty.Bootstrap = uncertainty.DEFAULT) -> str:
     return f"Figures: value [low-high], the {settings.note}."
 
 
-def entry_detail(entry: dict[str, Any]) -> str:
+def entry_detail(entry: Entry) -> str:
     """What tells two rows of one name apart: the weights' short fingerprint, the training config, the
     submitter ("" when the entry records none of them)."""
-    parts = [f"scored on {entry['scored_on']}"] if entry.get("scored_on") else []
-    if entry.get("model_fingerprint"):
-        parts.append(f"weights {entry['model_fingerprint'][:8]}")
-    if entry.get("trained_from"):
-        parts.append(
-            f"config {entry['trained_from']['config']} ({entry['trained_from']['config_sha256'][:8]})"
-        )
-    if entry.get("submitter"):
-        parts.append(f"by {entry['submitter']}")
-    if entry.get("same_weights_as"):  # another repository's row came first with these weights
-        parts.append(f"same weights as {entry['same_weights_as']}")
+    parts = [f"scored on {entry.scored_on}"] if entry.scored_on else []
+    if entry.model_fingerprint:
+        parts.append(f"weights {entry.model_fingerprint[:8]}")
+    if entry.trained_from:
+        parts.append(f"config {entry.trained_from.config} ({entry.trained_from.config_sha256[:8]})")
+    if entry.submitter:
+        parts.append(f"by {entry.submitter}")
+    if entry.same_weights_as:  # another repository's row came first with these weights
+        parts.append(f"same weights as {entry.same_weights_as}")
     return ", ".join(parts)
 
 
@@ -54,20 +51,20 @@ def has_details(release: ReleaseEntries) -> bool:
     return any(entry_detail(e) for e in release.entries)
 
 
-def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None, str]]:
+def metric_cells(entry: Entry | Scored) -> list[tuple[str, float | None, str]]:
     """(relation, value, shown text) for each table column; None and "-" where the entry has no such
     relation."""
     return [
-        (rel, entry["results"][rel][key] if rel in entry["results"] else None, text)
+        (rel, entry.results[rel][key] if rel in entry.results else None, text)
         for rel in RELATIONS
         for key, text in zip((k for k, _ in TABLE_METRICS), relation_figures(entry, rel), strict=True)
     ]
 
 
-def relation_figures(entry: dict[str, Any], relation: str) -> list[str]:
+def relation_figures(entry: Entry | Scored, relation: str) -> list[str]:
     """The table's figures of one relation as shown: ``14.5 [12.9-16.1]`` (%, with the bootstrap interval),
     the bare figure without per-query data, "-" when the entry did not score the relation."""
-    values = entry["results"].get(relation)
+    values = entry.results.get(relation)
     if values is None:
         return ["-"] * len(TABLE_METRICS)
     bounds = uncertainty.intervals(entry, relation, [key for key, _ in TABLE_METRICS])
@@ -82,7 +79,7 @@ def figure_text(value: float | None, bounds: uncertainty.Interval | None) -> str
 
 def without_per_query(release: ReleaseEntries) -> list[str]:
     """The rows whose figures have no interval (and are never tied): entries without per-query data."""
-    return [entry_label(e) for e in release.entries if set(e["results"]) - set(e.get("per_query", {}))]
+    return [e.label for e in release.entries if e.bare_relations]
 
 
 def bare_note(release: ReleaseEntries) -> str:
@@ -102,28 +99,27 @@ JUDGED_NOTE = (
 )
 
 
-def judged_rows(release: ReleaseEntries) -> list[tuple[dict[str, Any], str, list[str], list[float]]]:
+def judged_rows(release: ReleaseEntries) -> list[tuple[Entry, str, list[str], list[float]]]:
     """(entry, relation, text cells, metric values) for every judged relation of the release's entries."""
     rows = []
     for _, entry in ranked(release):
         for rel in RELATIONS:
-            block = entry.get("judged", {}).get(rel)
+            block = entry.judged.get(rel)
             if block is None:
                 continue
-            text = [entry_label(entry), entry["split"], rel, block["judge_model"], str(block["queries"])]
-            values = [block["coverage_at_10"]] + [
-                block[agreement][f"{metric}_at_10"] for agreement in AGREEMENTS for metric, _ in JUDGED_SHOWN
+            text = [entry.label, entry.split, rel, block.judge_model, str(block.queries)]
+            values = [block.coverage_at_10] + [
+                getattr(block, agreement)[f"{metric}_at_10"]
+                for agreement in AGREEMENTS
+                for metric, _ in JUDGED_SHOWN
             ]
             rows.append((entry, rel, text, values))
     return rows
 
 
-def provenance_text(entry: dict[str, Any]) -> str | None:
+def provenance_text(entry: Entry) -> str | None:
     """``verified (worker ..., model@sha)`` or ``self-reported`` for an entry from a results repository."""
-    mark = entry.get("provenance")
-    if mark is None:
-        return None
-    return mark["status"] + (f" ({mark['detail']})" if mark.get("detail") else "")
+    return None if entry.provenance is None else entry.provenance.text
 
 
 def percent(value: float | None) -> str:

@@ -45,7 +45,7 @@ from ratio_bench.evaluation.leaderboard import (
     has_snapshots,
     split_key,
 )
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import TABLE_METRICS
 
 
 def leaderboard_html(
@@ -131,7 +131,7 @@ def _options(choices: list[tuple[str, str]]) -> str:
 
 
 def _filters(board: Board) -> str:
-    splits = sorted({e["split"] for r in board.releases for e in r.entries}, key=split_key)
+    splits = sorted({e.split for r in board.releases for e in r.entries}, key=split_key)
     releases = list({r.manifest_sha256: replace(r, provenance="").title for r in board.releases}.items())
     return (
         "<p>"
@@ -159,7 +159,7 @@ def _release_section(release: ReleaseEntries) -> str:
     head = ['<th class="sortable" data-type="number">#</th>', '<th class="sortable">model setup</th>']
     head += ['<th class="sortable">model</th>'] * detailed
     head.append('<th class="sortable">split</th>')
-    marked = any("provenance" in e for e in release.entries)
+    marked = any(e.provenance is not None for e in release.entries)
     head += ['<th class="sortable">provenance</th>'] * marked
     head += [
         f'<th class="sortable" data-type="number" data-relation="{rel}">{rel} {html_text(short)}</th>'
@@ -170,7 +170,7 @@ def _release_section(release: ReleaseEntries) -> str:
     for rank, entry in ranked(release):
         cells = [
             f'<td class="num" data-value="{rank.position}">{rank}</td>',
-            f"<td>{html_text(entry_label(entry))}</td>",
+            f"<td>{html_text(entry.label)}</td>",
             *[f"<td>{html_text(entry_detail(entry))}</td>"] * detailed,
             f"<td>{html_text(split_text(entry))}</td>",
         ]
@@ -180,9 +180,9 @@ def _release_section(release: ReleaseEntries) -> str:
             f"{html_text(text)}</td>"
             for rel, v, text in metric_cells(entry)
         ]
-        status = html_text(entry.get("provenance", {}).get("status", ""))
+        status = html_text(entry.provenance.status if entry.provenance else "")
         rows.append(
-            f'<tr data-split="{html_text(entry["split"])}" data-provenance="{status}" '
+            f'<tr data-split="{html_text(entry.split)}" data-provenance="{status}" '
             f'data-clean="{clean_mark(entry) or ""}">{"".join(cells)}</tr>'
         )
     return "\n".join(
@@ -216,10 +216,10 @@ def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
         if not rows:
             continue
         body = [
-            f'<tr data-split="{html_text(entry["split"])}" '
-            f'data-provenance="{html_text(entry.get("provenance", {}).get("status", ""))}" '
+            f'<tr data-split="{html_text(entry.split)}" '
+            f'data-provenance="{html_text(entry.provenance.status if entry.provenance else "")}" '
             f'data-clean="{clean_mark(entry) or ""}">'
-            + f'<td class="num">{rank}</td><td>{html_text(entry_label(entry))}</td>'
+            + f'<td class="num">{rank}</td><td>{html_text(entry.label)}</td>'
             + f"<td>{html_text(entry_detail(entry))}</td>" * detailed
             + f"<td>{html_text(split_text(entry))}</td>"
             + "".join(f'<td class="num">{html_text(text)}</td>' for text in relation_figures(entry, rel))
@@ -245,7 +245,7 @@ def _judged_table(release: ReleaseEntries) -> list[str]:
     parts.append("<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in JUDGED_HEAD) + "</tr></thead>")
     for rel in RELATIONS:
         body = [
-            f'<tr data-split="{html_text(entry["split"])}">'
+            f'<tr data-split="{html_text(entry.split)}">'
             + "".join(f"<td>{html_text(t)}</td>" for t in text)
             + "".join(f'<td class="num">{percent(v)}</td>' for v in values)
             + "</tr>"

@@ -24,7 +24,7 @@ from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, 
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, CLEAN_NOTE, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import markdown_text
 from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries, has_provenance, has_snapshots
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import TABLE_METRICS
 
 
 def leaderboard_markdown(board: Board) -> str:
@@ -51,7 +51,7 @@ def leaderboard_markdown(board: Board) -> str:
         lines += ["", f"## {markdown_text(release.title)}", ""]
         lines += [md_row(head[:2] + ["model"] * detailed + head[2:]), "|" + "---|" * (len(head) + detailed)]
         for rank, entry in ranked(release):
-            cells = [str(rank), markdown_text(entry_label(entry))]
+            cells = [str(rank), markdown_text(entry.label)]
             cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
             cells += [markdown_text(provenance_text(entry) or "")] * marked
             lines.append(md_row(cells + [markdown_text(text) for *_, text in metric_cells(entry)]))
@@ -93,7 +93,7 @@ def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
             "|" + "---|" * len(head),
         ]
         for rank, entry in rows:
-            cells = [str(rank), markdown_text(entry_label(entry))]
+            cells = [str(rank), markdown_text(entry.label)]
             cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
             lines.append(md_row(cells + [markdown_text(t) for t in relation_figures(entry, rel)]))
     return lines

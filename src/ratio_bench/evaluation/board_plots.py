@@ -10,15 +10,15 @@ import warnings
 from datetime import date
 from typing import Any
 
-from ratio_bench.core.cutoffs import Cutoff, entry_cutoff
+from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import Period, parse_split
 from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_cells import split_text
 from ratio_bench.evaluation.board_ranks import relation_ranked
+from ratio_bench.evaluation.entry import MAIN_SCORE, Entry
 from ratio_bench.evaluation.escaping import plain_text
 from ratio_bench.evaluation.leaderboard import SHORT_SHA, Board, LeaderboardError, ReleaseEntries
-from ratio_bench.evaluation.results import MAIN_SCORE, entry_label
 
 
 class PlottingUnavailable(LeaderboardError):
@@ -43,8 +43,8 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
         len(panels), 1, figsize=(11, sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights}
     )
     for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
-        labels = [plain_text(f"{rank}. {entry_label(e)} ({split_text(e)})") for rank, e in rows]
-        values = [100 * e["results"][rel][MAIN_SCORE] for _, e in rows]
+        labels = [plain_text(f"{rank}. {e.label} ({split_text(e)})") for rank, e in rows]
+        values = [100 * e.results[rel][MAIN_SCORE] for _, e in rows]
         bounds = [uncertainty.interval(e, rel) for _, e in rows]
         spread = [  # at least 0: a constant metric's bounds equal the figure up to float rounding
             [max(0.0, v - 100 * b.low) if b else 0 for v, b in zip(values, bounds, strict=True)],
@@ -112,9 +112,9 @@ NO_SNAPSHOTS = (
 CUTOFF_NOTE = "dashed line: the model's training-data cut-off (its colour)"
 
 
-def snapshot_entries(release: ReleaseEntries) -> list[tuple[Period, dict[str, Any]]]:
+def snapshot_entries(release: ReleaseEntries) -> list[tuple[Period, Entry]]:
     """The release's entries scored on a test snapshot, with its period (other splits are not in the trend)."""
-    return [(period, e) for e in release.entries if (period := parse_split(e["split"])) is not None]
+    return [(period, e) for e in release.entries if (period := parse_split(e.split)) is not None]
 
 
 def trend_figure(board: Board) -> Any:
@@ -123,7 +123,7 @@ def trend_figure(board: Board) -> Any:
     its colour (a snapshot after the cut-off holds papers the model cannot have seen). A model keeps its colour
     across panels, and one legend below the panels names every model once."""
     panels = [
-        (release, rel, [(p, e) for p, e in snapshot_entries(release) if rel in e["results"]])
+        (release, rel, [(p, e) for p, e in snapshot_entries(release) if rel in e.results])
         for release in board.releases
         for rel in RELATIONS
     ]
@@ -134,7 +134,7 @@ def trend_figure(board: Board) -> Any:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    labels = sorted({entry_label(e) for *_, rows in panels for _, e in rows})
+    labels = sorted({e.label for *_, rows in panels for _, e in rows})
     palette = plt.get_cmap("tab10" if len(labels) <= 10 else "tab20").colors
     colour = {label: palette[i % len(palette)] for i, label in enumerate(labels)}
     fig, axes = plt.subplots(
@@ -143,13 +143,13 @@ def trend_figure(board: Board) -> Any:
     legend: dict[str, Any] = {}
     for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
         periods = sorted({p for p, _ in rows})
-        by_model: dict[str, dict[Period, dict[str, Any]]] = {}
+        by_model: dict[str, dict[Period, Entry]] = {}
         for period, e in rows:  # one point per model and period: the entry the board lists last
-            by_model.setdefault(entry_label(e), {})[period] = e
+            by_model.setdefault(e.label, {})[period] = e
         for label in sorted(by_model):
             points = sorted(by_model[label].items())
             x = [_middle(p) for p, _ in points]
-            y = [100 * e["results"][rel][MAIN_SCORE] for _, e in points]
+            y = [100 * e.results[rel][MAIN_SCORE] for _, e in points]
             ax.plot(x, y, marker="o", color=colour[label])
             bounds = [uncertainty.interval(e, rel) for _, e in points]
             if all(bounds):
@@ -160,7 +160,7 @@ def trend_figure(board: Board) -> Any:
                     color=colour[label],
                     alpha=0.2,
                 )
-            cutoff = entry_cutoff(points[-1][1])
+            cutoff = points[-1][1].cutoff
             if cutoff.date is not None and periods[0].start <= cutoff.date <= periods[-1].end:
                 ax.axvline(cutoff.date, color=colour[label], linestyle="--", linewidth=1)
             legend.setdefault(

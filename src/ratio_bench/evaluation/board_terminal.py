@@ -12,7 +12,7 @@ from ratio_bench.evaluation.board_ranks import RELATION_NOTE, relation_ranked
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import terminal_text
 from ratio_bench.evaluation.leaderboard import ReleaseEntries
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import TABLE_METRICS
 
 
 def terminal_clean_table(release: ReleaseEntries) -> Any:
@@ -41,7 +41,7 @@ def terminal_relation_tables(release: ReleaseEntries) -> list[Any]:
         for _, short in TABLE_METRICS:
             t.add_column(short, justify="right")
         for rank, e in rows:
-            text = [str(rank), entry_label(e)] + [entry_detail(e)] * detailed + [split_text(e)]
+            text = [str(rank), e.label] + [entry_detail(e)] * detailed + [split_text(e)]
             t.add_row(*map(terminal_text, text), *map(terminal_figure, relation_figures(e, rel)))
         tables.append(t)
     return tables

@@ -12,7 +12,8 @@ from ratio_bench.core import cutoffs
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_plots import PLOT_TOP
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.entry import Scored
+from ratio_bench.evaluation.results import TABLE_METRICS
 
 if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside the commands
     from rich.console import Console
@@ -39,7 +40,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
-def results_table(entries: list[dict], title: str):
+def results_table(entries: list[Scored], title: str):
     """Entries' figures (%), each with its bootstrap interval beneath it when the entry has per-query data
     (computed here, at display time, from the entry's gold ranks), the bootstrap's settings as the caption."""
     from rich.markup import escape
@@ -49,7 +50,7 @@ def results_table(entries: list[dict], title: str):
     from ratio_bench.evaluation.board_cells import interval_note, relation_figures
     from ratio_bench.evaluation.board_terminal import terminal_figure
 
-    bare = [entry_label(e) for e in entries if not e.get("per_query")]
+    bare = [e.label for e in entries if not e.per_query]
     caption = "" if len(bare) == len(entries) else interval_note()
     if bare and caption:
         caption += f" No per-query data (no interval): {', '.join(bare)}."
@@ -60,7 +61,7 @@ def results_table(entries: list[dict], title: str):
             t.add_column(f"{rel[:4].capitalize()} {short}", justify="right")
     for e in entries:
         cells = [terminal_figure(text) for rel in RELATIONS for text in relation_figures(e, rel)]
-        t.add_row(escape(entry_label(e)), *cells)
+        t.add_row(escape(e.label), *cells)
     return t
 
 
@@ -222,7 +223,7 @@ def _score_split(args: argparse.Namespace) -> int:
             )
     console.print(
         results_table(
-            entries,
+            [Scored.of_document(e) for e in entries],
             f"Ratio {data.manifest['name']} {data.manifest['version']}, split {args.split}, mined gold (%)"
             + (
                 f", SAMPLE of {args.sample} queries per relation (seed {args.seed}; not a full result)"
@@ -363,8 +364,7 @@ def render_board(
         console.print(terminal_clean_table(release))
     for release in () if clean_only else board.releases:
         rows = [
-            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'), entry_detail(e))))})",
-             "results": e["results"], **({"per_query": e["per_query"]} if "per_query" in e else {})}
+            e.scored(f"{e.label} ({', '.join(filter(None, (e.split, e.provenance and e.provenance.status, entry_detail(e))))})")
             for e in release.entries
         ]  # fmt: skip
         console.print(results_table(rows, terminal_text(f"Leaderboard {release.title} (%)")))
@@ -427,8 +427,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             full, oracle = analyses.oracle_filtering(setup, data, cache=cache)
             report[setup.name] = {"shared_pool": full.metrics, "oracle_pool": oracle.metrics}
             entries += [
-                {"model": f"{setup.name} shared pool", "results": full.metrics},
-                {"model": f"{setup.name} oracle pool", "results": oracle.metrics},
+                Scored(f"{setup.name} shared pool", full.metrics),
+                Scored(f"{setup.name} oracle pool", oracle.metrics),
             ]
         console.print(results_table(entries, f"Oracle operation filtering, split {args.split} (%)"))
     else:

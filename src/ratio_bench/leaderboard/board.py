@@ -17,7 +17,6 @@ import html
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from ratio_bench.core.cutoffs import parse_date
 from ratio_bench.core.errors import UsageError
@@ -25,6 +24,7 @@ from ratio_bench.evaluation import leaderboard as lb
 from ratio_bench.evaluation.board_html import leaderboard_html
 from ratio_bench.evaluation.board_markdown import md_row
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
+from ratio_bench.evaluation.entry import Entry, Provenance
 from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_text
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import hub
@@ -90,7 +90,7 @@ def load_board_from_repo(ref: hub.RepoRef, requests: str | None = None) -> lb.Bo
     return lb.Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
 
 
-def read_entries(repo: RepoReader) -> tuple[list[tuple[str, dict[str, Any]]], list[lb.Rejected]]:
+def read_entries(repo: RepoReader) -> tuple[list[tuple[str, Entry]], list[lb.Rejected]]:
     """Every entry file of the repository, parsed with the size cap and schema and given the loader's provenance
     mark; a file that is no entry is rejected with its reason (the one reading loop of the board and exports)."""
     loaded, rejected = [], []
@@ -111,37 +111,32 @@ def read_entries(repo: RepoReader) -> tuple[list[tuple[str, dict[str, Any]]], li
         except SubmissionError as e:
             rejected.append(lb.Rejected(path, str(e)))
             continue
-        entry["provenance"] = provenance_mark(repo, path, data, entry)
-        loaded.append((path, entry))
+        loaded.append((path, entry.marked(provenance=provenance_mark(repo, path, data, entry))))
     return loaded, rejected
 
 
-def entry_verdict(repo: RepoReader, path: str, data: bytes, entry: dict[str, Any]) -> tuple[Verdict, str]:
+def entry_verdict(repo: RepoReader, path: str, data: bytes, entry: Entry) -> tuple[Verdict, str]:
     """The folder's verdict and, for this entry, why it is not verified ("" when it is)."""
     folder, _, name = path.rpartition("/")
     verdict = repo.verdict(folder)
     if not verdict.verified:
         return verdict, verdict.reason
-    step = verdict.entry_step(name, data, entry["model"])
+    step = verdict.entry_step(name, data, entry.model)
     return verdict, "" if step.ok else f"{step.name}: {step.detail}"
 
 
-def provenance_mark(repo: RepoReader, path: str, data: bytes, entry: dict[str, Any]) -> dict[str, str]:
+def provenance_mark(repo: RepoReader, path: str, data: bytes, entry: Entry) -> Provenance:
     """The loader's mark: ``verified`` (worker, model@commit, signing time) or ``self-reported`` with the reason;
     a worker-shaped folder names the row's repository and commit either way (a row is repo, commit, setup)."""
     folder = path.rpartition("/")[0]
     named = folder_parts(folder)
-    row = {"repo": named[0], "commit": named[1]} if named else {}
+    repo_name, commit = named[:2] if named else (None, None)
     verdict, why = entry_verdict(repo, path, data, entry)
     if why or verdict.record is None or verdict.worker is None:
-        return {"status": "self-reported", "detail": why[:MAX_REASON], **row}
+        return Provenance("self-reported", why[:MAX_REASON], repo_name, commit)
     record = verdict.record
-    return {
-        "status": "verified",
-        "detail": f"worker {verdict.worker.name[:80]}, {record['model']}@{record['sha'][:12]}",
-        "signed_at": str(record.get("signed_at", ""))[:40],
-        **row,
-    }
+    detail = f"worker {verdict.worker.name[:80]}, {record['model']}@{record['sha'][:12]}"
+    return Provenance("verified", detail, repo_name, commit, str(record.get("signed_at", ""))[:40])
 
 
 # --- ratio leaderboard verify ----------------------------------------------------------------------------
@@ -200,7 +195,7 @@ def _report(repo: RepoReader, folder: str, files: dict[str, bytes]) -> FolderRep
         except SubmissionError as e:
             entries.append((name, False, f"not an entry the board shows ({e})"[:300]))
             continue
-        step = verdict.entry_step(name, data, entry["model"])
+        step = verdict.entry_step(name, data, entry.model)
         entries.append((name, step.ok, step.detail))
     return FolderReport(verdict, tuple(entries))
 

@@ -56,7 +56,7 @@ def load_results(source: str) -> list[RepoResult]:
         from ratio_bench.evaluation.leaderboard import load_board
 
         board = load_board(Path(source))
-        return [RepoResult("", e, e["model"], None, None) for r in board.releases for e in r.entries]
+        return [RepoResult("", e, e.model, None, None) for r in board.releases for e in r.entries]
     return list(repo_results(RepoRef.parse(source, "--results")).results)
 
 
@@ -66,15 +66,15 @@ def chosen(
     """The entries to export: verified (or all), one release version, benchmark splits only, no carried copies."""
     picked = [
         r for r in results
-        if (include_self_reported or is_verified(r.entry)) and "scored_on" not in r.entry
-        and (r.entry["split"] in EXPORTED_SPLITS or is_snapshot(r.entry["split"]))
+        if (include_self_reported or is_verified(r.entry)) and r.entry.scored_on is None
+        and (r.entry.split in EXPORTED_SPLITS or is_snapshot(r.entry.split))
     ]  # fmt: skip
     if not picked:
         raise LeaderboardError(
             f"--results {where}: no verified entries on a test split to export (a local folder has none: give the "
             "results repository OWNER/NAME, or add --include-self-reported)"
         )
-    versions = sorted({r.entry["dataset"]["version"] for r in picked})
+    versions = sorted({r.entry.dataset.version for r in picked})
     if release is None and len(versions) > 1:
         raise LeaderboardError(
             f"--results {where}: entries of several releases ({', '.join(versions)}); choose one with --release"
@@ -82,7 +82,7 @@ def chosen(
     release = release or versions[0]
     if release not in versions:
         raise LeaderboardError(f"--release {release}: no such release among {', '.join(versions)}")
-    return [r for r in picked if r.entry["dataset"]["version"] == release]
+    return [r for r in picked if r.entry.dataset.version == release]
 
 
 def model_meta(result: RepoResult):
@@ -90,8 +90,11 @@ def model_meta(result: RepoResult):
     from mteb.models.model_meta import ModelMeta
 
     entry, setup = result.entry, result.setup
-    revision = result.revision or (entry.get("model_fingerprint") or "")[:12] or NO_REVISION
-    known = {field: entry[key] for key, field in MODEL_FIELDS.items() if type(entry.get(key)) is int}
+    revision = result.revision or (entry.model_fingerprint or "")[:12] or NO_REVISION
+    facts = entry.model_meta
+    known = {
+        field: getattr(facts, key) for key, field in MODEL_FIELDS.items() if facts and getattr(facts, key)
+    }
     return ModelMeta(
         loader=None, name=mteb_model_name(result.model), revision=revision, release_date=None, languages=None,
         n_parameters=known.get("n_parameters"), memory_usage_mb=None, max_tokens=known.get("max_tokens"),
@@ -119,18 +122,18 @@ def task_results(group: list[RepoResult]) -> list[Any]:
 
     by_relation: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     for result in group:
-        for relation, metrics in result.entry["results"].items():
+        for relation, metrics in result.entry.results.items():
             splits = by_relation.setdefault(relation, {})
-            if result.entry["split"] in splits:
+            if result.entry.split in splits:
                 raise LeaderboardError(
-                    f"{result.model}: two entries for {relation} on {result.entry['split']} "
-                    f"({result.path or result.entry['model']}); keep one"
+                    f"{result.model}: two entries for {relation} on {result.entry.split} "
+                    f"({result.path or result.entry.model}); keep one"
                 )
-            splits[result.entry["split"]] = {relation: {**metrics, "main_score": metrics[MAIN_SCORE]}}
+            splits[result.entry.split] = {relation: {**metrics, "main_score": metrics[MAIN_SCORE]}}
     out = []
     for relation, scores in sorted(by_relation.items()):
         task = TASKS[relation]()
-        version = group[0].entry["dataset"]["version"]
+        version = group[0].entry.dataset.version
         task.metadata = task.metadata.model_copy(
             update={
                 "dataset": {"path": HUB_DATASET["path"], "revision": version},
