@@ -24,7 +24,9 @@ def test_row_names_tell_baseline_specialists_and_unified_apart():
     names = [
         Scored.of_document({"model": "all-MiniLM-L6-v2:generic", "results": {}}).label,
         *(
-            Scored.of_document({"model": "all-MiniLM-L6-v2 generic-Tuned", "tuned_for": r, "results": {}}).label
+            Scored.of_document(
+                {"model": "all-MiniLM-L6-v2 generic-Tuned", "tuned_for": r, "results": {}}
+            ).label
             for r in ("address", "all")
         ),
     ]

@@ -16,6 +16,7 @@ def scored(model, ranks, **kw):
     """The helper's entry document read as the bootstrap reads an entry."""
     return Scored.of_document(ranked_entry(model, ranks, **kw))
 
+
 PATTERN = [1, 2, 0, 5, 1, 0, 3, 11, 1, 0]  # MRR@10 0.4033: a model that is often right, often lost
 
 

@@ -75,11 +75,7 @@ def publish(board, release: Path, req: Request, entry: dict, key: WorkerKey | No
 def marks(requests: str | None = REQUESTS) -> dict[str, tuple[str, str]]:
     """(status, detail) per row name of the board, and the board."""
     b = load_board_from_repo(hub.RepoRef(RESULTS, None, "--from"), requests)
-    return {
-        e.label: (e.provenance.status, e.provenance.detail)
-        for r in b.releases
-        for e in r.entries
-    }
+    return {e.label: (e.provenance.status, e.provenance.detail) for r in b.releases for e in r.entries}
 
 
 SHA, OTHER = "a" * 40, "b" * 40
