@@ -51,16 +51,6 @@ def has_details(release: ReleaseEntries) -> bool:
     return any(entry_detail(e) for e in release.entries)
 
 
-def metric_cells(entry: Entry | Scored) -> list[tuple[str, float | None, str]]:
-    """(relation, value, shown text) for each table column; None and "-" where the entry has no such
-    relation."""
-    return [
-        (rel, entry.results[rel][key] if rel in entry.results else None, text)
-        for rel in RELATIONS
-        for key, text in zip((k for k, _ in TABLE_METRICS), relation_figures(entry, rel), strict=True)
-    ]
-
-
 def relation_figures(entry: Entry | Scored, relation: str) -> list[str]:
     """The table's figures of one relation as shown: ``14.5 [12.9-16.1]`` (%, with the bootstrap interval),
     the bare figure without per-query data, "-" when the entry did not score the relation."""

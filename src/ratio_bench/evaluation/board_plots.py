@@ -14,8 +14,8 @@ from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import Period, parse_split
 from ratio_bench.evaluation import uncertainty
-from ratio_bench.evaluation.board_cells import split_text
 from ratio_bench.evaluation.board_ranks import relation_ranked
+from ratio_bench.evaluation.board_view import Row, bar_label, columns
 from ratio_bench.evaluation.entry import MAIN_SCORE, Entry
 from ratio_bench.evaluation.escaping import plain_text
 from ratio_bench.evaluation.leaderboard import SHORT_SHA, Board, LeaderboardError, ReleaseEntries
@@ -43,7 +43,8 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
         len(panels), 1, figsize=(11, sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights}
     )
     for ax, (release, rel, rows) in zip(axes[:, 0], panels, strict=True):
-        labels = [plain_text(f"{rank}. {e.label} ({split_text(e)})") for rank, e in rows]
+        shown = columns(release.entries) if release else []
+        labels = [plain_text(bar_label(Row(rank, e), shown)) for rank, e in rows]
         values = [100 * e.results[rel][MAIN_SCORE] for _, e in rows]
         bounds = [uncertainty.interval(e, rel) for _, e in rows]
         spread = [  # at least 0: a constant metric's bounds equal the figure up to float rounding

@@ -347,12 +347,16 @@ def render_board(
     """Print ``board`` and write its ``--markdown``/``--plot``/``--html`` (``*_extra``: sections appended, such as
     the leaderboard service's queue); ``source`` names where the entries came from."""
     from ratio_bench.core.io import atomic_open, report_console
-    from ratio_bench.evaluation.board_cells import bare_note, entry_detail
+    from ratio_bench.evaluation.board_cells import bare_note
     from ratio_bench.evaluation.board_html import leaderboard_html
     from ratio_bench.evaluation.board_markdown import clean_markdown, leaderboard_markdown
     from ratio_bench.evaluation.board_plots import NO_SNAPSHOTS, plot_png, snapshot_entries, trend_png
     from ratio_bench.evaluation.board_ranks import TIE_NOTE
-    from ratio_bench.evaluation.board_terminal import terminal_clean_table, terminal_relation_tables
+    from ratio_bench.evaluation.board_terminal import (
+        terminal_clean_table,
+        terminal_relation_tables,
+        terminal_release_table,
+    )
     from ratio_bench.evaluation.escaping import terminal_text
     from ratio_bench.evaluation.leaderboard import LeaderboardError, has_snapshots
 
@@ -363,11 +367,7 @@ def render_board(
     for release in board.releases if clean_only else ():
         console.print(terminal_clean_table(release))
     for release in () if clean_only else board.releases:
-        rows = [
-            e.scored(f"{e.label} ({', '.join(filter(None, (e.split, e.provenance and e.provenance.status, entry_detail(e))))})")
-            for e in release.entries
-        ]  # fmt: skip
-        console.print(results_table(rows, terminal_text(f"Leaderboard {release.title} (%)")))
+        console.print(terminal_release_table(release))
         for table in terminal_relation_tables(release):
             console.print(table)
         if bare_note(release):

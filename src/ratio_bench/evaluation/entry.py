@@ -139,8 +139,7 @@ class Scored:
     @classmethod
     def of_document(cls, doc: Mapping[str, Any]) -> Scored:
         """Our own writer's document (``results.leaderboard_entry``), read without the board's checks."""
-        tuned = doc.get("tuned_for")
-        label = Entry(doc["model"], Dataset("", "", ""), "", {}, tuned_for=tuned).label
+        label = row_label(doc["model"], doc.get("tuned_for"))
         per_query = {
             rel: PerQuery(b["query_ids_sha256"], tuple(b["gold_rank"]))
             for rel, b in doc.get("per_query", {}).items()
@@ -233,13 +232,7 @@ class Entry:
 
     @property
     def label(self) -> str:
-        """The row name: the model, and for a tuned model the relation it was tuned for (three tuned copies of
-        one backbone and setup would otherwise share a name); a unified model is one model for every move."""
-        if not self.tuned_for:
-            return self.model
-        return self.model + (
-            " [unified, all moves]" if self.tuned_for == "all" else f" [tuned for {self.tuned_for}]"
-        )
+        return row_label(self.model, self.tuned_for)
 
     @property
     def cutoff(self) -> Cutoff:
@@ -372,6 +365,14 @@ class Entry:
                     raise SubmissionError(
                         f"{where}/gold_rank: the ranks give {name} {mean:.6f}, the results say {value}"
                     )
+
+
+def row_label(model: str, tuned_for: str | None) -> str:
+    """A row's name: the model, and for a tuned model the relation it was tuned for (three tuned copies of one
+    backbone and setup would otherwise share a name); a unified model is one model for every move."""
+    if not tuned_for:
+        return model
+    return model + (" [unified, all moves]" if tuned_for == "all" else f" [tuned for {tuned_for}]")
 
 
 # --- the document <-> the record ---------------------------------------------------------------------------

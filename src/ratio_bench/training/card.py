@@ -99,7 +99,7 @@ def release_terms(summary: dict[str, Any], dataset: str | Path | None = None) ->
     return str(terms.get("license") or "unspecified"), (None if publish is None else bool(publish))
 
 
-def load_results(files: list[Path], summary: dict[str, Any], folder: Path) -> list[dict[str, Any]]:
+def load_results(files: list[Path], summary: dict[str, Any], folder: Path) -> list[Entry]:
     """``ratio score --out`` entries, checked; each must be from the release the model was trained on, and of
     this very model (its weights' fingerprint): another model's scores never go on the card."""
     ours_fp = model_fingerprint(folder / "best")
@@ -127,7 +127,7 @@ def load_results(files: list[Path], summary: dict[str, Any], folder: Path) -> li
     return entries
 
 
-def stored_results(folder: Path, summary: dict[str, Any]) -> list[dict[str, Any]]:
+def stored_results(folder: Path, summary: dict[str, Any]) -> list[Entry]:
     """The results an earlier ``ratio model-card --results`` put on the card (re-checked), or none."""
     path = folder / CARD_RESULTS
     if not path.is_file():
@@ -278,7 +278,7 @@ def render_card(
     ).render()
 
 
-def _front_matter(summary: dict[str, Any], entries: list[dict[str, Any]], name: str) -> dict[str, Any]:
+def _front_matter(summary: dict[str, Any], entries: list[Entry], name: str) -> dict[str, Any]:
     """The Hub's metadata: library, task, licence, tags and the model-index of the results."""
     rel = summary["relation"]
     return {
@@ -469,5 +469,7 @@ def write_card(
     with atomic_open(target, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)
     if results:
-        write_json(folder / CARD_RESULTS, load_results(results, load_summary(folder), folder))
+        write_json(
+            folder / CARD_RESULTS, [e.to_json() for e in load_results(results, load_summary(folder), folder)]
+        )
     return target
