@@ -183,8 +183,8 @@ def test_a_copy_of_the_weights_under_another_repo_takes_nothing_over(hub_env, sm
     assert set(rows) == {"org/tiny:generic", "aaa/copy:generic"}
     assert all(e.provenance.status == "verified" for e in rows.values())
     assert (
-        rows["aaa/copy:generic"]["same_weights_as"] == "org/tiny"
-        and "same_weights_as" not in rows["org/tiny:generic"]
+        rows["aaa/copy:generic"].same_weights_as == "org/tiny"
+        and rows["org/tiny:generic"].same_weights_as is None
     )
     assert "superseded" not in board.summary
     assert "same weights as org/tiny" in leaderboard_markdown(board)

@@ -131,9 +131,25 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+def query_count(entry: Entry, relation: str) -> int | None:
+    """The queries under an entry's figures on ``relation``: its per-query ranks when it keeps them (what the
+    interval is computed from), else its ``n_queries``; None when it scored no such relation or records neither."""
+    if relation not in entry.results:
+        return None
+    block = entry.per_query.get(relation)
+    return len(block.gold_rank) if block is not None else entry.queries(relation)
+
+
 def figure_columns(relation: str, short: bool) -> list[Column]:
-    """A relation's figure columns (with their bootstrap intervals): headed ``address M@10`` in the main table,
-    ``M@10`` in the relation's own."""
+    """A relation's columns: ``n`` (its queries), then its figures with their bootstrap intervals; headed
+    ``address M@10`` in the main table, ``M@10`` in the relation's own."""
+    n = Column(
+        f"{relation}_n",
+        "n" if short else f"{relation} n",
+        lambda r: _count(query_count(r.entry, relation)),
+        value=lambda r: query_count(r.entry, relation),
+        relation=relation,
+    )
 
     def column(i: int, key: str, label: str) -> Column:
         return Column(
@@ -144,7 +160,7 @@ def figure_columns(relation: str, short: bool) -> list[Column]:
             relation=relation,
         )
 
-    return [column(i, key, label) for i, (key, label) in enumerate(TABLE_METRICS)]
+    return [n] + [column(i, key, label) for i, (key, label) in enumerate(TABLE_METRICS)]
 
 
 def columns(entries: Sequence[Entry], relation: str | None = None) -> list[Column]:
