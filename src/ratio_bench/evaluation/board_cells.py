@@ -47,10 +47,6 @@ def entry_detail(entry: Entry) -> str:
     return ", ".join(parts)
 
 
-def has_details(release: ReleaseEntries) -> bool:
-    return any(entry_detail(e) for e in release.entries)
-
-
 def relation_figures(entry: Entry | Scored, relation: str) -> list[str]:
     """The table's figures of one relation as shown: ``14.5 [12.9-16.1]`` (%, with the bootstrap interval),
     the bare figure without per-query data, "-" when the entry did not score the relation."""
