@@ -61,7 +61,9 @@ def test_the_quick_starts_use_the_mini_split_and_the_official_repos():
     assert any(c.startswith("ratio score") and "--split mini" in c for c in commands)
     assert any("leaderboard submit" in c and "--requests ratio-bench/requests" in c for c in commands)
     assert "ratio leaderboard init" in text and "ratio-bench/results" in text
-    assert "ratio-bench/ratio@1.0.0" not in text and "mteb.get_model(" not in text and "get_tasks(" not in text
+    assert (
+        "ratio-bench/ratio@1.0.0" not in text and "mteb.get_model(" not in text and "get_tasks(" not in text
+    )
     assert "--index-url https://download.pytorch.org/whl/cpu" in text
 
 

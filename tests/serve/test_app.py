@@ -99,7 +99,9 @@ def test_openapi_and_docs(client):
     for page in ("/docs", "/redoc"):  # offline: the endpoints in plain HTML, nothing from a CDN
         answer = client.get(page)
         assert answer.status_code == 200 and "/api/search" in answer.text and "--docs-assets" in answer.text
-        assert "cdn" not in answer.text.lower() and "<script" not in answer.text and "https:" not in answer.text
+        assert (
+            "cdn" not in answer.text.lower() and "<script" not in answer.text and "https:" not in answer.text
+        )
 
 
 def test_docs_from_local_assets(searcher, tmp_path):
