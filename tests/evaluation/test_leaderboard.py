@@ -21,7 +21,7 @@ from ratio_bench.evaluation.leaderboard import load_board, read_entry
 from ratio_bench.evaluation.results import SubmissionError, validate_submission
 
 SHA_A, SHA_B = "a" * 64, "b" * 64
-N_COLUMNS = 3 + 3 * 4  # rank, model, split, then R@1 R@10 M@10 M@100 per relation
+N_COLUMNS = 3 + 3 * 5  # rank, model, split, then n R@1 R@10 M@10 M@100 per relation
 MALICIOUS_NAME = "<script>alert(1)</script>|x|y $a^$"
 MALICIOUS_VERSION = "[x](javascript:alert(1)) `c`\nv<!--"
 
@@ -85,8 +85,8 @@ def test_markdown_escapes_every_submitted_text(hostile_results):
     page = Tags(rendered)
     assert not page.named("script") and not page.named("a") and not page.named("img")
     assert "javascript:" not in "".join(str(v) for _, attrs in page.tags for v in attrs.values())
-    # header and entry, each relation's board (header and entry: rank, model, split, 4 metrics), rejected files
-    assert page.row_widths == [N_COLUMNS, N_COLUMNS] + [7, 7] * 3 + [2, 2]
+    # header and entry, each relation's board (header and entry: rank, model, split, n, 4 metrics), rejected files
+    assert page.row_widths == [N_COLUMNS, N_COLUMNS] + [8, 8] * 3 + [2, 2]
     text = "".join(page.text)
     assert f"{MALICIOUS_NAME} {MALICIOUS_VERSION.replace(chr(10), ' ')}" in text  # shown literally, one line
     assert "<img src=x onerror=alert(2)>.json" in text and "not valid JSON" in text
@@ -539,11 +539,11 @@ def test_markdown_shows_intervals_and_ties_inside_the_noise(tmp_path):
         ("| 3", "bare\\:none"),  # same figures as weak: without per-query data never tied with it
         ("| 4", "weak\\:none"),
     ]
-    leader_mrr = rows[0][3 + 2]  # rank, model, split, then address R@1 R@10 M@10
+    leader_mrr = rows[0][3 + 3]  # rank, model, split, then address n R@1 R@10 M@10
     assert leader_mrr.startswith("40.8 \\[") and leader_mrr.endswith("\\]")
     low, high = map(float, leader_mrr[len("40.8 \\[") : -2].split("-"))
     assert low < 40.8 < high
-    assert rows[2][5] == "5.0"  # the bare entry: its figure, no interval
+    assert rows[2][6] == "5.0"  # the bare entry: its figure, no interval
     assert "95% bootstrap CI over queries, 1,000 resamples, seed 0" in md
     assert (
         "\\=k\\: a tie" in md

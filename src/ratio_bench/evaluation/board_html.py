@@ -24,9 +24,11 @@ from ratio_bench.evaluation.board_cells import (
     interval_note,
     judged_rows,
     metric_cells,
+    metric_heads,
     percent,
     provenance_text,
-    relation_figures,
+    relation_cells,
+    relation_heads,
     split_text,
 )
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY, PAGE_SCRIPT, PAGE_STYLE
@@ -44,7 +46,7 @@ from ratio_bench.evaluation.leaderboard import (
     has_snapshots,
     split_key,
 )
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import entry_label
 
 
 def leaderboard_html(
@@ -161,9 +163,8 @@ def _release_section(release: ReleaseEntries) -> str:
     marked = any("provenance" in e for e in release.entries)
     head += ['<th class="sortable">provenance</th>'] * marked
     head += [
-        f'<th class="sortable" data-type="number" data-relation="{rel}">{rel} {html_text(short)}</th>'
-        for rel in RELATIONS
-        for _, short in TABLE_METRICS
+        f'<th class="sortable" data-type="number" data-relation="{rel}">{html_text(text)}</th>'
+        for rel, text in metric_heads()
     ]
     rows = []
     for rank, entry in ranked(release):
@@ -207,7 +208,7 @@ def _release_section(release: ReleaseEntries) -> str:
 def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
     """The per-relation rankings (see :func:`relation_ranked`), one table per relation, hidden by the relation
     filter like the main table's columns."""
-    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + [short for _, short in TABLE_METRICS]
+    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + relation_heads()
     parts = []
     for rel in RELATIONS:
         rows = relation_ranked(release, rel)
@@ -220,7 +221,7 @@ def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
             + f'<td class="num">{rank}</td><td>{html_text(entry_label(entry))}</td>'
             + f"<td>{html_text(entry_detail(entry))}</td>" * detailed
             + f"<td>{html_text(split_text(entry))}</td>"
-            + "".join(f'<td class="num">{html_text(text)}</td>' for text in relation_figures(entry, rel))
+            + "".join(f'<td class="num">{html_text(text)}</td>' for text in relation_cells(entry, rel))
             + "</tr>"
             for rank, entry in rows
         ]

@@ -15,26 +15,24 @@ from ratio_bench.evaluation.board_cells import (
     interval_note,
     judged_rows,
     metric_cells,
+    metric_heads,
     percent,
     provenance_text,
-    relation_figures,
+    relation_cells,
+    relation_heads,
     split_text,
 )
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, CLEAN_NOTE, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import markdown_text
 from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries, has_provenance, has_snapshots
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import entry_label
 
 
 def leaderboard_markdown(board: Board) -> str:
     """One table per release build (entries ranked within their split), then the rejected files."""
     marked = has_provenance(board)
-    head = (
-        ["#", "model setup", "split"]
-        + ["provenance"] * marked
-        + [f"{rel} {short}" for rel in RELATIONS for _, short in TABLE_METRICS]
-    )
+    head = ["#", "model setup", "split"] + ["provenance"] * marked + [head for _, head in metric_heads()]
     lines = [
         "# Ratio leaderboard",
         "",
@@ -79,7 +77,7 @@ def leaderboard_markdown(board: Board) -> str:
 
 def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
     """One small table per relation: where a specialist is ranked against everything scored on its move."""
-    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + [short for _, short in TABLE_METRICS]
+    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + relation_heads()
     lines = []
     for rel in RELATIONS:
         rows = relation_ranked(release, rel)
@@ -95,7 +93,7 @@ def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
         for rank, entry in rows:
             cells = [str(rank), markdown_text(entry_label(entry))]
             cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
-            lines.append(md_row(cells + [markdown_text(t) for t in relation_figures(entry, rel)]))
+            lines.append(md_row(cells + [markdown_text(t) for t in relation_cells(entry, rel)]))
     return lines
 
 
