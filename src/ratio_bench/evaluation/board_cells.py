@@ -151,6 +151,24 @@ JUDGED_NOTE = (
 )
 
 
+# Judges too small for their verdicts to mean anything: the local development judge (SmolLM2-135M-Instruct, served
+# as "smollm2" by `make judge-server`) fills judged pools to test the plumbing. Matched on the lower-cased name.
+PLUMBING_JUDGES = ("smollm",)
+PLUMBING_NOTE = (
+    "plumbing test: a 135M-parameter development judge filled these verdicts to exercise the code; they are not "
+    "evidence about the models."
+)
+
+
+def is_plumbing_judge(model: str) -> bool:
+    return any(known in model.lower() for known in PLUMBING_JUDGES)
+
+
+def judge_text(model: str) -> str:
+    """The judge column: the model's name, with ``(plumbing test)`` for a development judge."""
+    return f"{model} (plumbing test)" if is_plumbing_judge(model) else model
+
+
 def judged_rows(release: ReleaseEntries) -> list[tuple[dict[str, Any], str, list[str], list[float]]]:
     """(entry, relation, text cells, metric values) for every judged relation of the release's entries."""
     rows = []
@@ -159,7 +177,13 @@ def judged_rows(release: ReleaseEntries) -> list[tuple[dict[str, Any], str, list
             block = entry.get("judged", {}).get(rel)
             if block is None:
                 continue
-            text = [entry_label(entry), entry["split"], rel, block["judge_model"], str(block["queries"])]
+            text = [
+                entry_label(entry),
+                entry["split"],
+                rel,
+                judge_text(block["judge_model"]),
+                str(block["queries"]),
+            ]
             values = [block["coverage_at_10"]] + [
                 block[agreement][f"{metric}_at_10"] for agreement in AGREEMENTS for metric, _ in JUDGED_SHOWN
             ]

@@ -17,11 +17,13 @@ from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_cells import (
     JUDGED_HEAD,
     JUDGED_NOTE,
+    PLUMBING_NOTE,
     bare_note,
     clean_mark,
     entry_detail,
     has_details,
     interval_note,
+    is_plumbing_judge,
     judged_rows,
     metric_cells,
     metric_heads,
@@ -240,7 +242,10 @@ def _judged_table(release: ReleaseEntries) -> list[str]:
     rows = judged_rows(release)
     if not rows:
         return []
-    parts = [f"<p>{html_text(JUDGED_NOTE)}</p>", "<table>"]
+    parts = [f"<p>{html_text(JUDGED_NOTE)}</p>"]
+    if any(is_plumbing_judge(entry["judged"][rel]["judge_model"]) for entry, rel, *_ in rows):
+        parts.append(f'<p class="plumbing"><strong>{html_text(PLUMBING_NOTE)}</strong></p>')
+    parts.append("<table>")
     parts.append("<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in JUDGED_HEAD) + "</tr></thead>")
     for rel in RELATIONS:
         body = [

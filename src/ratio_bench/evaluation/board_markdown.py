@@ -9,10 +9,12 @@ from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_cells import (
     JUDGED_HEAD,
     JUDGED_NOTE,
+    PLUMBING_NOTE,
     bare_note,
     entry_detail,
     has_details,
     interval_note,
+    is_plumbing_judge,
     judged_rows,
     metric_cells,
     metric_heads,
@@ -58,9 +60,11 @@ def leaderboard_markdown(board: Board) -> str:
         lines += _md_relation_boards(release, detailed)
         judged = judged_rows(release)
         if judged:
+            plumbing = any(is_plumbing_judge(e["judged"][r]["judge_model"]) for e, r, *_ in judged)
             lines += [
                 "",
                 markdown_text(JUDGED_NOTE),
+                *(["", f"**{markdown_text(PLUMBING_NOTE)}**"] if plumbing else []),
                 "",
                 md_row(JUDGED_HEAD),
                 "|" + "---|" * len(JUDGED_HEAD),

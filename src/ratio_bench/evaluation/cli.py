@@ -177,6 +177,7 @@ def _score_split(args: argparse.Namespace) -> int:
                 identity=model_identity(setup),
                 submitter=args.submitter,
                 cutoff=setup.cutoff,
+                candidates=len(data.corpus_ids),
             )
         else:
             result, entry = score_entry(
@@ -284,6 +285,7 @@ def score_entry(
         identity=identity,
         submitter=submitter,
         cutoff=setup.cutoff,
+        candidates=len(data.corpus_ids),
     )
 
 
