@@ -133,3 +133,22 @@ def test_the_trend_at_400_models_keeps_the_top_and_the_highlighted_and_a_bounded
     png = trend_png(board)
     height = int.from_bytes(png[20:24], "big")
     assert height < 1500  # was 15,168 px at 400 models
+
+
+def test_ratio_leaderboard_highlight_reaches_the_trend(tmp_path, monkeypatch):
+    import json
+
+    from ratio_bench.cli import main
+    from ratio_bench.evaluation import board_plots
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for i, split in enumerate(("test_2025_01", "test_2025_02")):
+        entry = ranked_entry("low:none", {"address": [0, 1] * 20}, split)
+        (folder / f"{i}.json").write_text(json.dumps(entry))
+    seen = []
+    real = board_plots.trend_figure
+    monkeypatch.setattr(board_plots, "trend_figure", lambda board, **kw: seen.append(kw) or real(board, **kw))
+    out = tmp_path / "trend.png"
+    assert main(["leaderboard", str(folder), "--trend", str(out), "--highlight", "low:none"]) == 0
+    assert seen == [{"highlight": ("low:none",)}] and out.read_bytes()[:4] == b"\x89PNG"

@@ -1,6 +1,10 @@
-"""The board as pictures (matplotlib, the ``eval`` extra): MRR@10 as bars per relation (:func:`plot_png`), and
-the trend of MRR@10 over the release's test snapshots (:func:`trend_png`; splits named by period,
-:mod:`ratio_bench.core.snapshots`), each with its bootstrap interval.
+"""The board as pictures (matplotlib, the ``eval`` extra): MRR@10 as bars per relation and split
+(:func:`plot_png`), and the trend of MRR@10 over the release's test snapshots (:func:`trend_png`; splits named by
+period, :mod:`ratio_bench.core.snapshots`), each with its bootstrap interval where one exists.
+
+A picture is read faster than a table and trusted more, so each says what its figures rest on (queries, pool
+size), draws an interval only where one was computed, breaks a line where nothing was measured, and stays the
+same size at 5 or 500 models (top k per panel, a bounded number of panels).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ class PlottingUnavailable(LeaderboardError):
 
 PLOT_TOP = 15  # bars per panel: the top entries of each relation and split
 _BAR_INCHES = 0.3  # height of one bar's row: a 9-point label fits, so labels never overlap
-MAX_PANELS = 12  # bar panels per picture (the newest release builds first): its height stays bounded
+MAX_PANELS = 12  # bar panels per picture (in the board's order): its height stays bounded
 TITLE_CHARS = 72  # a panel title's lines are wrapped here (release names are untrusted and may be long)
 LABEL_CHARS = 80  # a model name longer than this is shortened on the axis (the tables have it in full)
 FIGURE_INCHES = 11
@@ -400,7 +404,7 @@ def _middle(period: Period) -> date:
     return period.start + (period.end - period.start) / 2
 
 
-def trend_png(board: Board) -> bytes:
+def trend_png(board: Board, highlight: tuple[str, ...] = ()) -> bytes:
     """:func:`trend_figure` as PNG bytes (reproducible, like :func:`plot_png`); LeaderboardError without
     snapshot entries."""
-    return png_bytes(trend_figure(board))
+    return png_bytes(trend_figure(board, highlight=highlight))

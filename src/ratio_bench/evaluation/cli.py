@@ -398,7 +398,7 @@ def render_board(
             fh.write(leaderboard_html(board, extra=html_extra, clean_only=clean_only))
     if args.trend:
         with atomic_open(args.trend, "wb") as fh:
-            fh.write(trend_png(board))
+            fh.write(trend_png(board, tuple(args.highlight or ())))
     if board.rejected and args.strict:
         raise LeaderboardError(
             f"--strict: {len(board.rejected)} result file(s) under {source} rejected (listed above); "
@@ -679,6 +679,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE.png",
         help="also plot MRR@10 per test snapshot (test_YYYY_MM) per model, with intervals and training cut-offs",
+    )
+    p.add_argument(
+        "--highlight",
+        action="append",
+        metavar="MODEL",
+        help="with --trend: always draw this model (its row's name, e.g. bm25:unigram) beside the top 12 per "
+        "panel; repeatable",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
     p.add_argument(
