@@ -152,3 +152,10 @@ def test_ratio_leaderboard_highlight_reaches_the_trend(tmp_path, monkeypatch):
     out = tmp_path / "trend.png"
     assert main(["leaderboard", str(folder), "--trend", str(out), "--highlight", "low:none"]) == 0
     assert seen == [{"highlight": ("low:none",)}] and out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_board_with_no_bar_entries_still_draws():
+    snapshot_only = _board([ranked_entry("m:none", {"address": [1] * 40}, "test_2025_01")])
+    for board in (Board((), ()), snapshot_only):
+        fig = plot_figure(board)
+        assert len(fig.axes) == 1 and "no entries" in fig.axes[0].get_title(loc="left")

@@ -112,7 +112,7 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
     if not panels:
         axes[0, 0].set_title("no entries on a test, silver or validation split", loc="left", fontsize=10)
         axes[0, 0].set_axis_off()
-    for ax, panel in zip(axes[:, 0], panels, strict=True):
+    for ax, panel in zip(axes[: len(panels), 0], panels, strict=True):
         _bar_panel(ax, panel)
     notes = [f"MRR@10 (%); error bars: the {uncertainty.DEFAULT.note}, where an entry keeps per-query ranks."]
     if any(parse_split(e["split"]) for r in board.releases for e in r.entries):
