@@ -21,7 +21,7 @@ from ratio_bench.evaluation.leaderboard import load_board, read_entry
 from ratio_bench.evaluation.results import SubmissionError, validate_submission
 
 SHA_A, SHA_B = "a" * 64, "b" * 64
-N_COLUMNS = 3 + 3 * 4  # rank, model, split, then R@1 R@10 M@10 M@100 per relation
+N_COLUMNS = 3 + 3 * 5  # rank, model, split, then n R@1 R@10 M@10 M@100 per relation
 MALICIOUS_NAME = "<script>alert(1)</script>|x|y $a^$"
 MALICIOUS_VERSION = "[x](javascript:alert(1)) `c`\nv<!--"
 
@@ -85,8 +85,8 @@ def test_markdown_escapes_every_submitted_text(hostile_results):
     page = Tags(rendered)
     assert not page.named("script") and not page.named("a") and not page.named("img")
     assert "javascript:" not in "".join(str(v) for _, attrs in page.tags for v in attrs.values())
-    # header and entry, each relation's board (header and entry: rank, model, split, 4 metrics), rejected files
-    assert page.row_widths == [N_COLUMNS, N_COLUMNS] + [7, 7] * 3 + [2, 2]
+    # header and entry, each relation's board (header and entry: rank, model, split, n, 4 metrics), rejected files
+    assert page.row_widths == [N_COLUMNS, N_COLUMNS] + [8, 8] * 3 + [2, 2]
     text = "".join(page.text)
     assert f"{MALICIOUS_NAME} {MALICIOUS_VERSION.replace(chr(10), ' ')}" in text  # shown literally, one line
     assert "<img src=x onerror=alert(2)>.json" in text and "not valid JSON" in text
@@ -390,10 +390,7 @@ def test_the_plot_stays_legible_at_60_entries(tmp_path):
     assert len(fig.axes) == 3  # one panel per relation
     for ax in fig.axes:
         labels = [t for t in ax.get_yticklabels() if t.get_text()]
-        assert (
-            len(labels) == PLOT_TOP
-            and labels[0].get_text() == "1. a-rather-long-model-name-59:generic (test)"
-        )
+        assert len(labels) == PLOT_TOP and labels[0].get_text() == "1. a-rather-long-model-name-59:generic"
         boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.y0)
         assert all(b.x0 >= 0 and b.x1 <= width for b in boxes)  # full names, inside the picture
         assert all(low.y1 <= high.y0 for low, high in itertools.pairwise(boxes))  # no overlap
@@ -539,11 +536,11 @@ def test_markdown_shows_intervals_and_ties_inside_the_noise(tmp_path):
         ("| 3", "bare\\:none"),  # same figures as weak: without per-query data never tied with it
         ("| 4", "weak\\:none"),
     ]
-    leader_mrr = rows[0][3 + 2]  # rank, model, split, then address R@1 R@10 M@10
+    leader_mrr = rows[0][3 + 3]  # rank, model, split, then address n R@1 R@10 M@10
     assert leader_mrr.startswith("40.8 \\[") and leader_mrr.endswith("\\]")
     low, high = map(float, leader_mrr[len("40.8 \\[") : -2].split("-"))
     assert low < 40.8 < high
-    assert rows[2][5] == "5.0"  # the bare entry: its figure, no interval
+    assert rows[2][6] == "5.0"  # the bare entry: its figure, no interval
     assert "95% bootstrap CI over queries, 1,000 resamples, seed 0" in md
     assert (
         "\\=k\\: a tie" in md
@@ -765,3 +762,16 @@ def test_figures_over_no_queries_or_not_the_builds_queries_are_rejected_not_rank
         "not this release build's queries: n_queries/address is 150000, but split test has 9 address queries "
         "(by most entries of this build)"
     )
+
+
+def test_a_plumbing_test_judges_table_is_labelled_so(tmp_path):
+    """The dev pool's SmolLM2-135M verdicts exercise the code; the board says so wherever they are shown."""
+    write(tmp_path, "a.json", entry("a:none", 0.3) | {"judged": {"address": judged("smollm2", 0.4)}})
+    write(tmp_path, "b.json", entry("b:none", 0.2) | {"judged": {"address": judged("gpt-x", 0.99)}})
+    board = load_board(tmp_path)
+    page = leaderboard_html(board)
+    assert "<strong>plumbing test: a 135M-parameter development judge" in page
+    assert "<td>smollm2 (plumbing test)</td>" in page and "<td>gpt-x</td>" in page
+    assert "smollm2 \\(plumbing test\\)" in leaderboard_markdown(board)
+    write(tmp_path, "a.json", entry("a:none", 0.3) | {"judged": {"address": judged("gpt-x", 0.4)}})
+    assert "plumbing test" not in leaderboard_html(load_board(tmp_path))

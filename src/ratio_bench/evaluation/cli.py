@@ -12,7 +12,7 @@ from ratio_bench.core import cutoffs
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_plots import PLOT_TOP
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import entry_label
 
 if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside the commands
     from rich.console import Console
@@ -46,7 +46,7 @@ def results_table(entries: list[dict], title: str):
     from rich.table import Table
 
     from ratio_bench.core.relations import RELATIONS
-    from ratio_bench.evaluation.board_cells import interval_note, relation_figures
+    from ratio_bench.evaluation.board_cells import interval_note, relation_cells, relation_heads
     from ratio_bench.evaluation.board_terminal import terminal_figure
 
     bare = [entry_label(e) for e in entries if not e.get("per_query")]
@@ -56,10 +56,10 @@ def results_table(entries: list[dict], title: str):
     t = Table(title=title, caption=escape(caption) or None)
     t.add_column("model setup")
     for rel in RELATIONS:
-        for _, short in TABLE_METRICS:
+        for short in relation_heads():
             t.add_column(f"{rel[:4].capitalize()} {short}", justify="right")
     for e in entries:
-        cells = [terminal_figure(text) for rel in RELATIONS for text in relation_figures(e, rel)]
+        cells = [terminal_figure(text) for rel in RELATIONS for text in relation_cells(e, rel)]
         t.add_row(escape(entry_label(e)), *cells)
     return t
 
@@ -177,6 +177,7 @@ def _score_split(args: argparse.Namespace) -> int:
                 identity=model_identity(setup),
                 submitter=args.submitter,
                 cutoff=setup.cutoff,
+                candidates=len(data.corpus_ids),
             )
         else:
             result, entry = score_entry(
@@ -224,14 +225,18 @@ def _score_split(args: argparse.Namespace) -> int:
         results_table(
             entries,
             f"Ratio {data.manifest['name']} {data.manifest['version']}, split {args.split}, mined gold (%)"
-            + (
-                f", SAMPLE of {args.sample} queries per relation (seed {args.seed}; not a full result)"
-                if sample
-                else ""
-            ),
+            + (sample_title(args.sample, args.seed, data.queries) if sample else ""),
         )
     )
     return 0
+
+
+def sample_title(n: int, seed: int, queries: dict) -> str:
+    """The table title's word on a sample: ``n`` per relation, and the true count of a relation that has fewer
+    (``--sample 200`` on a 33-query relation scores 33, and says so)."""
+    short = [f"{rel}: only {len(q.ids)}" for rel, q in queries.items() if len(q.ids) < n]
+    fewer = f" ({', '.join(short)})" if short else ""
+    return f", SAMPLE of {n} queries per relation{fewer} (seed {seed}; not a full result)"
 
 
 SCORER = "stated by the scorer (ratio score --training-cutoff)"
@@ -280,6 +285,7 @@ def score_entry(
         identity=identity,
         submitter=submitter,
         cutoff=setup.cutoff,
+        candidates=len(data.corpus_ids),
     )
 
 
@@ -392,7 +398,7 @@ def render_board(
             fh.write(leaderboard_html(board, extra=html_extra, clean_only=clean_only))
     if args.trend:
         with atomic_open(args.trend, "wb") as fh:
-            fh.write(trend_png(board))
+            fh.write(trend_png(board, tuple(args.highlight or ())))
     if board.rejected and args.strict:
         raise LeaderboardError(
             f"--strict: {len(board.rejected)} result file(s) under {source} rejected (listed above); "
@@ -673,6 +679,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE.png",
         help="also plot MRR@10 per test snapshot (test_YYYY_MM) per model, with intervals and training cut-offs",
+    )
+    p.add_argument(
+        "--highlight",
+        action="append",
+        metavar="MODEL",
+        help="with --trend: always draw this model (its row's name, e.g. bm25:unigram) beside the top 12 per "
+        "panel; repeatable",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
     p.add_argument(

@@ -62,6 +62,7 @@ def leaderboard_entry(
     identity: dict[str, Any] | None = None,
     submitter: str | None = None,
     cutoff: Cutoff | None = None,
+    candidates: int | None = None,
 ) -> dict[str, Any]:
     """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name).
     ``judged``: per relation, the run's figures against the release's judged pool at scoring time
@@ -70,7 +71,8 @@ def leaderboard_entry(
     ``identity``: what :func:`model_identity` says of the model (its weights' fingerprint, the training config it
     came from), so a card and the board can tell two models of one name apart; ``submitter``: who scored it
     (optional); ``cutoff``: the model's training-data cut-off (recorded with its source, and on a test snapshot
-    whether the score is ``clean``: true, false, or null when the cut-off is unknown). No clock time: the same model on the same release gives the same bytes (the board orders
+    whether the score is ``clean``: true, false, or null when the cut-off is unknown); ``candidates``: the
+    split's pool size (``n_candidates``: the pictures name it). No clock time: the same model on the same release gives the same bytes (the board orders
     re-scored entries by their file's modification time)."""
     entry = {
         "schema_version": 1,
@@ -93,6 +95,8 @@ def leaderboard_entry(
         entry["clean"] = cutoffs.is_clean(cutoff, split)
     if result.gold_ranks:
         entry["per_query"] = per_query(result.gold_ranks)
+    if candidates:
+        entry["n_candidates"] = candidates
     if submitter:
         entry["submitter"] = submitter
     if tuned_for:

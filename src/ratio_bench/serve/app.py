@@ -3,8 +3,8 @@
 Every error a client can cause answers with a 4xx status and ``{"error": "<message>"}`` (validation errors
 included, through a custom handler), so clients have one shape to read. The page and its script and styles are
 package data served by the app itself: it works without network access. Swagger UI and ReDoc are not shipped
-with FastAPI; by default ``/docs`` and ``/redoc`` load them from a CDN, and ``docs_assets`` (``ratio serve
---docs-assets DIR``) serves them from a local folder instead (``swagger-ui-bundle.js``, ``swagger-ui.css`` and
+with FastAPI; by default ``/docs`` and ``/redoc`` list the endpoints in plain HTML (no CDN), and ``docs_assets`` (``ratio serve
+--docs-assets DIR``) serves the interactive pages from a local folder (``swagger-ui-bundle.js``, ``swagger-ui.css`` and
 ``redoc.standalone.js``, from the npm packages swagger-ui-dist and redoc). ``/openapi.json`` needs nothing.
 A request body is refused with 413 past :data:`MAX_BODY_BYTES` while it is being read (a query is at most
 2,000 characters; nothing a client sends needs more), so an endless body costs the server nothing.
@@ -208,13 +208,38 @@ def _add_docs(app: FastAPI, docs_assets: Path | None) -> None:
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:
+        if not local:  # Swagger UI would come from a CDN: a blank page offline
+            return HTMLResponse(offline_api_page(app))
         return get_swagger_ui_html(openapi_url=app.openapi_url, title=f"{app.title} - API", **swagger)
 
     @app.get("/redoc", include_in_schema=False)
     def redoc_page() -> HTMLResponse:
+        if not local:
+            return HTMLResponse(offline_api_page(app))
         return get_redoc_html(openapi_url=app.openapi_url, title=f"{app.title} - ReDoc", **redoc)
 
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+
+
+def offline_api_page(app: FastAPI) -> str:
+    """``/docs`` without ``--docs-assets``: the API's endpoints from its own OpenAPI schema, in plain HTML that
+    loads nothing from elsewhere (Swagger UI and ReDoc are not shipped with FastAPI and would need a CDN)."""
+    from html import escape
+
+    rows = "".join(
+        f"<tr><td><code>{escape(method.upper())} {escape(path)}</code></td>"
+        f"<td>{escape(op.get('summary') or op.get('description') or '')}</td></tr>"
+        for path, item in app.openapi()["paths"].items()
+        for method, op in item.items()
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(app.title)} - API</title>"
+        "<link rel='stylesheet' href='/static/style.css'></head><body><main>"
+        f"<h1>{escape(app.title)} - API</h1><p>The schema: <a href='/openapi.json'>/openapi.json</a>. "
+        "Interactive docs (Swagger UI, ReDoc) are served when <code>ratio serve --docs-assets DIR</code> "
+        "holds their files; nothing here is loaded from elsewhere.</p>"
+        f"<table><tr><th>request</th><th>what</th></tr>{rows}</table></main></body></html>"
+    )
 
 
 def _add_leaderboard(app: FastAPI, results: Path) -> None:
