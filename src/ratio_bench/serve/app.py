@@ -21,14 +21,23 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ratio_bench import __version__
 from ratio_bench.core.errors import RatioError
-from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError, Searcher
+from ratio_bench.serve.search import (
+    DEFAULT_K,
+    EMPTY_TEXT,
+    MAX_K,
+    MAX_QUERY_CHARS,
+    QueryError,
+    Searcher,
+    is_blank,
+)
 
 STATIC = files("ratio_bench.serve") / "static"
 DOCS_ASSETS = ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js")
@@ -66,7 +75,11 @@ class BodyLimit:
 
 
 class SearchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A search as the API and the MCP tool take it: strict types (``k: "5"`` or ``k: true`` is no integer),
+    no unknown fields, a text with something to search for. ``ratio mcp`` validates its tool arguments with
+    this very model, so both front doors refuse the same calls with the same messages."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str = Field(
         description=f"the sentence to find inspirations for (1 to {MAX_QUERY_CHARS:,} characters)",
@@ -75,6 +88,13 @@ class SearchRequest(BaseModel):
     )
     moves: list[str] | None = Field(None, description="a subset of the index's moves (default: all)")
     k: int = Field(DEFAULT_K, ge=1, le=MAX_K, description="results per move")
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if is_blank(text):
+            raise PydanticCustomError("blank_text", EMPTY_TEXT)
+        return text
 
 
 class Hit(BaseModel):
@@ -103,6 +123,12 @@ class ErrorResponse(BaseModel):
 def _field(loc: tuple) -> str:
     parts = [str(p) for p in loc if p != "body"]
     return ".".join(parts) or "body"
+
+
+def first_error(errors: list) -> str:
+    """The first of pydantic's validation errors as one line, ``<field>: <message>`` (API and MCP alike)."""
+    first = errors[0]
+    return f"{_field(first['loc'])}: {first['msg']}"
 
 
 def check_docs_assets(folder: Path) -> None:
@@ -163,8 +189,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0]
-        return JSONResponse({"error": f"{_field(first['loc'])}: {first['msg']}"}, status_code=422)
+        return JSONResponse({"error": first_error(exc.errors())}, status_code=422)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
