@@ -29,6 +29,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ratio_bench import __version__
 from ratio_bench.core.errors import RatioError
+from ratio_bench.serve.guard import (
+    SESSION_COOKIE,
+    CsrfTokens,
+    HostCheck,
+    NoFrames,
+    SiteAddress,
+    same_origin,
+)
 from ratio_bench.serve.search import (
     DEFAULT_K,
     EMPTY_TEXT,
@@ -145,9 +153,9 @@ class LiveBoard(Protocol):
     allow_submissions: bool
     policy: str
 
-    def page(self) -> str: ...
+    def page(self, csrf: str = "") -> str: ...
 
-    def submit(self, form: dict[str, str]) -> tuple[int, str]: ...
+    def submit(self, form: dict[str, str], client: str) -> tuple[int, str]: ...
 
 
 def create_app(
@@ -155,14 +163,19 @@ def create_app(
     docs_assets: Path | None = None,
     results: Path | None = None,
     live_board: LiveBoard | None = None,
+    site: SiteAddress | None = None,
 ) -> FastAPI:
     """The app over a loaded searcher (tests pass one built in-process; None: the leaderboard only).
 
     ``results`` (a folder of leaderboard entries) adds ``/leaderboard``: the page ``ratio leaderboard --html``
     writes, rendered on each request so a new submission shows without a restart. ``live_board`` serves a
     leaderboard service's page there instead (results repository and queue), and its submission form's
-    ``POST /leaderboard/submit`` when it takes submissions.
+    ``POST /leaderboard/submit`` when it takes submissions; ``site`` (the server's own addresses) is then
+    required: every request must name it as its ``Host`` and each submission come from its pages
+    (:mod:`ratio_bench.serve.guard`). No response of the app may be framed.
     """
+    if live_board is not None and live_board.allow_submissions and site is None:
+        raise RatioError("a leaderboard taking submissions needs the server's own address (site)")
     app = FastAPI(
         title="Ratio inspiration search",
         version=__version__,
@@ -171,11 +184,14 @@ def create_app(
         redoc_url=None,
     )
     app.add_middleware(BodyLimit)
+    app.add_middleware(NoFrames)
+    if site is not None:
+        app.add_middleware(HostCheck, site=site)  # added last: runs first
     _add_error_handlers(app)
     _add_api(app, searcher)
     _add_docs(app, docs_assets)
     if live_board is not None:
-        _live_board_routes(app, live_board)
+        _live_board_routes(app, live_board, site)
     elif results is not None:
         _add_leaderboard(app, results)
     else:
@@ -281,27 +297,47 @@ def _add_page(app: FastAPI, searcher: Searcher | None) -> None:
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
 
 
-def _live_board_routes(app: FastAPI, board: LiveBoard) -> None:
+def _live_board_routes(app: FastAPI, board: LiveBoard, site: SiteAddress | None) -> None:
     """``/leaderboard`` from the service's repositories; ``POST /leaderboard/submit`` when it takes submissions.
     Both are plain functions: FastAPI runs them in its thread pool while they wait for the Hub."""
+    tokens = CsrfTokens()
 
     @app.get("/leaderboard", include_in_schema=False)
-    def leaderboard() -> HTMLResponse:
+    def leaderboard(request: Request) -> HTMLResponse:
+        session, new = tokens.session(request.cookies.get(SESSION_COOKIE))
         try:
-            page = board.page()
+            page = board.page(tokens.token(session) if board.allow_submissions else "")
         except RatioError as e:
             return JSONResponse({"error": str(e)}, status_code=502)
-        return HTMLResponse(page, headers={"Content-Security-Policy": board.policy})
+        response = HTMLResponse(page, headers={"Content-Security-Policy": board.policy})
+        if board.allow_submissions and new:
+            response.set_cookie(
+                SESSION_COOKIE, session, path="/leaderboard", httponly=True, samesite="strict",
+                secure=request.url.scheme == "https",
+            )  # fmt: skip
+        return response
 
     if board.allow_submissions:
 
         @app.post("/leaderboard/submit", include_in_schema=False)
-        def submit(body: bytes = Depends(_form_body)) -> HTMLResponse:
+        def submit(request: Request, body: bytes = Depends(_form_body)) -> HTMLResponse:
             from urllib.parse import parse_qs
 
             form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
-            status, page = board.submit(form)
+            if not same_origin(request.headers, site):
+                status, page = 403, _refusal("the form is taken from this site's own page only (Origin)")
+            elif not tokens.valid(request.cookies.get(SESSION_COOKIE), form.get("csrf")):
+                status, page = 403, _refusal("the form's token is missing or stale; reload /leaderboard")
+            else:
+                client = request.client.host if request.client else "unknown"
+                status, page = board.submit(form, client)
             return HTMLResponse(page, status_code=status, headers={"Content-Security-Policy": board.policy})
+
+
+def _refusal(reason: str) -> str:
+    from ratio_bench.leaderboard.board import message_page
+
+    return message_page("Not queued", reason)
 
 
 async def _form_body(request: Request) -> bytes:
