@@ -331,7 +331,10 @@ def _live_board_routes(app: FastAPI, board: LiveBoard, site: SiteAddress | None)
             else:
                 client = request.client.host if request.client else "unknown"
                 status, page = board.submit(form, client)
-            return HTMLResponse(page, status_code=status, headers={"Content-Security-Policy": board.policy})
+            headers = {"Content-Security-Policy": board.policy}
+            if status == 429:  # the page says how long; the header tells a script
+                headers["Retry-After"] = "60"
+            return HTMLResponse(page, status_code=status, headers=headers)
 
 
 def _refusal(reason: str) -> str:
