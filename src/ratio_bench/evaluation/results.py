@@ -151,14 +151,17 @@ def model_fingerprint(folder: str | Path) -> str:
 
 
 def model_identity(setup: ModelSetup) -> dict[str, Any]:
-    """``model_fingerprint`` (the weights folder's, as the embedding cache keys it) for a model in a folder,
-    and ``trained_from`` (config file and its sha256) for a ``ratio train`` model; nothing for built-in BM25,
-    whose name is its identity."""
+    """``model_fingerprint`` (the weights folder's, as the embedding cache keys it) and ``precision`` (the dtype
+    its weights were loaded in: the scorer's choice, never the folder's) for a model in a folder, and
+    ``trained_from`` (config file and its sha256) for a ``ratio train`` model; nothing for built-in BM25, whose
+    name is its identity."""
     from ratio_bench.retrieval.registry import training_summary
 
     if not setup.path:
         return {}
-    identity: dict[str, Any] = {"model_fingerprint": model_fingerprint(setup.path)}
+    from ratio_bench.retrieval.encoder import PRECISION
+
+    identity: dict[str, Any] = {"model_fingerprint": model_fingerprint(setup.path), "precision": PRECISION}
     tuned = training_summary(Path(setup.path).resolve())
     config = tuned[1].get("config") if tuned else None
     if isinstance(config, dict) and config.get("file") and config.get("sha256"):

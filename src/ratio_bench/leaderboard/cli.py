@@ -128,7 +128,13 @@ def cmd_admit(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.hub import RepoRef
-    from ratio_bench.leaderboard.worker import WorkerOptions, default_worker_id, local_dataset, run
+    from ratio_bench.leaderboard.worker import (
+        WorkerOptions,
+        default_log_file,
+        default_worker_id,
+        local_dataset,
+        run,
+    )
 
     if args.poll is not None and args.poll <= 0:
         raise UsageError("--poll: give a number of seconds above 0")
@@ -154,6 +160,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         judging=judging,
         key=key,
         admit=args.admit,
+        log_file=args.log_file or default_log_file(args.cache_dir),
     )
 
     def log(line: str) -> None:
@@ -328,6 +335,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    p.add_argument(
+        "--log-file",
+        type=Path,
+        help="each job's output and a failed job's traceback, appended (default: worker.log beside the "
+        "embedding cache); "
+        "the console gets one line per request",
+    )
     judge = add_judge_options(p, model_required=False, prefix=JUDGE_PREFIX, batch=False)
     judge.description = (
         "with --judge-model, each result's unjudged top 10 on the pool's sampled queries is judged and the "

@@ -15,7 +15,7 @@ import numpy as np
 
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
-from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.encoder import DenseEncoder, Role
 from ratio_bench.retrieval.registry import ModelSetup
 from ratio_bench.retrieval.search import exact_search
 
@@ -110,14 +110,24 @@ class DenseRetriever:
         )
 
     def embed(
-        self, prompt: str, ids: Sequence[str], texts: Sequence[str], label: str = "encoding"
+        self,
+        prompt: str,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        label: str = "encoding",
+        role: Role = "document",
     ) -> np.ndarray:
-        """Vectors of ``texts`` under ``prompt``, from the embedding cache when there is one (its progress bar
-        titled ``label``: the corpus and the queries are told apart)."""
+        """Vectors of ``texts`` under ``prompt`` (a routed model: through ``role``'s route), from the embedding
+        cache when there is one (its progress bar titled ``label``: the corpus and the queries are told apart)."""
         if self.cache is None:
-            return self.encoder.encode(texts, prompt)
+            return self.encoder.encode(texts, prompt, role)
         vectors = self.cache.get_or_encode(
-            self.encoder.fingerprint, prompt, ids, texts, lambda t: self.encoder.encode(t, prompt), label
+            self.encoder.cache_id(role),
+            prompt,
+            ids,
+            texts,
+            lambda t: self.encoder.encode(t, prompt, role),
+            label,
         )
         return np.asarray(vectors)
 
@@ -135,7 +145,8 @@ class DenseRetriever:
         return self.query_prompts.get(move, self.query_prompt)
 
     def encode_queries(self, move: str, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-        return self.embed(self.prompt_for(move), ids, texts, f"encoding {move} queries ({len(texts):,})")
+        label = f"encoding {move} queries ({len(texts):,})"
+        return self.embed(self.prompt_for(move), ids, texts, label, role="query")
 
     def search(self, move, ids, texts, k, rows=None):
         if self.vectors is None:

@@ -216,7 +216,7 @@ def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, a
         entry["ann"] = {"kind": ann_kind, "file": f"ann/{key}.faiss", **ann.ann_params(ann_kind, len(ids))}
         ann.save(index, staging / entry["ann"]["file"])
         rows = ann.sample_rows(len(ids))
-        queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt).astype(np.float32)
+        queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt, "query")
         measured = ann.measure(vectors, index, ann_kind, build_s, queries, rows)
         entry["ann"]["recall_at_10"] = round(measured.recall_at_10, 4)
         report.ann[key] = measured
