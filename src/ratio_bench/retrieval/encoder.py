@@ -9,7 +9,7 @@ restored), so padding waste is already minimal and nothing is re-sorted here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,14 +39,33 @@ class DenseEncoder:
         )
         return cls(model, fingerprint(setup.path), batch_size)
 
-    def encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
-        """Vectors of ``texts`` with ``prompt`` prepended.
+    def encode(
+        self, texts: Sequence[str], prompt: str, progress: Callable[[int], object] | None = None
+    ) -> np.ndarray:
+        """Vectors of ``texts`` with ``prompt`` prepended; ``progress(n)`` after each batch of ``n`` texts.
 
         The prompt is passed even when empty: ``None`` would let sentence-transformers fall back to the model's
-        ``default_prompt_name``, and a setup named ``none`` must mean no prompt.
+        ``default_prompt_name``, and a setup named ``none`` must mean no prompt. With ``progress``, the texts
+        are cut into batches here, longest first as sentence-transformers would (so padding stays minimal), and
+        each batch is encoded on its own so that a progress bar can move per batch.
         """
+        texts = list(texts)
+        if progress is None or not texts:
+            return self._encode(texts, prompt)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        parts = []
+        for start in range(0, len(order), self.batch_size):
+            batch = [texts[i] for i in order[start : start + self.batch_size]]
+            parts.append(self._encode(batch, prompt))
+            progress(len(batch))
+        vectors = np.empty((len(texts), parts[0].shape[1]) if parts else (0, 0), dtype=np.float32)
+        if parts:
+            vectors[order] = np.concatenate(parts)
+        return vectors
+
+    def _encode(self, texts: list[str], prompt: str) -> np.ndarray:
         return self.model.encode(
-            list(texts),
+            texts,
             prompt=prompt,
             batch_size=self.batch_size,
             normalize_embeddings=True,
