@@ -13,6 +13,7 @@ and the format. A move without a map is the base model unchanged (validation may
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,18 +52,16 @@ class QueryAdapters:
         return (mapped / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
 
     def save(self, path: str | Path, extra: dict[str, str] | None = None) -> None:
-        """Write the adapters as safetensors (atomic; identical tensors give identical bytes)."""
-        from safetensors.numpy import save
-
+        """Write the adapters as safetensors (atomic; identical tensors and metadata give identical bytes)."""
         from ratio_bench.core.io import atomic_path
 
         tensors = {}
         for move in self.moves:
-            tensors[f"W.{move}"] = np.ascontiguousarray(self.weights[move], dtype=np.float32)
-            tensors[f"b.{move}"] = np.ascontiguousarray(self.biases[move], dtype=np.float32)
+            tensors[f"W.{move}"] = self.weights[move]
+            tensors[f"b.{move}"] = self.biases[move]
         metadata = {"format": FORMAT, "base": self.base, **(extra or {})}
         with atomic_path(Path(path)) as tmp:
-            Path(tmp).write_bytes(save(tensors, metadata=metadata))
+            Path(tmp).write_bytes(safetensors_bytes(tensors, metadata))
 
     @classmethod
     def load(cls, path: str | Path, moves: tuple[str, ...] | None = None) -> QueryAdapters:
@@ -82,6 +81,25 @@ class QueryAdapters:
         weights, biases = _maps(path, tensors, moves)
         dim = next(iter(weights.values())).shape[0] if weights else 0
         return cls(metadata.get("base", ""), dim, weights, biases, hashlib.sha256(data).hexdigest())
+
+
+def safetensors_bytes(tensors: dict[str, np.ndarray], metadata: dict[str, str]) -> bytes:
+    """float32 ``tensors`` in the safetensors layout (8-byte header length, JSON header, data) with the header's
+    keys sorted: the safetensors library writes its metadata from a hash map, in an order that varies by run."""
+    header: dict[str, object] = {"__metadata__": dict(sorted(metadata.items()))}
+    blobs, offset = [], 0
+    for name in sorted(tensors):
+        blob = np.ascontiguousarray(tensors[name], dtype="<f4").tobytes()
+        header[name] = {
+            "dtype": "F32",
+            "shape": list(tensors[name].shape),
+            "data_offsets": [offset, offset + len(blob)],
+        }
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
+    return len(text).to_bytes(8, "little") + text + b"".join(blobs)
 
 
 def _maps(

@@ -231,7 +231,7 @@ def _fit(
             optimiser.zero_grad()
             (loss + penalty).backward()
             optimiser.step()
-            totals[m] += float(loss) * len(rows)
+            totals[m] += loss.item() * len(rows)
         for m in moves:
             fits[m].losses.append(totals[m] / len(tensors[m][0]))
             if m in valid:
