@@ -131,3 +131,12 @@ def test_ratio_models_json_lists_every_entry_with_move_awareness():
         assert isinstance(row["available"], bool) and isinstance(row["setups"], list)
     assert rows["all-MiniLM-L6-v2-moves"]["move_aware"] is True
     assert rows["all-MiniLM-L6-v2"]["move_aware"] is False and rows["bm25"]["move_aware"] is False
+
+
+def test_an_index_of_one_model_with_adapters_is_move_aware():
+    from ratio_bench.serve.index import move_aware
+
+    moves = {m: "k" for m in RELATIONS}
+    plain = {"moves": moves, "models": {"k": {"query_prompt": ""}}}
+    assert not move_aware(plain)
+    assert move_aware({"moves": moves, "models": {"k": {"query_prompt": "", "adapters_sha256": "ab" * 32}}})
