@@ -37,7 +37,7 @@ def fake_encode(ids: list[str], texts: list[str]) -> np.ndarray:
 def tiny(tmp_path):
     root = write_release(tmp_path / "rel", n_train=96, n_val=24, relations=RELATIONS, seed=3)
     cfg = tmp_path / "cfg.yaml"
-    cfg.write_text("base: all-MiniLM-L6-v2\nname: tiny-moves\nepochs: 30\nbatch_size: 16\nlr: 0.01\n")
+    cfg.write_text("base: all-MiniLM-L6-v2\nname: tiny-moves\nepochs: 12\nbatch_size: 16\nlr: 0.01\n")
     return Release.open(root), adapters.load_config(cfg)
 
 

@@ -209,7 +209,7 @@ def _fit(
     optimiser = torch.optim.Adam(params, lr=config.lr)
     rng = np.random.default_rng(config.seed)
     tensors = {
-        m: (torch.from_numpy(np.asarray(train[m].queries)), torch.from_numpy(np.asarray(train[m].golds)))
+        m: (torch.from_numpy(np.array(train[m].queries)), torch.from_numpy(np.array(train[m].golds)))
         for m in moves
     }
     fits = {m: Fit(np.eye(dim, dtype=np.float32), np.zeros(dim, dtype=np.float32)) for m in moves}
