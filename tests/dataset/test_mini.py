@@ -49,7 +49,7 @@ def test_mini_is_a_seeded_slice_of_test_with_stated_sizes_recorded_and_checked(s
         assert set(queries) <= set(test) and set(_ids(root, rel, "mini", "gold_id")) <= set(pool)
     assert "mini" in Release.open(root).splits("corpus")
     assert all(r.passed for r in check_release(root))
-    again = tmp_path / "again"
+    again = tmp_path / "elsewhere" / "ratio"
     build_release(cfg, again, progress=False)  # seeded: the same slice, byte for byte
     assert file_checksums(again) == file_checksums(root)
 
