@@ -139,8 +139,10 @@ def _serve_ratio_embeddings(
     )
     queries: dict[str, Any] = {}
     for rel, q in data.queries.items():
-        if q.ids:  # a unified model's instruction for this move (others: the setup's query prompt)
-            queries |= dict(zip(q.texts, retriever.encode_queries(rel, q.ids, q.texts), strict=True))
+        if q.ids:  # a unified model's instruction for this move (others: the setup's query prompt); a model
+            # with query adapters gets them from its mteb wrapper (mteb_encoder), so it is served the base vectors
+            vectors = retriever.embed(retriever.prompt_for(rel), q.ids, q.texts)
+            queries |= dict(zip(q.texts, vectors, strict=True))
 
     def serve(table: dict[str, Any]):
         return lambda sentences, **_: np.stack([table[t] for t in sentences])
