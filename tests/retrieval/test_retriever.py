@@ -30,7 +30,7 @@ class FakeEncoder:
     def cache_id(self, role):
         return self.fingerprint
 
-    def encode(self, texts, prompt, role="document"):
+    def encode(self, texts, prompt, role="document", progress=None):
         self.calls.append((prompt, len(texts)))
         out = np.zeros((len(texts), 27), np.float32)
         for i, t in enumerate(texts):
