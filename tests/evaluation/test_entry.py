@@ -71,11 +71,12 @@ READERS = ("evaluation", "leaderboard", "serve", "training", "judge")
 ENTRY_KEYS = {
     "per_query", "n_queries", "judged", "tuned_for", "model_fingerprint", "trained_from", "training_data_cutoff",
     "training_data_cutoff_source", "scored_on", "same_weights_as", "provenance", "split_hashes", "split_sha256",
-    "main_score", "schema_version", "model_meta", "reproduce",
+    "main_score", "schema_version", "model_meta", "reproduce", "n_candidates", "precision",
 }  # fmt: skip
 OWNERS = {"evaluation/entry.py", "evaluation/results.py"}  # the record, and the writer of its document
 OTHER_DOCUMENTS = {  # the same key names in documents that are not entries
     ("leaderboard/job.py", "n_queries"),  # the worker job's summary
+    ("leaderboard/requests.py", "precision"),  # a queue request's loading dtype
     ("training/card.py", "training_data_cutoff"),  # a training summary's cut-offs
     ("training/card.py", "training_data_cutoff_source"),
 }

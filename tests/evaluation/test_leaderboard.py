@@ -390,10 +390,7 @@ def test_the_plot_stays_legible_at_60_entries(tmp_path):
     assert len(fig.axes) == 3  # one panel per relation
     for ax in fig.axes:
         labels = [t for t in ax.get_yticklabels() if t.get_text()]
-        assert (
-            len(labels) == PLOT_TOP
-            and labels[0].get_text() == "1. a-rather-long-model-name-59:generic (test)"
-        )
+        assert len(labels) == PLOT_TOP and labels[0].get_text() == "1. a-rather-long-model-name-59:generic"
         boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.y0)
         assert all(b.x0 >= 0 and b.x1 <= width for b in boxes)  # full names, inside the picture
         assert all(low.y1 <= high.y0 for low, high in itertools.pairwise(boxes))  # no overlap
@@ -765,3 +762,16 @@ def test_figures_over_no_queries_or_not_the_builds_queries_are_rejected_not_rank
         "not this release build's queries: n_queries/address is 150000, but split test has 9 address queries "
         "(by most entries of this build)"
     )
+
+
+def test_a_plumbing_test_judges_table_is_labelled_so(tmp_path):
+    """The dev pool's SmolLM2-135M verdicts exercise the code; the board says so wherever they are shown."""
+    write(tmp_path, "a.json", entry("a:none", 0.3) | {"judged": {"address": judged("smollm2", 0.4)}})
+    write(tmp_path, "b.json", entry("b:none", 0.2) | {"judged": {"address": judged("gpt-x", 0.99)}})
+    board = load_board(tmp_path)
+    page = leaderboard_html(board)
+    assert "<strong>plumbing test: a 135M-parameter development judge" in page
+    assert "<td>smollm2 (plumbing test)</td>" in page and "<td>gpt-x</td>" in page
+    assert "smollm2 \\(plumbing test\\)" in leaderboard_markdown(board)
+    write(tmp_path, "a.json", entry("a:none", 0.3) | {"judged": {"address": judged("gpt-x", 0.4)}})
+    assert "plumbing test" not in leaderboard_html(load_board(tmp_path))

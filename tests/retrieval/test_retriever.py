@@ -27,7 +27,10 @@ class FakeEncoder:
     def __init__(self):
         self.calls: list[tuple[str, int]] = []
 
-    def encode(self, texts, prompt):
+    def cache_id(self, role):
+        return self.fingerprint
+
+    def encode(self, texts, prompt, role="document", progress=None):
         self.calls.append((prompt, len(texts)))
         out = np.zeros((len(texts), 27), np.float32)
         for i, t in enumerate(texts):

@@ -28,8 +28,32 @@ def split_text(entry: Entry) -> str:
     return entry.split + (f" ({mark})" if mark else "")
 
 
+# An interval from fewer queries than this is marked: a bootstrap over a handful of queries is as unstable as the
+# figure itself (over 6 queries, all misses print 0.0 [0.0-0.0], which looks certain and is not).
+FEW_QUERIES = 30
+FEW_MARK = "\u2020"  # a dagger, legend in :func:`interval_note`
+
+
 def interval_note(settings: uncertainty.Bootstrap = uncertainty.DEFAULT) -> str:
-    return f"Figures: value [low-high], the {settings.note}."
+    return (
+        f"Figures: value [low-high], the {settings.note}; n: the queries under a relation's figures; "
+        f"{FEW_MARK}: an interval from fewer than {FEW_QUERIES} queries (too few to tell models apart)."
+    )
+
+
+def query_count(entry: Entry | Scored, relation: str) -> int | None:
+    """The queries under an entry's figures on ``relation``: its per-query ranks when it keeps them (what the
+    interval is computed from), else its ``n_queries``; None when it scored no such relation or records neither."""
+    if relation not in entry.results:
+        return None
+    block = entry.per_query.get(relation)
+    if block is not None:
+        return len(block.gold_rank)
+    return entry.queries(relation)
+
+
+def count_text(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
 
 
 def entry_detail(entry: Entry) -> str:
@@ -54,13 +78,16 @@ def relation_figures(entry: Entry | Scored, relation: str) -> list[str]:
     if values is None:
         return ["-"] * len(TABLE_METRICS)
     bounds = uncertainty.intervals(entry, relation, [key for key, _ in TABLE_METRICS])
-    return [figure_text(values[key], bounds.get(key)) for key, _ in TABLE_METRICS]
+    n = query_count(entry, relation)
+    return [figure_text(values[key], bounds.get(key), n) for key, _ in TABLE_METRICS]
 
 
-def figure_text(value: float | None, bounds: uncertainty.Interval | None) -> str:
+def figure_text(value: float | None, bounds: uncertainty.Interval | None, n: int | None = None) -> str:
+    """``14.5 [12.9-16.1]``; ``0.0\u2020 [0.0-0.0]`` when the interval rests on fewer than FEW_QUERIES queries."""
     if bounds is None:
         return percent(value)
-    return f"{percent(value)} [{100 * bounds.low:.1f}-{100 * bounds.high:.1f}]"
+    mark = FEW_MARK if n is not None and n < FEW_QUERIES else ""
+    return f"{percent(value)}{mark} [{100 * bounds.low:.1f}-{100 * bounds.high:.1f}]"
 
 
 def without_per_query(release: ReleaseEntries) -> list[str]:
@@ -85,6 +112,24 @@ JUDGED_NOTE = (
 )
 
 
+# Judges too small for their verdicts to mean anything: the local development judge (SmolLM2-135M-Instruct, served
+# as "smollm2" by `make judge-server`) fills judged pools to test the plumbing. Matched on the lower-cased name.
+PLUMBING_JUDGES = ("smollm",)
+PLUMBING_NOTE = (
+    "plumbing test: a 135M-parameter development judge filled these verdicts to exercise the code; they are not "
+    "evidence about the models."
+)
+
+
+def is_plumbing_judge(model: str) -> bool:
+    return any(known in model.lower() for known in PLUMBING_JUDGES)
+
+
+def judge_text(model: str) -> str:
+    """The judge column: the model's name, with ``(plumbing test)`` for a development judge."""
+    return f"{model} (plumbing test)" if is_plumbing_judge(model) else model
+
+
 def judged_rows(release: ReleaseEntries) -> list[tuple[Entry, str, list[str], list[float]]]:
     """(entry, relation, text cells, metric values) for every judged relation of the release's entries."""
     rows = []
@@ -93,7 +138,7 @@ def judged_rows(release: ReleaseEntries) -> list[tuple[Entry, str, list[str], li
             block = entry.judged.get(rel)
             if block is None:
                 continue
-            text = [entry.label, entry.split, rel, block.judge_model, str(block.queries)]
+            text = [entry.label, entry.split, rel, judge_text(block.judge_model), str(block.queries)]
             values = [block.coverage_at_10] + [
                 getattr(block, agreement)[f"{metric}_at_10"]
                 for agreement in AGREEMENTS

@@ -18,9 +18,11 @@ from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_cells import (
     JUDGED_HEAD,
     JUDGED_NOTE,
+    PLUMBING_NOTE,
     bare_note,
     clean_mark,
     interval_note,
+    is_plumbing_judge,
     judged_rows,
     percent,
 )
@@ -236,7 +238,10 @@ def _judged_table(release: ReleaseEntries) -> list[str]:
     rows = judged_rows(release)
     if not rows:
         return []
-    parts = [f"<p>{html_text(JUDGED_NOTE)}</p>", "<table>"]
+    parts = [f"<p>{html_text(JUDGED_NOTE)}</p>"]
+    if any(is_plumbing_judge(entry.judged[rel].judge_model) for entry, rel, *_ in rows):
+        parts.append(f'<p class="plumbing"><strong>{html_text(PLUMBING_NOTE)}</strong></p>')
+    parts.append("<table>")
     parts.append("<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in JUDGED_HEAD) + "</tr></thead>")
     for rel in RELATIONS:
         body = [

@@ -9,8 +9,10 @@ from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_cells import (
     JUDGED_HEAD,
     JUDGED_NOTE,
+    PLUMBING_NOTE,
     bare_note,
     interval_note,
+    is_plumbing_judge,
     judged_rows,
     percent,
 )
@@ -42,9 +44,11 @@ def leaderboard_markdown(board: Board) -> str:
         lines += _md_relation_boards(release)
         judged = judged_rows(release)
         if judged:
+            plumbing = any(is_plumbing_judge(e.judged[r].judge_model) for e, r, *_ in judged)
             lines += [
                 "",
                 markdown_text(JUDGED_NOTE),
+                *(["", f"**{markdown_text(PLUMBING_NOTE)}**"] if plumbing else []),
                 "",
                 md_row(JUDGED_HEAD),
                 "|" + "---|" * len(JUDGED_HEAD),

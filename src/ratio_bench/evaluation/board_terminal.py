@@ -55,7 +55,8 @@ def terminal_relation_tables(release: ReleaseEntries) -> list[Any]:
         rows = relation_ranked(release, rel)
         if rows:
             title = f"{rel}: {RELATION_NOTE} (%)"
-            tables.append(_table(title, columns(release.entries, rel), [Row(*r) for r in rows]))
+            shown = columns(release.entries, rel)
+            tables.append(_table(title, shown, [Row(*r) for r in rows], interval_note()))
     return tables
 
 

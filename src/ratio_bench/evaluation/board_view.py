@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.evaluation.board_cells import entry_detail, provenance_text, relation_figures, split_text
+from ratio_bench.evaluation.board_cells import (
+    entry_detail,
+    provenance_text,
+    query_count,
+    relation_figures,
+    split_text,
+)
 from ratio_bench.evaluation.board_ranks import Rank
 from ratio_bench.evaluation.entry import Entry, ModelMeta
 from ratio_bench.evaluation.results import TABLE_METRICS
@@ -86,7 +92,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "model", "model", lambda r: entry_detail(r.entry), shown=lambda es: any(entry_detail(e) for e in es)
     ),
-    Column("split", "split", lambda r: split_text(r.entry), in_label=True),
+    Column("split", "split", lambda r: split_text(r.entry)),  # a bar panel is one split: titled, not labelled
     Column(
         "provenance",
         "provenance",
@@ -129,15 +135,6 @@ COLUMNS: tuple[Column, ...] = (
         in_label=True,
     ),
 )
-
-
-def query_count(entry: Entry, relation: str) -> int | None:
-    """The queries under an entry's figures on ``relation``: its per-query ranks when it keeps them (what the
-    interval is computed from), else its ``n_queries``; None when it scored no such relation or records neither."""
-    if relation not in entry.results:
-        return None
-    block = entry.per_query.get(relation)
-    return len(block.gold_rank) if block is not None else entry.queries(relation)
 
 
 def figure_columns(relation: str, short: bool) -> list[Column]:

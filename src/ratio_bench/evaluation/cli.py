@@ -13,7 +13,6 @@ from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_plots import PLOT_TOP
 from ratio_bench.evaluation.entry import Scored
-from ratio_bench.evaluation.results import TABLE_METRICS
 
 if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside the commands
     from rich.console import Console
@@ -26,29 +25,41 @@ if TYPE_CHECKING:  # annotations only: the CLI imports its heavy modules inside 
 
 
 def cmd_models(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    from rich.markup import escape
     from rich.table import Table
 
     from ratio_bench.core.io import report_console
     from ratio_bench.retrieval.registry import available
 
+    rows = available()
+    if args.json:
+        print(json.dumps([dataclasses.asdict(r) for r in rows], indent=2))
+        return 0
     t = Table(title="Models (NAME[:SETUP] for `ratio score --model`)")
-    for col in ("name", "kind", "setups", "weights"):
+    for col in ("name", "kind", "setups", "move-aware", "weights"):
         t.add_column(col)
-    for row in available():
-        t.add_row(*row)
+    for r in rows:
+        aware = "yes" if r.move_aware else "no: ranks every move alike"
+        t.add_row(escape(r.name), r.kind, ", ".join(r.setups), aware, escape(r.where))
     report_console().print(t)
     return 0
 
 
 def results_table(entries: list[Scored], title: str):
     """Entries' figures (%), each with its bootstrap interval beneath it when the entry has per-query data
-    (computed here, at display time, from the entry's gold ranks), the bootstrap's settings as the caption."""
+    (computed here, at display time, from the entry's gold ranks), the bootstrap's settings as the caption. A
+    relation's columns are the board view's (its ``n``, then its figures), as on the board."""
     from rich.markup import escape
     from rich.table import Table
 
     from ratio_bench.core.relations import RELATIONS
-    from ratio_bench.evaluation.board_cells import interval_note, relation_figures
+    from ratio_bench.evaluation.board_cells import interval_note
+    from ratio_bench.evaluation.board_ranks import Rank
     from ratio_bench.evaluation.board_terminal import terminal_figure
+    from ratio_bench.evaluation.board_view import Row, figure_columns
 
     bare = [e.label for e in entries if not e.per_query]
     caption = "" if len(bare) == len(entries) else interval_note()
@@ -56,12 +67,12 @@ def results_table(entries: list[Scored], title: str):
         caption += f" No per-query data (no interval): {', '.join(bare)}."
     t = Table(title=title, caption=escape(caption) or None)
     t.add_column("model setup")
-    for rel in RELATIONS:
-        for _, short in TABLE_METRICS:
-            t.add_column(f"{rel[:4].capitalize()} {short}", justify="right")
-    for e in entries:
-        cells = [terminal_figure(text) for rel in RELATIONS for text in relation_figures(e, rel)]
-        t.add_row(escape(e.label), *cells)
+    shown = [c for rel in RELATIONS for c in figure_columns(rel, short=True)]
+    for c in shown:
+        t.add_column(f"{(c.relation or '')[:4].capitalize()} {c.header}", justify="right")
+    for i, e in enumerate(entries, 1):
+        row = Row(Rank(i), e)  # a figure column reads only what a scoring run's Scored has too
+        t.add_row(escape(e.label), *(terminal_figure(c.text(row)) for c in shown))
     return t
 
 
@@ -178,6 +189,7 @@ def _score_split(args: argparse.Namespace) -> int:
                 identity=model_identity(setup),
                 submitter=args.submitter,
                 cutoff=setup.cutoff,
+                candidates=len(data.corpus_ids),
             )
         else:
             result, entry = score_entry(
@@ -225,14 +237,18 @@ def _score_split(args: argparse.Namespace) -> int:
         results_table(
             [Scored.of_document(e) for e in entries],
             f"Ratio {data.manifest['name']} {data.manifest['version']}, split {args.split}, mined gold (%)"
-            + (
-                f", SAMPLE of {args.sample} queries per relation (seed {args.seed}; not a full result)"
-                if sample
-                else ""
-            ),
+            + (sample_title(args.sample, args.seed, data.queries) if sample else ""),
         )
     )
     return 0
+
+
+def sample_title(n: int, seed: int, queries: dict) -> str:
+    """The table title's word on a sample: ``n`` per relation, and the true count of a relation that has fewer
+    (``--sample 200`` on a 33-query relation scores 33, and says so)."""
+    short = [f"{rel}: only {len(q.ids)}" for rel, q in queries.items() if len(q.ids) < n]
+    fewer = f" ({', '.join(short)})" if short else ""
+    return f", SAMPLE of {n} queries per relation{fewer} (seed {seed}; not a full result)"
 
 
 SCORER = "stated by the scorer (ratio score --training-cutoff)"
@@ -281,6 +297,7 @@ def score_entry(
         identity=identity,
         submitter=submitter,
         cutoff=setup.cutoff,
+        candidates=len(data.corpus_ids),
     )
 
 
@@ -392,7 +409,7 @@ def render_board(
             fh.write(leaderboard_html(board, extra=html_extra, clean_only=clean_only))
     if args.trend:
         with atomic_open(args.trend, "wb") as fh:
-            fh.write(trend_png(board))
+            fh.write(trend_png(board, tuple(args.highlight or ())))
     if board.rejected and args.strict:
         raise LeaderboardError(
             f"--strict: {len(board.rejected)} result file(s) under {source} rejected (listed above); "
@@ -587,6 +604,11 @@ def _add_scoring_args(p: argparse.ArgumentParser, models_required: bool = True) 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="list the models that can be scored and where their weights are")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one object per model (name, kind, setups, default_setup, available, where, move_aware, note)",
+    )
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("score", help="score models on a release split (shared corpus, all three relations)")
@@ -673,6 +695,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE.png",
         help="also plot MRR@10 per test snapshot (test_YYYY_MM) per model, with intervals and training cut-offs",
+    )
+    p.add_argument(
+        "--highlight",
+        action="append",
+        metavar="MODEL",
+        help="with --trend: always draw this model (its row's name, e.g. bm25:unigram) beside the top 12 per "
+        "panel; repeatable",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
     p.add_argument(

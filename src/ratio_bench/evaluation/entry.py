@@ -135,6 +135,7 @@ class Scored:
     label: str
     results: Mapping[str, Mapping[str, float]]
     per_query: Mapping[str, PerQuery] = field(default_factory=dict)
+    n_queries: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def of_document(cls, doc: Mapping[str, Any]) -> Scored:
@@ -144,7 +145,10 @@ class Scored:
             rel: PerQuery(b["query_ids_sha256"], tuple(b["gold_rank"]))
             for rel, b in doc.get("per_query", {}).items()
         }
-        return cls(label, doc["results"], per_query)
+        return cls(label, doc["results"], per_query, dict(doc.get("n_queries", {})))
+
+    def queries(self, relation: str) -> int | None:
+        return self.n_queries.get(relation)
 
 
 # The loader's fields: typed, never read from or written to a file.
@@ -165,7 +169,9 @@ class Entry:
     n_queries: Mapping[str, int] = field(default_factory=dict)
     tuned_for: str | None = None
     model_fingerprint: str | None = None
+    precision: str | None = None  # the dtype the weights were loaded in (the scorer's choice)
     trained_from: TrainedFrom | None = None
+    n_candidates: int | None = None  # the split's candidate pool (the pictures name it)
     submitter: str | None = None
     training_data_cutoff: str | None = None
     training_data_cutoff_source: str | None = None
@@ -201,6 +207,7 @@ class Entry:
             "code_version": self.code_version,
             "tuned_for": self.tuned_for,
             "model_fingerprint": self.model_fingerprint,
+            "precision": self.precision,
             "trained_from": _plain(self.trained_from) if self.trained_from else None,
             "submitter": self.submitter,
             "scored_at": self.scored_at,
@@ -213,6 +220,8 @@ class Entry:
         doc["results"] = {rel: dict(m) for rel, m in self.results.items()}
         if self.n_queries:
             doc["n_queries"] = dict(self.n_queries)
+        if self.n_candidates is not None:
+            doc["n_candidates"] = self.n_candidates
         if self.training_data_cutoff_source is not None:
             doc["training_data_cutoff"] = self.training_data_cutoff
             doc["training_data_cutoff_source"] = self.training_data_cutoff_source
@@ -277,7 +286,7 @@ class Entry:
         return self.dataset.name, self.dataset.version
 
     def scored(self, label: str | None = None) -> Scored:
-        return Scored(self.label if label is None else label, self.results, self.per_query)
+        return Scored(self.label if label is None else label, self.results, self.per_query, self.n_queries)
 
     @property
     def bare_relations(self) -> set[str]:
@@ -409,7 +418,8 @@ def _build(doc: dict[str, Any]) -> Entry:
 
 _SCALARS = frozenset(
     {
-        "schema_version", "model", "split", "main_score", "code_version", "tuned_for", "model_fingerprint",
+        "schema_version", "model", "split", "main_score", "code_version", "tuned_for", "model_fingerprint", "precision",
+        "n_candidates",
         "submitter", "training_data_cutoff", "training_data_cutoff_source", "clean", "scored_at", "reproduce",
     }
 )  # fmt: skip

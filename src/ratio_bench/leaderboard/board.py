@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ratio_bench.core.cutoffs import parse_date
@@ -28,6 +28,7 @@ from ratio_bench.evaluation.entry import Entry, Provenance
 from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_text
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard.form import FormLimits
 from ratio_bench.leaderboard.provenance import (
     PROVENANCE,
     TRUSTED_WORKERS,
@@ -335,15 +336,18 @@ def queue_html(queue: Queue, now: datetime | None = None, form: str = "") -> str
     return "\n".join([*parts, form, "</section>"])
 
 
-SUBMIT_FORM = """<form method="post" action="/leaderboard/submit">
+CSRF_SLOT = "@@ratio-csrf-token@@"  # replaced per visitor by the server (LiveBoard.page)
+SUBMIT_FORM = f"""<form method="post" action="/leaderboard/submit" autocomplete="off">
 <h3>Submit a model</h3>
+<input type="hidden" name="csrf" value="{CSRF_SLOT}">
 <label>Hub model <input name="model" required maxlength="200" placeholder="OWNER/NAME"></label>
 <label>Revision <input name="revision" maxlength="200" placeholder="main"></label>
 <label>Setup <select name="setup"><option>generic</option><option>none</option><option>saved</option>
 <option>recommended</option></select></label>
-<label>Your name <input name="submitter" required maxlength="100"></label>
 <label>Training-data cut-off <input name="training_cutoff" type="date"
  title="the last day of the model's training data; without it, its snapshot scores are marked unknown"></label>
+<label>Your Hub token <input name="token" type="password" required maxlength="256"
+ title="an access token of your Hub account: the submission is made as you, with it, once; it is not stored"></label>
 <button type="submit">Queue it</button>
 </form>"""
 FORM_POLICY = CONTENT_SECURITY_POLICY.replace("form-action 'none'", "form-action 'self'")
@@ -357,6 +361,7 @@ class LiveBoard:
     requests: str | None
     refresh_s: float = 60.0
     allow_submissions: bool = False
+    limits: FormLimits = field(default_factory=FormLimits)
     _page: str | None = None
     _built: float = 0.0
 
@@ -364,10 +369,11 @@ class LiveBoard:
     def policy(self) -> str:
         return FORM_POLICY if self.allow_submissions else CONTENT_SECURITY_POLICY
 
-    def page(self) -> str:
+    def page(self, csrf: str = "") -> str:
+        """The page, its form carrying ``csrf`` (the visitor's token: the page is cached, the token is not)."""
         if self._page is None or time.monotonic() - self._built > self.refresh_s:
             self._page, self._built = self.render(), time.monotonic()
-        return self._page
+        return self._page.replace(CSRF_SLOT, html.escape(csrf, quote=True))
 
     def render(self) -> str:
         board = load_board_from_repo(self.results, self.requests)
@@ -376,30 +382,40 @@ class LiveBoard:
             extra = queue_html(read_queue(self.requests), form=SUBMIT_FORM if self.allow_submissions else "")
         return leaderboard_html(board, extra=extra, policy=self.policy)
 
-    def submit(self, form: dict[str, str]) -> tuple[int, str]:
-        """(HTTP status, HTML page) for a submission from the form: the checks of ``ratio leaderboard submit``."""
+    def submit(self, form: dict[str, str], client: str) -> tuple[int, str]:
+        """(HTTP status, HTML page) for a submission from the form, made as the Hub user whose token it carries
+        (``client``: the sender's address, for its rate limit): the checks of ``ratio leaderboard submit``."""
+        from ratio_bench.leaderboard.form import RateLimited, signed_in_user
         from ratio_bench.leaderboard.submit import submit
 
         try:
+            self.limits.per_client.hit(client)
+            token = form.get("token", "").strip()
+            user = signed_in_user(token)
+            self.limits.per_submitter.hit(user.lower())
+            self.limits.per_day.hit(user.lower())
             cutoff = form.get("training_cutoff", "").strip()
-            request = submit(
-                form.get("model", "").strip(),
-                form.get("revision", "").strip() or None,
-                form.get("setup", "generic"),
-                self.requests,
-                training_cutoff=parse_date(cutoff, "training-data cut-off") if cutoff else None,
-            )
+            with hub.as_user(token):
+                request = submit(
+                    form.get("model", "").strip(),
+                    form.get("revision", "").strip() or None,
+                    form.get("setup", "generic"),
+                    self.requests,
+                    training_cutoff=parse_date(cutoff, "training-data cut-off") if cutoff else None,
+                )
+        except RateLimited as e:
+            return 429, message_page("Not queued", str(e))
         except (hub.LeaderboardError, UsageError) as e:
-            return 422, _message_page("Not queued", str(e))
+            return 422, message_page("Not queued", str(e))
         self._page = None  # show it at once
-        return 200, _message_page(
+        return 200, message_page(
             "Proposed",
             f"{request.label}: pull request #{request.pr_num} on {self.requests} adds {request.path}; the "
             "maintainers' admission queues it",
         )
 
 
-def _message_page(title: str, text: str) -> str:
+def message_page(title: str, text: str) -> str:
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>'
         f"<body><h1>{html.escape(title)}</h1><p>{html_text(text)}</p>"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
 
-COMMANDS = ("submit", "admit", "worker", "keygen", "verify", "export-mteb", "eval-results")
+COMMANDS = ("submit", "admit", "worker", "keygen", "verify", "export-mteb", "eval-results", "init")
 JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
 
@@ -80,6 +80,7 @@ def cmd_board(args: argparse.Namespace) -> int:
 def cmd_submit(args: argparse.Namespace) -> int:
     from ratio_bench.core.cutoffs import parse_date
     from ratio_bench.leaderboard.hub import RepoRef
+    from ratio_bench.leaderboard.init import results_for
     from ratio_bench.leaderboard.submit import submit
 
     cutoff = parse_date(args.training_cutoff, "--training-cutoff") if args.training_cutoff else None
@@ -92,6 +93,27 @@ def cmd_submit(args: argparse.Namespace) -> int:
         f"as pull request #{sub.pr_num} on {repo} ({sub.pr_url}), adding {request.path}; the maintainers' "
         "admission queues it"
     )
+    results = results_for(repo)
+    print(
+        f"follow it: ratio leaderboard --from {results} --requests {repo} (status in {repo}: {request.path})"
+    )
+    print(
+        f"the result will appear in {results}: {request.model}/{request.sha}/{request.setup}/ "
+        f"(the results repository the workers of {repo} publish to)"
+    )
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.init import init_repos, repo_ids
+
+    for repo in init_repos(args.org, args.private):
+        wrote = f"wrote {', '.join(repo.written)}" if repo.written else "nothing to add"
+        kept = f"; kept {', '.join(repo.kept)} as they are" if repo.kept else ""
+        print(f"{repo.repo_id}: {repo.url} ({wrote}{kept})")
+    requests, results = repo_ids(args.org)
+    print(f"submit: ratio leaderboard submit ORG/MODEL --requests {requests}")
+    print(f"work: ratio leaderboard worker --requests {requests} --results {results} --dataset RELEASE")
     return 0
 
 
@@ -106,7 +128,13 @@ def cmd_admit(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.hub import RepoRef
-    from ratio_bench.leaderboard.worker import WorkerOptions, default_worker_id, local_dataset, run
+    from ratio_bench.leaderboard.worker import (
+        WorkerOptions,
+        default_log_file,
+        default_worker_id,
+        local_dataset,
+        run,
+    )
 
     if args.poll is not None and args.poll <= 0:
         raise UsageError("--poll: give a number of seconds above 0")
@@ -132,6 +160,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         judging=judging,
         key=key,
         admit=args.admit,
+        log_file=args.log_file or default_log_file(args.cache_dir),
     )
 
     def log(line: str) -> None:
@@ -241,9 +270,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     commands = board.add_subparsers(
         dest="leaderboard_command",
         action=ResultsOrCommand,
-        metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results}",
+        metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results,init}",
     )
 
+    p = commands.add_parser(
+        "init",
+        help="create ORG/requests and ORG/results, the service's dataset repos, with README and policy",
+    )
+    p.add_argument("org", metavar="ORG", help="the Hub user or organisation (the official one: ratio-bench)")
+    p.add_argument("--private", action="store_true", help="create the repositories private")
+    p.set_defaults(func=cmd_init)
     p = commands.add_parser("submit", help="queue a Hub model for scoring by the leaderboard's workers")
     p.add_argument(
         "model", help="a Hub repository OWNER/NAME (a sentence-transformers model) or a registered name"
@@ -299,6 +335,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    p.add_argument(
+        "--log-file",
+        type=Path,
+        help="each job's output and a failed job's traceback, appended (default: worker.log beside the "
+        "embedding cache); "
+        "the console gets one line per request",
+    )
     judge = add_judge_options(p, model_required=False, prefix=JUDGE_PREFIX, batch=False)
     judge.description = (
         "with --judge-model, each result's unjudged top 10 on the pool's sampled queries is judged and the "

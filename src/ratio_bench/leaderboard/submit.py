@@ -22,6 +22,7 @@ from ratio_bench.leaderboard.requests import SETUPS, Request, now_utc, read_queu
 MAX_PARAMETERS = 2_000_000_000  # the stated cap (a 1.5B model fits; a CPU worker would take days past it)
 MAX_MODEL_BYTES = 10 << 30
 MAX_CONFIG_BYTES = 64 << 20
+MAX_PROMPT_CHARS = 2000  # what a request's prompts may hold (requests.parse_request)
 # What is downloaded of a model: configs, tokenizers and safetensors weights; never code or pickles.
 CONFIG_PATTERNS = ["*.json", "*.txt", "*.model"]
 MODEL_PATTERNS = [*CONFIG_PATTERNS, "*.safetensors"]
@@ -71,8 +72,6 @@ def inspect_model(
     ref: str, revision: str | None, setup: str, max_params: int = MAX_PARAMETERS, folder: Path | None = None
 ) -> ModelCheck:
     """Check ``ref`` at ``revision`` (default: main) without its weights; ``folder``: a full download to check."""
-    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
-
     repo_id, registered = hub_model(ref)
     what = f"MODEL {ref}" + (f" --revision {revision}" if revision else "")
     with hub.hub_errors(what):
@@ -93,12 +92,7 @@ def inspect_model(
     configs = sum(size for path, size in sizes.items() if _matches(path, CONFIG_PATTERNS))
     if weights + configs > MAX_MODEL_BYTES or configs > MAX_CONFIG_BYTES:
         raise LeaderboardError(f"{label}: {weights + configs:,} bytes of model files, over the cap")
-    try:
-        with hub.hub_errors(label):
-            meta = hub.api().get_safetensors_metadata(repo_id, revision=sha)
-    except (NotASafetensorsRepoError, SafetensorsParsingError) as e:
-        raise LeaderboardError(f"{label}: unreadable safetensors header ({str(e)[:200]})") from None
-    parameters = sum(meta.parameter_count.values())
+    parameters = _parameters(repo_id, sha, label, sorted(p for p in sizes if p.endswith(".safetensors")))
     if parameters > max_params:
         raise LeaderboardError(f"{label}: {parameters:,} parameters, over the cap of {max_params:,}")
     if folder is not None:
@@ -111,6 +105,29 @@ def inspect_model(
                 )
             prompts = _check_folder(Path(tmp), label, setup, registered)
     return ModelCheck(repo_id, revision or "main", sha, setup, *prompts, parameters)
+
+
+def _parameters(repo_id: str, sha: str, label: str, files: list[str]) -> int:
+    """Parameters of the repo's safetensors weights, from their headers: the repo's weights at its root (one
+    file or an index of shards), else every safetensors file wherever it sits (a Router keeps each route's
+    weights in the route's own folder)."""
+    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
+
+    try:
+        with hub.hub_errors(label):
+            try:
+                return sum(hub.api().get_safetensors_metadata(repo_id, revision=sha).parameter_count.values())
+            except NotASafetensorsRepoError:
+                return sum(
+                    sum(
+                        hub.api()
+                        .parse_safetensors_file_metadata(repo_id, f, revision=sha)
+                        .parameter_count.values()
+                    )
+                    for f in files
+                )
+    except (NotASafetensorsRepoError, SafetensorsParsingError) as e:
+        raise LeaderboardError(f"{label}: unreadable safetensors header ({str(e)[:200]})") from None
 
 
 def _matches(path: str, patterns: list[str]) -> bool:
@@ -126,18 +143,26 @@ def _check_folder(
     from ratio_bench.retrieval.registry import (
         GENERIC,
         ModelUnavailableError,
+        check_loadable,
         check_model_folder,
         saved_prompts,
     )
 
     try:
         check_model_folder(folder, trust_remote_code=False)
+        check_loadable(folder)
         saved = saved_prompts(folder)
     except ModelUnavailableError as e:
         reason = str(e).replace(str(folder), label).split("; pass --trust-remote-code")[0]
         if "runs its own code" in reason:
             reason += ", which the leaderboard never runs"
         raise LeaderboardError(reason) from None
+    longest = max(saved or ("",), key=len)
+    if len(longest) > MAX_PROMPT_CHARS:
+        raise LeaderboardError(
+            f"{label}: config_sentence_transformers.json: a saved prompt of {len(longest):,} characters; "
+            f"at most {MAX_PROMPT_CHARS:,} (a request carries it)"
+        )
     setups = dict(registered or {"none": ("", ""), "generic": GENERIC})
     if saved and registered is None:
         setups["saved"] = saved

@@ -14,15 +14,17 @@ up to :data:`~ratio_bench.leaderboard.requests.MAX_ATTEMPTS` attempts, then mark
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from ratio_bench import __version__
 from ratio_bench.leaderboard import hub, ledger
@@ -61,6 +63,7 @@ class WorkerOptions:
     judging: Judging | None = None  # grow the results repository's judged pool after each result
     key: WorkerKey | None = None  # signs what the worker publishes (:mod:`.provenance`); required to publish
     admit: bool = False  # merge or close the queue's open pull requests before each claim
+    log_file: Path | None = None  # the jobs' output and tracebacks (None: the worker's own stderr)
 
     @property
     def job_timeout_s(self) -> float:
@@ -70,6 +73,14 @@ class WorkerOptions:
 def default_worker_id(key: WorkerKey) -> str:
     """The worker's public name by default: its key's id (never the host name or process id, which it publishes)."""
     return f"worker-{key.key_id}"
+
+
+def default_log_file(cache_dir: Path | None) -> Path:
+    """Where a worker's jobs write their output: beside its embedding cache (``--cache-dir``, else the default
+    one under ``RATIO_CACHE``), one file that every worker there appends to."""
+    if cache_dir is not None:
+        return cache_dir.parent / "worker.log"
+    return Path(os.environ.get("RATIO_CACHE", Path.home() / ".cache" / "ratio")) / "worker.log"
 
 
 def local_dataset(text: str) -> tuple[Path, str]:
@@ -133,7 +144,30 @@ def run_job(request: Request, opts: WorkerOptions, out: Path) -> str | None:
     if opts.cache_dir:
         command += ["--cache-dir", str(opts.cache_dir)]
     out.mkdir(parents=True)
-    proc = subprocess.Popen(command, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+    with _job_log(opts.log_file, request) as log:
+        proc = subprocess.Popen(
+            command, stdout=log, stderr=log, preexec_fn=_die_with_parent if sys.platform == "linux" else None
+        )
+        return _wait(proc, opts, out)
+
+
+@contextmanager
+def _job_log(path: Path | None, request: Request) -> Iterator[IO[bytes] | None]:
+    """The job's output (progress, warnings, a failure's traceback) appended to ``path`` under a header naming
+    the request, so the console keeps one line per request; None: the worker's own stderr."""
+    if path is None:
+        yield None
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as log:
+        log.write(
+            f"\n== {stamp(now_utc())} {request.label} {request.setup} attempt {request.attempts}\n".encode()
+        )
+        log.flush()
+        yield log
+
+
+def _wait(proc: subprocess.Popen, opts: WorkerOptions, out: Path) -> str | None:
     try:
         code = proc.wait(timeout=opts.job_timeout_s)
     except subprocess.TimeoutExpired:
@@ -256,7 +290,11 @@ def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -
         reason = run_job(request, opts, Path(tmp) / "out")
         if reason is not None:
             ended = finish(opts, request, "FAILED", reason, None)
-            log(f"{request.label}: FAILED ({reason})" + ("" if ended else " [no longer ours: not recorded]"))
+            where = f"; the job's output is in {opts.log_file}" if opts.log_file else ""
+            log(
+                f"{request.label}: FAILED ({reason}){where}"
+                + ("" if ended else " [no longer ours: not recorded]")
+            )
             return "FAILED"
         try:
             folder, files = result_files(request, opts, Path(tmp) / "out")

@@ -13,9 +13,10 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
+from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
-from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.encoder import DenseEncoder, Role
 from ratio_bench.retrieval.registry import ModelSetup
 from ratio_bench.retrieval.search import exact_search
 
@@ -35,6 +36,8 @@ class Retriever(Protocol):
     def index(self, ids: Sequence[str], texts: Sequence[str]) -> None: ...
 
     def prompt_for(self, move: str) -> str: ...
+
+    def query_variant(self, move: str) -> tuple[str, str]: ...
 
     def search(
         self, move: str, ids: Sequence[str], texts: Sequence[str], k: int, rows: np.ndarray | None = None
@@ -67,6 +70,9 @@ class LexicalRetriever:
     def prompt_for(self, move: str) -> str:
         return ""
 
+    def query_variant(self, move: str) -> tuple[str, str]:
+        return ("", "")
+
     def search(self, move, ids, texts, k, rows=None):
         rows = np.arange(len(self.texts)) if rows is None else rows
         key = rows.tobytes()
@@ -78,8 +84,9 @@ class LexicalRetriever:
 
 class DenseRetriever:
     """A sentence-transformers model: the corpus under the document prompt, queries under the move's prompt
-    (a unified model's instruction for that move; a specialist's one query prompt), exact inner-product search
-    unless a ``searcher`` (the service's ANN index) is given."""
+    (a unified model's instruction for that move; a specialist's one query prompt) and, for a model with per-move
+    query adapters, mapped by the move's adapter; exact inner-product search unless a ``searcher`` (the service's
+    ANN index) is given."""
 
     embeds: ClassVar[bool] = True
 
@@ -91,10 +98,12 @@ class DenseRetriever:
         query_prompt: str,
         query_prompts: dict[str, str] | None = None,
         cache: EmbeddingCache | None = None,
+        adapters: QueryAdapters | None = None,
     ):
         self.encoder, self.name, self.cache = encoder, name, cache
         self.document_prompt, self.query_prompt = document_prompt, query_prompt
         self.query_prompts = query_prompts or {}
+        self.adapters = adapters
         self.vectors: np.ndarray | None = None
         self.searcher: Searcher | None = None
 
@@ -105,19 +114,37 @@ class DenseRetriever:
     @classmethod
     def of(cls, encoder: DenseEncoder, setup: ModelSetup, cache: EmbeddingCache | None = None):
         """A loaded encoder with a resolved setup's prompts."""
+        adapters = QueryAdapters.load(setup.adapters) if setup.adapters else None
         return cls(
-            encoder, setup.name, setup.document_prompt, setup.query_prompt, dict(setup.query_prompts), cache
+            encoder,
+            setup.name,
+            setup.document_prompt,
+            setup.query_prompt,
+            dict(setup.query_prompts),
+            cache,
+            adapters,
         )
 
     def embed(
-        self, prompt: str, ids: Sequence[str], texts: Sequence[str], label: str = "encoding"
+        self,
+        prompt: str,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        label: str = "encoding",
+        role: Role = "document",
     ) -> np.ndarray:
-        """Vectors of ``texts`` under ``prompt``, from the embedding cache when there is one (its progress bar
-        titled ``label``: the corpus and the queries are told apart)."""
+        """Vectors of ``texts`` under ``prompt`` (a routed model: through ``role``'s route), from the embedding
+        cache when there is one (its progress bar titled ``label``: the corpus and the queries are told apart)."""
         if self.cache is None:
-            return self.encoder.encode(texts, prompt)
+            return self.encoder.encode(texts, prompt, role)
         vectors = self.cache.get_or_encode(
-            self.encoder.fingerprint, prompt, ids, texts, lambda t: self.encoder.encode(t, prompt), label
+            self.encoder.cache_id(role),
+            prompt,
+            ids,
+            texts,
+            lambda t, progress: self.encoder.encode(t, prompt, role, progress),
+            label,
+            reports_progress=True,
         )
         return np.asarray(vectors)
 
@@ -134,8 +161,18 @@ class DenseRetriever:
     def prompt_for(self, move: str) -> str:
         return self.query_prompts.get(move, self.query_prompt)
 
+    def query_variant(self, move: str) -> tuple[str, str]:
+        """What a move's query vectors depend on besides the text: its prompt, and its adapter (if it has one);
+        moves with equal variants rank alike, so a caller may search once for them."""
+        adapted = self.adapters is not None and move in self.adapters.weights
+        return (self.prompt_for(move), move if adapted else "")
+
     def encode_queries(self, move: str, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-        return self.embed(self.prompt_for(move), ids, texts, f"encoding {move} queries ({len(texts):,})")
+        """The move's query vectors: the base encoding under its prompt (cached; a routed model's query route),
+        then its adapter, if any."""
+        label = f"encoding {move} queries ({len(texts):,})"
+        vectors = self.embed(self.prompt_for(move), ids, texts, label, role="query")
+        return self.adapters.apply(move, vectors) if self.adapters is not None else vectors
 
     def search(self, move, ids, texts, k, rows=None):
         if self.vectors is None:

@@ -39,6 +39,7 @@ from ratio_bench.core.errors import RatioError, UsageError, field_name, shown
 from ratio_bench.core.io import artefact_kind, folder_files, read_json_file, staged_dir, write_json
 from ratio_bench.core.options import parse_assignment
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
@@ -86,12 +87,15 @@ TOPICAL_NOTICE = "one model and one prompt for every move: results are topical, 
 
 def move_aware(manifest: dict[str, Any]) -> bool:
     """Whether the index's moves can rank differently: different models, or one model with a different query
-    prompt per move (a unified model). One model with one prompt (BM25, an untuned encoder) ranks every move
-    alike, which a user should be told rather than left to infer from three identical columns."""
+    prompt per move (a unified model), or per-move query adapters. One model with one prompt (BM25, an untuned
+    encoder) ranks every move alike, which a user should be told rather than left to infer from three identical
+    columns."""
     moves, models = manifest["moves"], manifest["models"]
     if len(moves) < 2 or len(set(moves.values())) > 1:
         return True
     entry = models[next(iter(moves.values()))]
+    if entry.get("adapters_sha256"):
+        return True
     prompts = entry.get("query_prompts", {})
     return len({prompts.get(m, entry.get("query_prompt")) for m in moves}) > 1
 
@@ -194,6 +198,10 @@ def _model_entry(ref: str, setup: ModelSetup) -> dict[str, Any]:
         }
         if setup.query_prompts:  # a unified model: one instruction per move over one set of vectors
             entry["query_prompts"] = dict(setup.query_prompts)
+        if (
+            setup.adapters
+        ):  # per-move query adapters, shipped with the registered model: checked at search time
+            entry["adapters_sha256"] = QueryAdapters.load(setup.adapters).sha256
     return entry
 
 
@@ -216,7 +224,7 @@ def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, a
         entry["ann"] = {"kind": ann_kind, "file": f"ann/{key}.faiss", **ann.ann_params(ann_kind, len(ids))}
         ann.save(index, staging / entry["ann"]["file"])
         rows = ann.sample_rows(len(ids))
-        queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt).astype(np.float32)
+        queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt, "query")
         measured = ann.measure(vectors, index, ann_kind, build_s, queries, rows)
         entry["ann"]["recall_at_10"] = round(measured.recall_at_10, 4)
         report.ann[key] = measured
@@ -284,6 +292,8 @@ def check_manifest(manifest: dict[str, Any], root: Path) -> None:
         prompts = entry.get("query_prompts", {})
         if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
             raise fail(f"models.{key}.query_prompts", "a mapping of moves to prompts", prompts)
+        if not isinstance(entry.get("adapters_sha256", ""), str):
+            raise fail(f"models.{key}.adapters_sha256", "a SHA-256 text", entry["adapters_sha256"])
         if not isinstance(entry.get("trust_remote_code", False), bool):
             raise fail(f"models.{key}.trust_remote_code", "true or false", entry["trust_remote_code"])
         ann_entry = entry.get("ann")

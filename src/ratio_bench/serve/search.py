@@ -9,12 +9,14 @@ HNSW/IVF file), BM25's index is the one ``ratio index`` saved (memory-mapped). T
 from __future__ import annotations
 
 import threading
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
@@ -37,10 +39,19 @@ class QueryError(RatioError, ValueError):
         self.field = field
 
 
+EMPTY_TEXT = "text is empty: type a sentence (a problem, a claim, an idea) to search for"
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` has nothing to search for: only separators (spaces, line breaks, no-break and ideographic
+    spaces) and control or format characters (zero-width spaces, BOMs), which ``str.strip`` partly keeps."""
+    return all(unicodedata.category(c)[0] in "ZC" for c in text)
+
+
 def check_query(text: str, moves: Sequence[str] | None, k: int, available: Sequence[str]) -> list[str]:
     """The moves to answer (de-duplicated, default all), or a :class:`QueryError` saying what is wrong."""
-    if not text or not text.strip():
-        raise QueryError("text is empty: type a sentence (a problem, a claim, an idea) to search for", "text")
+    if not isinstance(text, str) or is_blank(text):
+        raise QueryError(EMPTY_TEXT, "text")
     if len(text) > MAX_QUERY_CHARS:
         raise QueryError(f"text is {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,}", "text")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
@@ -80,14 +91,26 @@ class Searcher:
             )
         else:
             faiss_index = ann.flat_index(vectors)
-        encoder = DenseEncoder.load(self._setup(key, entry), batch_size=1)
+        setup = self._setup(key, entry)
+        encoder = DenseEncoder.load(setup, batch_size=1)
         if encoder.fingerprint != entry["fingerprint"]:
             raise IndexFolderError(
                 f"--index {self.index.root}: model {entry['name']} on this machine differs from the one the "
                 f"index was built with; rebuild the index with `ratio index`"
             )
+        adapters = QueryAdapters.load(setup.adapters) if setup.adapters else None
+        if (adapters.sha256 if adapters else "") != entry.get("adapters_sha256", ""):
+            raise IndexFolderError(
+                f"--index {self.index.root}: model {entry['name']}'s query adapters on this machine differ from "
+                "those the index was built with; rebuild the index with `ratio index`"
+            )
         dense = DenseRetriever(
-            encoder, entry["name"], "", entry["query_prompt"], entry.get("query_prompts", {})
+            encoder,
+            entry["name"],
+            "",
+            entry["query_prompt"],
+            entry.get("query_prompts", {}),
+            adapters=adapters,
         )  # queries only, never cached: the corpus is the index's vectors
         dense.use_vectors(
             vectors, lambda q, k: faiss_index.search(q.astype(np.float32), min(k, len(self.rows)))
@@ -142,10 +165,10 @@ class Searcher:
     ) -> dict[str, list[dict]]:
         """Top-``k`` candidates per move: rank (from 1), score (descending), text and provenance."""
         moves = check_query(text, moves, k, self.moves)
-        keys = {}  # move -> (model key, query prompt): one search per distinct pair
+        keys = {}  # move -> (model key, query prompt and adapter): one search per distinct variant
         for m in moves:
             key = self.index.manifest["moves"][m]
-            keys[m] = (key, self.models[key].prompt_for(m))
+            keys[m] = (key, *self.models[key].query_variant(m))
         found: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         with self.lock:
             for m, pair in keys.items():
