@@ -612,12 +612,14 @@ class HubHandler(BaseHTTPRequestHandler):
                 changes[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
             elif item["key"] in ("deletedFile", "deletedFolder"):
                 changes[item["value"]["path"]] = None
-        title = next((json.loads(x)["value"].get("summary", "") for x in body.splitlines()[:1]), "")
+        header = next((json.loads(x)["value"] for x in body.splitlines()[:1]), {})
+        title = header.get("summary", "")
         pr = None
-        if create_pr:  # from main's head, whatever parentCommit says (as on the Hub)
+        # from main's head, whatever parentCommit says (as on the Hub); the commit description opens it
+        if create_pr:
             if user is None:
                 return self._forbidden(repo, user)
-            pr = self.state.open_discussion(repo, user, title, "", pr=True)
+            pr = self.state.open_discussion(repo, user, title, str(header.get("description", "")), pr=True)
             branch, parent = f"refs/pr/{pr['num']}", None
         elif branch.startswith("refs/pr/"):
             found = self.state.discussions.get(repo, [])

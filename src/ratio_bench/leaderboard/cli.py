@@ -145,9 +145,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_export_mteb(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.mteb_export import export_mteb
 
+    requests = _requests_or_note(args.requests)
     done = export_mteb(
-        args.results, args.out, include_self_reported=args.include_self_reported, release=args.release
-    )
+        args.results, args.out, include_self_reported=args.include_self_reported, release=args.release,
+        requests=requests,
+    )  # fmt: skip
     for model in done:
         run = f" [{model.experiment}]" if model.experiment else ""
         print(f"{model.name}@{model.revision}{run}: {', '.join(model.tasks)} -> {model.folder}")
@@ -158,13 +160,28 @@ def cmd_export_mteb(args: argparse.Namespace) -> int:
 def cmd_eval_results(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.hub_results import open_eval_results_prs, write_eval_results
 
-    results, models = write_eval_results(args.results, args.dataset, args.benchmark, args.out)
+    requests = _requests_or_note(args.requests)
+    results, models = write_eval_results(args.results, args.dataset, args.benchmark, args.out, requests)
     print(
         f"{len(models)} model commit(s) with verified results; eval.yaml and <model>/<commit>/ under {args.out}"
     )
     for model, opened in open_eval_results_prs(results, models, args.benchmark) if args.open_prs else ():
         print(f"{model}: pull request {opened.url}")
     return 0
+
+
+def _requests_or_note(text: str | None) -> str | None:
+    """``--requests`` as a repo id; without it, a note that nothing can be verified (every entry self-reported)."""
+    from ratio_bench.leaderboard.hub import RepoRef
+
+    if text is None:
+        print(
+            "note: no --requests REPO given: without the queue nothing is verified (every entry counts as "
+            "self-reported)",
+            file=sys.stderr,
+        )
+        return None
+    return RepoRef.parse(text, "--requests").repo_id
 
 
 def _worker_key(path: Path | None):
@@ -330,6 +347,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="export unverified entries too (default: verified)",
     )
+    p.add_argument(
+        "--requests", metavar="REPO", help="the requests repository (without it nothing is verified)"
+    )
     p.set_defaults(func=cmd_export_mteb)
 
     p = commands.add_parser("eval-results", help="the Hub's eval.yaml and each model's .eval_results files")
@@ -343,6 +363,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--open-prs", action="store_true", help="also open a pull request on each model repository"
+    )
+    p.add_argument(
+        "--requests", metavar="REPO", help="the requests repository (without it nothing is verified)"
     )
     p.set_defaults(func=cmd_eval_results)
     p = commands.add_parser(
