@@ -63,6 +63,7 @@ class HubState:
         self.tokens_seen: set[str] = set()
         self.holds: dict[str, threading.Event] = {}  # path in repo -> released (tests: a download in flight)
         self.waiting: Counter[str] = Counter()  # path -> downloads held so far
+        self.faults: Counter[str] = Counter()  # "org/name/path" -> downloads still answered 503 (a Hub outage)
         self.conflicts = 0  # commits refused because their parent was not the head
         self.meta: dict[str, dict] = {}  # sha -> {parent, author, date, title}
         self.writers: dict[str, list[str]] = {}  # repo -> users who may write its branches (none: open)
@@ -348,6 +349,10 @@ class HubHandler(BaseHTTPRequestHandler):
         data = self.state.read(repo, sha, path)
         if data is None:
             return self._not_found("Entry not found", "EntryNotFound")
+        where = f"{repo.split('/', 1)[1]}/{path}"
+        if self.state.faults[where] > 0 and self.command == "GET":
+            self.state.faults[where] -= 1
+            return self._send(503, b'{"error":"Service Unavailable"}')
         if path in self.state.holds and self.command == "GET":
             self.state.waiting[path] += 1
             self.state.holds[path].wait(timeout=60)

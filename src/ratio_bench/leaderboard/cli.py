@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
 
-COMMANDS = ("submit", "admit", "worker", "keygen", "verify", "export-mteb", "eval-results")
+COMMANDS = ("submit", "admit", "worker", "keygen", "verify", "export-mteb", "eval-results", "reproduce")
 JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
 
@@ -92,6 +92,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
         f"as pull request #{sub.pr_num} on {repo} ({sub.pr_url}), adding {request.path}; the maintainers' "
         "admission queues it"
     )
+    if sub.wait is not None:
+        print(f"once admitted: {sub.wait.text()}")
+        print(
+            "you will hear of it on the pull request: admitted or refused (with the reason), then finished "
+            "(results, eval-results pull request, reproduce command) or failed (with the reason)"
+        )
     return 0
 
 
@@ -110,6 +116,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     if args.poll is not None and args.poll <= 0:
         raise UsageError("--poll: give a number of seconds above 0")
+    if args.infra_retries < 1 or args.retry_backoff < 0:
+        raise UsageError("--infra-retries: 1 or more; --retry-backoff: 0 seconds or more")
     if args.lease < 5:
         raise UsageError("--lease: at least 5 seconds (the time one model may take, with publishing)")
     requests = RepoRef.parse(args.requests, "--requests").repo_id
@@ -132,6 +140,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         judging=judging,
         key=key,
         admit=args.admit,
+        infra_retries=args.infra_retries,
+        retry_backoff_s=args.retry_backoff,
     )
 
     def log(line: str) -> None:
@@ -167,6 +177,21 @@ def cmd_eval_results(args: argparse.Namespace) -> int:
     )
     for model, opened in open_eval_results_prs(results, models, args.benchmark) if args.open_prs else ():
         print(f"{model}: pull request {opened.url}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ratio_bench.core.io import write_json
+    from ratio_bench.leaderboard.lifecycle import figures, reproduce
+
+    entry = reproduce(args.model, args.setup, args.split, args.dataset, args.cache_dir)
+    if args.out:
+        write_json(args.out, entry)
+    print(
+        f"{args.model}:{args.setup} on {entry['dataset']['name']} {entry['dataset']['version']}: {figures(entry)}"
+    )
+    if args.out:
+        print(f"entry written to {args.out}; compare its results with the leaderboard's entry")
     return 0
 
 
@@ -258,7 +283,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     commands = board.add_subparsers(
         dest="leaderboard_command",
         action=ResultsOrCommand,
-        metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results}",
+        metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results,reproduce}",
     )
 
     p = commands.add_parser("submit", help="queue a Hub model for scoring by the leaderboard's workers")
@@ -316,6 +341,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    p.add_argument(
+        "--infra-retries", type=int, default=3, metavar="N",
+        help="tries of a job that fails for the infrastructure (Hub timeout or 5xx, full disk) before it is put "
+        "back in the queue, its attempt not spent (default 3)",
+    )  # fmt: skip
+    p.add_argument(
+        "--retry-backoff", type=float, default=30.0, metavar="SECONDS",
+        help="the first wait before such a retry, doubling each time (default 30)",
+    )  # fmt: skip
     judge = add_judge_options(p, model_required=False, prefix=JUDGE_PREFIX, batch=False)
     judge.description = (
         "with --judge-model, each result's unjudged top 10 on the pool's sampled queries is judged and the "
@@ -375,6 +409,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", help="the worker's public name in the listing (default: worker-KEYID)")
     p.add_argument("--added-by", help="the maintainer who lists the key")
     p.set_defaults(func=cmd_keygen)
+
+    p = commands.add_parser(
+        "reproduce", help="score a leaderboard row again on this machine (the command each entry names)"
+    )
+    p.add_argument("model", metavar="ORG/NAME@SHA", help="the model repository at the commit the entry names")
+    p.add_argument("--setup", required=True, choices=SETUPS, help="the entry's prompt setup")
+    p.add_argument("--split", default="test", help="the entry's split (default: test)")
+    p.add_argument(
+        "--dataset", required=True, metavar="NAME@VERSION|DIR|REPO@REV",
+        help="the release: NAME@VERSION is the folder ./NAME, which must be that version",
+    )  # fmt: skip
+    p.add_argument("--out", type=Path, help="write the entry here (JSON)")
+    p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    p.set_defaults(func=cmd_reproduce)
 
     p = commands.add_parser("verify", help="say whether a result folder or row is verified, step by step")
     p.add_argument(

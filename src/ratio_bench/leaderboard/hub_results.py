@@ -19,8 +19,8 @@ from typing import Any
 from ratio_bench.evaluation import hub_eval
 from ratio_bench.leaderboard import board, hub
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
+from ratio_bench.leaderboard.provenance import PROVENANCE
 from ratio_bench.leaderboard.requests import SETUPS, SHA
-from ratio_bench.leaderboard.worker import PROVENANCE
 
 
 def is_verified(entry: dict[str, Any]) -> bool:
