@@ -63,9 +63,7 @@ class HubState:
         self.tokens_seen: set[str] = set()
         self.holds: dict[str, threading.Event] = {}  # path in repo -> released (tests: a download in flight)
         self.waiting: Counter[str] = Counter()  # path -> downloads held so far
-        self.faults: Counter[str] = (
-            Counter()
-        )  # "org/name/path" -> downloads still answered 503 (a Hub outage)
+        self.faults: Counter[str] = Counter()  # "org/name/path" -> downloads still to answer 503 (outages)
         self.conflicts = 0  # commits refused because their parent was not the head
         self.meta: dict[str, dict] = {}  # sha -> {parent, author, date, title}
         self.writers: dict[str, list[str]] = {}  # repo -> users who may write its branches (none: open)
