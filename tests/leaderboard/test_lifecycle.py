@@ -12,7 +12,7 @@ import shlex
 
 import pytest
 from tests.helpers.cli import run_ratio
-from tests.leaderboard.conftest import REQUESTS, RESULTS, USER
+from tests.leaderboard.conftest import KEEPER_TOKEN, REQUESTS, RESULTS, USER
 
 from ratio_bench.leaderboard.lifecycle import INFRASTRUCTURE, MODEL, Wait, classify, wait_for
 from ratio_bench.leaderboard.requests import Queue, Request
@@ -182,3 +182,21 @@ def test_the_wait_is_the_median_job_times_the_queue_ahead_over_the_workers():
     )
     assert wait_for(queue, now).ahead == 2  # a request admitted now waits behind both
     assert "no estimate" in Wait(0, 0, None, 1, 0).text()
+
+
+def test_a_model_whose_author_opted_out_after_admission_is_not_scored(hub_env, monkeypatch):
+    from ratio_bench.leaderboard import worker
+    from ratio_bench.leaderboard.requests import read_queue
+
+    monkeypatch.setenv("HF_TOKEN", KEEPER_TOKEN)  # the worker's account
+    pending = Request("org/m", "main", "a" * 40, "generic", "", "", "float32", USER, "2026-01-01T00:00:00Z")
+    hub_env.keeper_commit({pending.path: pending.to_json()})
+    hub_env.keeper_commit({"opt_out.json": json.dumps({"authors": ["org"]}).encode()})
+    logged: list[str] = []
+    assert worker.claim(REQUESTS, "w1", 60, logged.append) is None  # nothing left to score
+    ended = read_queue(REQUESTS).find(pending.path)
+    assert (
+        ended.status == "FAILED"
+        and ended.attempts == 0
+        and "asked not to be scored (opt_out.json)" in ended.reason
+    )

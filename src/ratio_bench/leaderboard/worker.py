@@ -102,7 +102,8 @@ def claim(
     skip: frozenset[str] = frozenset(),
 ) -> Request | None:
     """Claim the request the Hub admitted first (None when there is none; ``skip``: paths this worker put back
-    after an infrastructure error, left to a later pass); a request out of attempts becomes FAILED. Leases are
+    after an infrastructure error, left to a later pass); a request out of attempts, or of a model whose author
+    has opted out since its admission, becomes FAILED. Leases are
     written and read on the Hub's clock (:func:`ledger.hub_time`), never this machine's."""
     for _ in range(CLAIM_TRIES):
         queue = read_queue(repo_id)
@@ -118,6 +119,9 @@ def claim(
                 reason=f"no result after {MAX_ATTEMPTS} attempts (each worker died or ran out of time)",
             )
             message = f"Give up {request.label}"
+        elif request.model.split("/")[0] in queue.policy.opt_out:  # the author opted out after admission
+            new = request.ended("FAILED", now, reason=f"its author asked not to be scored ({ledger.OPT_OUT})")
+            message = f"Opted out {request.label}"
         else:
             new = request.claimed(worker_id, now, lease_s)
             message = f"Claim {request.label} (attempt {new.attempts}) by {worker_id}"
@@ -129,9 +133,9 @@ def claim(
         if new.status == "RUNNING":
             return new
         log(f"{request.label}: FAILED ({new.reason})")
-        from ratio_bench.leaderboard.lifecycle import failed_text, notify
+        from ratio_bench.leaderboard.lifecycle import notify
 
-        notify(repo_id, new, failed_text(new, new.reason or ""), log)
+        notify(repo_id, new, f"Failed: {new.label}: {new.reason}.", log)
     raise LeaderboardError(
         f"--requests {repo_id}: the queue kept changing; {CLAIM_TRIES} claims failed in a row"
     )
