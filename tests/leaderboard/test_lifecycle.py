@@ -200,3 +200,17 @@ def test_a_model_whose_author_opted_out_after_admission_is_not_scored(hub_env, m
         and ended.attempts == 0
         and "asked not to be scored (opt_out.json)" in ended.reason
     )
+
+
+def test_reproduce_names_a_wrong_model_or_release_in_one_line(small_release):
+    from tests.helpers.cli import assert_user_error
+
+    from ratio_bench.dataset.release import Release
+
+    release = Release.open(small_release)
+    no_sha = run_ratio("leaderboard", "reproduce", "org/m", "--setup", "generic", "--dataset", small_release)
+    assert_user_error(no_sha, "org/m", "ORG/NAME@SHA")
+    other = f"{release.name}@9.9"
+    wrong = run_ratio("leaderboard", "reproduce", f"org/m@{'a' * 40}", "--setup", "generic", "--dataset", other,
+                      cwd=small_release.parent)  # fmt: skip
+    assert_user_error(wrong, f"--dataset {other}", f"found version {release.version}")
