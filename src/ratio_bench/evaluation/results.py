@@ -101,6 +101,8 @@ def leaderboard_entry(
         entry["judged"] = judged
     if sample:
         entry["sample"] = sample
+    if getattr(result, "model_meta", None) is not None:  # a result made without scoring has none
+        entry["model_meta"] = result.model_meta.to_json()
     return entry
 
 
@@ -262,6 +264,7 @@ def validate_submission(entry: Any) -> None:
             "never ranked; score without --sample for the board"
         )
     _check_counts(entry)
+    _check_model_meta(entry)
     _check_judged(entry)
     _check_cutoff(entry)
     _check_per_query(entry)
@@ -276,6 +279,14 @@ def _check_counts(entry: dict[str, Any]) -> None:
             raise SubmissionError(
                 f"invalid submission at n_queries/{rel}: {counts[rel]} queries; a figure needs at least one"
             )
+
+
+def _check_model_meta(entry: dict[str, Any]) -> None:
+    """What the schema cannot say of ``model_meta``: finite, non-negative figures and bounded, printable texts."""
+    from ratio_bench.evaluation.model_meta import check_model_meta
+
+    if "model_meta" in entry and (problem := check_model_meta(entry["model_meta"])):
+        raise SubmissionError(f"invalid submission at model_meta/{problem}")
 
 
 def _check_cutoff(entry: dict[str, Any]) -> None:

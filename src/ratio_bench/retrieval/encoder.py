@@ -9,6 +9,7 @@ restored), so padding waste is already minimal and nothing is re-sorted here.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ class DenseEncoder:
         self.model = model
         self.fingerprint = fingerprint
         self.batch_size = batch_size
+        self.texts_encoded, self.encode_seconds = 0, 0.0  # what encoding cost (the entry's model_meta)
 
     @classmethod
     def load(cls, setup: ModelSetup, batch_size: int = 64, device: str | None = None) -> DenseEncoder:
@@ -45,7 +47,8 @@ class DenseEncoder:
         The prompt is passed even when empty: ``None`` would let sentence-transformers fall back to the model's
         ``default_prompt_name``, and a setup named ``none`` must mean no prompt.
         """
-        return self.model.encode(
+        start = time.perf_counter()
+        vectors = self.model.encode(
             list(texts),
             prompt=prompt,
             batch_size=self.batch_size,
@@ -53,3 +56,6 @@ class DenseEncoder:
             convert_to_numpy=True,
             show_progress_bar=False,
         ).astype(np.float32, copy=False)
+        self.texts_encoded += len(texts)
+        self.encode_seconds += time.perf_counter() - start
+        return vectors
