@@ -112,3 +112,15 @@ def test_the_live_board_renders_again_only_when_a_head_moves(hub_env):
     assert live.page() == first and live.cache.renders == 1
     hub_env.hub.state.commit(f"datasets/{RESULTS}", "main", self_reported("new model"))
     assert "new model" in live.page() and live.cache.renders == 2
+
+
+def test_an_entry_checked_once_is_not_checked_again_but_a_bad_one_always_is():
+    from ratio_bench.evaluation.results import SubmissionError
+    from ratio_bench.leaderboard.board import parse_checked
+
+    good = json.dumps(ranked_entry("m", {"address": [1, 3]})).encode()
+    assert parse_checked(good) == parse_checked(good) == json.loads(good)
+    bad = json.dumps(ranked_entry("m", {"address": [1]}) | {"n_queries": {"address": 0}}).encode()
+    for _ in range(2):
+        with pytest.raises(SubmissionError):
+            parse_checked(bad)

@@ -19,6 +19,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -236,20 +237,24 @@ def _mteb_version() -> str | None:
         return None
 
 
-def validate_submission(entry: Any) -> None:
-    """Check an (untrusted) leaderboard entry against the schema; raises SubmissionError with the path."""
+@cache
+def _schema_validator():
+    """The schema's validator, built once per process (a board checks a thousand entries against it)."""
     import jsonschema
 
+    from ratio_bench.core.resources import data_path
+
+    schema = json.loads(data_path("eval", "submission.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_submission(entry: Any) -> None:
+    """Check an (untrusted) leaderboard entry against the schema; raises SubmissionError with the path."""
     for where in _non_finite_numbers(entry, ()):
         raise SubmissionError(
             f"invalid submission at {'/'.join(where) or '(root)'}: NaN and infinities are not numbers in JSON"
         )
-    from ratio_bench.core.resources import data_path
-
-    schema = json.loads(data_path("eval", "submission.schema.json").read_text(encoding="utf-8"))
-    errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(entry), key=lambda e: list(map(str, e.path))
-    )
+    errors = sorted(_schema_validator().iter_errors(entry), key=lambda e: list(map(str, e.path)))
     if errors:
         e = errors[0]
         where = "/".join(map(str, e.path)) or "(root)"

@@ -14,7 +14,9 @@ parsed strictly, and a bad file rejects itself only.
 from __future__ import annotations
 
 import glob
+import hashlib
 import html
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -108,7 +110,12 @@ def load_board_from_repo(ref: hub.RepoRef, requests: str | None = None, bulk: bo
     """The board of the results repository ``ref`` at its revision (default: main); ``requests``: the requests
     repository whose FINISHED requests verified entries must be (None: every entry is self-reported); ``bulk``
     False: one download per file, as before (benchmarks/board_scale.py compares the two)."""
-    loaded, rejected = read_entries(RepoReader.open(ref, requests, bulk))
+    return board_of(RepoReader.open(ref, requests, bulk))
+
+
+def board_of(repo: RepoReader) -> lb.Board:
+    """The board of an opened repository (its queue, when it has one, is the one its entries were checked with)."""
+    loaded, rejected = read_entries(repo)
     releases, inconsistent = lb.group_releases(loaded)
     return lb.Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
 
@@ -130,13 +137,30 @@ def read_entries(repo: RepoReader) -> tuple[list[tuple[str, dict[str, Any]]], li
             if size > lb.MAX_FILE_BYTES:
                 raise SubmissionError(f"file is over the {lb.MAX_FILE_BYTES:,}-byte limit for one entry")
             data = repo.fetch(path)
-            entry = lb.parse_entry(data)
+            entry = parse_checked(data)
         except SubmissionError as e:
             rejected.append(lb.Rejected(path, str(e)))
             continue
         entry["provenance"] = provenance_mark(repo, path, data, entry)
         loaded.append((path, entry))
     return loaded, rejected
+
+
+MAX_CHECKED = 100_000
+_checked: dict[str, None] = {}  # SHA-256 of entry bytes that passed lb.parse_entry in this process
+
+
+def parse_checked(data: bytes) -> dict[str, Any]:
+    """:func:`lb.parse_entry`, its schema checks skipped for bytes that already passed them here: a served board
+    re-read after one new entry checks that entry, not the thousand it had."""
+    digest = hashlib.sha256(data).hexdigest()
+    if digest in _checked:
+        return json.loads(data.decode("utf-8-sig"))
+    entry = lb.parse_entry(data)
+    if len(_checked) >= MAX_CHECKED:
+        _checked.clear()
+    _checked[digest] = None
+    return entry
 
 
 def entry_verdict(repo: RepoReader, path: str, data: bytes, entry: dict[str, Any]) -> tuple[Verdict, str]:
@@ -408,11 +432,13 @@ class LiveBoard:
         return (results, requests, str(self.allow_submissions))
 
     def render(self) -> str:
-        board = load_board_from_repo(self.results, self.requests)
+        repo = RepoReader.open(
+            self.results, self.requests
+        )  # the queue read once, for the marks and the table
         extra = ""
-        if self.requests:
-            extra = queue_html(read_queue(self.requests), form=SUBMIT_FORM if self.allow_submissions else "")
-        return leaderboard_html(board, extra=extra, policy=self.policy)
+        if repo.queue is not None:
+            extra = queue_html(repo.queue, form=SUBMIT_FORM if self.allow_submissions else "")
+        return leaderboard_html(board_of(repo), extra=extra, policy=self.policy)
 
     def submit(self, form: dict[str, str]) -> tuple[int, str]:
         """(HTTP status, HTML page) for a submission from the form: the checks of ``ratio leaderboard submit``."""
