@@ -134,3 +134,32 @@ def test_the_mteb_export_carries_the_model_facts():
     odd = entry | {"model_meta": ModelMeta(license="my own licence", base_model="two, models").to_json()}
     meta = model_meta(RepoResult("", odd, "org/m", "c" * 40, "saved"))
     assert meta.license is None and meta.adapted_from is None and meta.n_parameters is None
+
+
+def test_the_board_groups_the_cost_columns_by_hardware_class_and_says_why(tmp_path):
+    from ratio_bench.evaluation.board_cost import COST_NOTE
+    from ratio_bench.evaluation.board_html import leaderboard_html
+    from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+    from ratio_bench.evaluation.escaping import markdown_text
+    from ratio_bench.evaluation.leaderboard import load_board
+
+    for name, hardware, speed in (
+        ("a", "cpu-2core-x86_64", 50.0),
+        ("b", "NVIDIA H100", 900.0),
+        ("c", None, None),
+    ):
+        meta = ModelMeta(parameters=1000, embedding_dim=8, license="<b>mit</b>", hardware=hardware,
+                         throughput_texts_per_s=speed)  # fmt: skip
+        entry = ranked_entry(f"model-{name}", {"address": [1, 2]})
+        if hardware:
+            entry["model_meta"] = meta.to_json()
+        (tmp_path / f"{name}.json").write_text(json.dumps(entry), encoding="utf-8")
+    board = load_board(tmp_path)
+    md, page = leaderboard_markdown(board), leaderboard_html(board)
+    assert markdown_text(COST_NOTE) in md and "### NVIDIA H100" in md and "### cpu-2core-x86\\_64" in md
+    assert (
+        md.index("### NVIDIA H100") < md.index("| model-b | 1,000 | 8 |") < md.index("### cpu-2core-x86\\_64")
+    )
+    assert "| model-a | 1,000 | 8 |  | &lt;b&gt;mit&lt;/b&gt; |  |  | 50.0 |  |" in md
+    assert '<table data-hardware="NVIDIA H100">' in page and "<b>mit</b>" not in page and "900.0" in page
+    assert "model-c |" not in md.split("## Model and cost")[1]  # no model_meta: not in the cost tables
