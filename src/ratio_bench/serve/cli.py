@@ -286,7 +286,12 @@ def register(sub) -> None:
         help="a submission form (the checks of `submit`; our token)",
     )
     board.add_argument(
-        "--refresh", type=float, default=60.0, metavar="SECONDS", help="re-read the repositories (default 60)"
+        "--refresh",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="render the page again after this long even when no repository changed (default 60; a new commit "
+        "shows within 5 s)",
     )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=cmd_serve)
