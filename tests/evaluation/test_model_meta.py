@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from tests.helpers.entries import ranked_entry
@@ -163,3 +164,16 @@ def test_the_board_groups_the_cost_columns_by_hardware_class_and_says_why(tmp_pa
     assert "| model-a | 1,000 | 8 |  | &lt;b&gt;mit&lt;/b&gt; |  |  | 50.0 |  |" in md
     assert '<table data-hardware="NVIDIA H100">' in page and "<b>mit</b>" not in page and "900.0" in page
     assert "model-c |" not in md.split("## Model and cost")[1]  # no model_meta: not in the cost tables
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux's resident high-water mark")
+def test_peak_memory_is_the_runs_not_the_processs_lifetime():
+    import numpy as np
+
+    from ratio_bench.evaluation.model_meta import peak_memory_mb, reset_peak_memory
+
+    block = np.ones(25_000_000)  # 200 MB touched
+    high = peak_memory_mb()
+    del block
+    reset_peak_memory()
+    assert peak_memory_mb() < high - 150

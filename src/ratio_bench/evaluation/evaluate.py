@@ -20,7 +20,7 @@ import numpy as np
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import DatasetError, Release
 from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
-from ratio_bench.evaluation.model_meta import EncodeStats, ModelMeta, measure
+from ratio_bench.evaluation.model_meta import EncodeStats, ModelMeta, measure, reset_peak_memory
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup
 from ratio_bench.retrieval.retriever import load_retriever
@@ -126,6 +126,7 @@ def score(
     run_scores: dict[str, dict[str, list[float]]] = {}
     cache = cache or EmbeddingCache()
     misses_before, hits_before = cache.misses, cache.hits
+    reset_peak_memory()  # the entry's peak memory is this run's
     retriever = load_retriever(setup, cache, batch_size)
     retriever.index(data.corpus_ids, data.corpus_texts)
     for rel, q in data.queries.items():

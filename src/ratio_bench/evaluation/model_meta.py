@@ -119,13 +119,43 @@ def hardware_class(model: Any = None) -> str:
     return f"cpu-{cores}core-{platform.machine() or 'unknown'}"
 
 
+def reset_peak_memory() -> None:
+    """Start a run's peak-memory measurement afresh (Linux: the resident high-water mark, via ``clear_refs``; the
+    GPU's peak statistics when CUDA is in use), so that a second model scored in one process is measured alone."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass  # not Linux: getrusage's lifetime peak is what there is
+    import sys
+
+    torch = sys.modules.get("torch")  # never imported here for a model that does not use it
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _high_water_kib() -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def peak_memory_mb(model: Any = None) -> float | None:
     """The peak memory of scoring: the GPU's peak allocation when the model runs on one, else this process's
-    peak resident set (``getrusage``; KiB on Linux, bytes on macOS)."""
+    peak resident set since :func:`reset_peak_memory` (Linux ``VmHWM``; elsewhere ``getrusage``'s lifetime peak,
+    KiB on Linux, bytes on macOS)."""
     if model is not None and _uses_cuda(model):
         import torch
 
         return round(torch.cuda.max_memory_allocated(model.device) / 2**20, 1)
+    high = _high_water_kib()
+    if high is not None:
+        return round(high / 2**10, 1)
     try:
         import resource
     except ImportError:  # Windows
