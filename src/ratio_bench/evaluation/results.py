@@ -19,6 +19,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +106,8 @@ def leaderboard_entry(
         entry["judged"] = judged
     if sample:
         entry["sample"] = sample
+    if getattr(result, "model_meta", None) is not None:  # a result made without scoring has none
+        entry["model_meta"] = result.model_meta.to_json()
     return entry
 
 
@@ -250,20 +253,24 @@ def _mteb_version() -> str | None:
         return None
 
 
-def validate_submission(entry: Any) -> None:
-    """Check an (untrusted) leaderboard entry against the schema; raises SubmissionError with the path."""
+@cache
+def _schema_validator():
+    """The schema's validator, built once per process (a board checks a thousand entries against it)."""
     import jsonschema
 
+    from ratio_bench.core.resources import data_path
+
+    schema = json.loads(data_path("eval", "submission.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_submission(entry: Any) -> None:
+    """Check an (untrusted) leaderboard entry against the schema; raises SubmissionError with the path."""
     for where in _non_finite_numbers(entry, ()):
         raise SubmissionError(
             f"invalid submission at {'/'.join(where) or '(root)'}: NaN and infinities are not numbers in JSON"
         )
-    from ratio_bench.core.resources import data_path
-
-    schema = json.loads(data_path("eval", "submission.schema.json").read_text(encoding="utf-8"))
-    errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(entry), key=lambda e: list(map(str, e.path))
-    )
+    errors = sorted(_schema_validator().iter_errors(entry), key=lambda e: list(map(str, e.path)))
     if errors:
         e = errors[0]
         where = "/".join(map(str, e.path)) or "(root)"
@@ -278,6 +285,7 @@ def validate_submission(entry: Any) -> None:
             "never ranked; score without --sample for the board"
         )
     _check_counts(entry)
+    _check_model_meta(entry)
     _check_judged(entry)
     _check_cutoff(entry)
     _check_per_query(entry)
@@ -292,6 +300,14 @@ def _check_counts(entry: dict[str, Any]) -> None:
             raise SubmissionError(
                 f"invalid submission at n_queries/{rel}: {counts[rel]} queries; a figure needs at least one"
             )
+
+
+def _check_model_meta(entry: dict[str, Any]) -> None:
+    """What the schema cannot say of ``model_meta``: finite, non-negative figures and bounded, printable texts."""
+    from ratio_bench.evaluation.model_meta import check_model_meta
+
+    if "model_meta" in entry and (problem := check_model_meta(entry["model_meta"])):
+        raise SubmissionError(f"invalid submission at model_meta/{problem}")
 
 
 def _check_cutoff(entry: dict[str, Any]) -> None:

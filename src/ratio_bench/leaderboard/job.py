@@ -64,6 +64,7 @@ def run_job(
         raise hub.LeaderboardError(
             f"{request.label}: the request's prompts are not those of the {request.setup} setup; submit it again"
         )
+    fetch_card(request.model, request.sha)  # after the checks: the card only informs the entry's model_meta
     setup = ModelSetup(
         f"{request.model}:{request.setup}",
         "dense",
@@ -103,6 +104,18 @@ def run_job(
         summary["seconds"][split] = round(result.seconds, 3)
         summary["n_queries"][split] = result.n_queries
     write_json(out / SUMMARY, summary)
+
+
+def fetch_card(model: str, sha: str) -> None:
+    """The model's card (``README.md``) into its snapshot folder beside the weights, for the licence and base model
+    of the entry's ``model_meta``; skipped when it is missing or over the size a card is read at."""
+    from ratio_bench.evaluation.model_meta import MAX_CARD_BYTES
+    from ratio_bench.leaderboard import hub
+
+    size = hub.tree(model, "model", sha).get("README.md")
+    if size is not None and size <= MAX_CARD_BYTES:
+        with hub.hub_errors(f"{model}: README.md"):
+            hub.api().hf_hub_download(model, "README.md", revision=sha)
 
 
 def job_splits(dataset: Path) -> tuple[str, ...]:

@@ -36,8 +36,12 @@ DEFAULT_SETUP = "saved"  # the revision's main result; any other setup is an exp
 NO_REVISION = "no_revision_available"  # mteb's name for an unknown revision
 SELF_REPORTED_ORG = "self-reported"  # mteb names models ORG/NAME; an entry's free-form name goes under this
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-# Optional model facts an entry may carry (the worker's measured model columns) -> ModelMeta's fields.
-MODEL_FIELDS = {"parameters": "n_parameters", "embedding_dim": "embed_dim", "max_tokens": "max_tokens"}
+# An entry's model_meta (the worker's measured model columns) -> ModelMeta's fields.
+MODEL_FIELDS = {
+    "parameters": "n_parameters",
+    "embedding_dim": "embed_dim",
+    "max_tokens": "max_tokens",
+}
 
 
 @dataclass(frozen=True)
@@ -98,17 +102,53 @@ def model_meta(result: RepoResult):
 
     entry, setup = result.entry, result.setup
     revision = result.revision or (entry.get("model_fingerprint") or "")[:12] or NO_REVISION
-    known = {field: entry[key] for key, field in MODEL_FIELDS.items() if type(entry.get(key)) is int}
+    known = model_facts(entry)
     return ModelMeta(
         loader=None, name=mteb_model_name(result.model), revision=revision, release_date=None, languages=None,
-        n_parameters=known.get("n_parameters"), memory_usage_mb=None, max_tokens=known.get("max_tokens"),
-        embed_dim=known.get("embed_dim"), license=None, open_weights=True if result.revision else None,
+        n_parameters=known.get("n_parameters"), memory_usage_mb=known.get("memory_usage_mb"),
+        max_tokens=known.get("max_tokens"), embed_dim=known.get("embed_dim"), license=known.get("license"),
+        open_weights=True if result.revision else None, adapted_from=known.get("adapted_from"),
         public_training_code=None, public_training_data=None, framework=["Sentence Transformers"],
         reference=f"https://huggingface.co/{result.model}" if result.revision else None,
         similarity_fn_name=None, use_instructions=None if setup is None else setup != "none",
         training_datasets=None,
         experiment_kwargs={"ratio_setup": setup} if setup not in (None, DEFAULT_SETUP) else None,
     )  # fmt: skip
+
+
+def model_facts(entry: dict[str, Any]) -> dict[str, Any]:
+    """ModelMeta's fields from an entry's ``model_meta`` (validated with the entry): parameters, embedding size,
+    max tokens, the weights' memory, the licence when it is one mteb knows, the base model as ``adapted_from``
+    when it is one Hub id (the measured throughput and peak memory have no field in mteb's ModelMeta)."""
+    from ratio_bench.evaluation.model_meta import ModelMeta
+
+    meta = ModelMeta.from_json(entry.get("model_meta"))
+    doc = meta.to_json()
+    known = {field: doc[key] for key, field in MODEL_FIELDS.items() if doc.get(key) is not None}
+    if meta.parameters:  # mteb's figure: the float32 weights' size, as it computes it for its own models
+        known["memory_usage_mb"] = round(meta.parameters * 4 / 2**20)
+    if meta.license and meta.license.lower() in mteb_licenses():
+        known["license"] = meta.license.lower()
+    if meta.base_model and HUB_ID.match(meta.base_model):
+        known["adapted_from"] = meta.base_model
+    return known
+
+
+def mteb_licenses() -> frozenset[str]:
+    """The licence ids mteb's ``ModelMeta`` accepts (it refuses any other text that is not a URL)."""
+    from typing import get_args
+
+    from mteb.models.model_meta import ModelMeta
+
+    found: set[str] = set()
+    pending = [ModelMeta.model_fields["license"].annotation]
+    while pending:
+        for arg in get_args(pending.pop()):
+            if isinstance(arg, str):
+                found.add(arg)
+            else:
+                pending.append(arg)
+    return frozenset(found)
 
 
 def mteb_model_name(model: str) -> str:
