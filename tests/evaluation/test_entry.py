@@ -77,6 +77,11 @@ OWNERS = {"evaluation/entry.py", "evaluation/results.py"}  # the record, and the
 OTHER_DOCUMENTS = {  # the same key names in documents that are not entries
     ("leaderboard/job.py", "n_queries"),  # the worker job's summary
     ("leaderboard/requests.py", "precision"),  # a queue request's loading dtype
+    (
+        "leaderboard/job.py",
+        "reproduce",
+    ),  # the worker's own document, as it writes it (before it is published)
+    ("leaderboard/worker.py", "reproduce"),
     ("training/card.py", "training_data_cutoff"),  # a training summary's cut-offs
     ("training/card.py", "training_data_cutoff_source"),
 }

@@ -26,6 +26,7 @@ from ratio_bench.evaluation.board_cells import (
     judged_rows,
     percent,
 )
+from ratio_bench.evaluation.board_cost import cost_html
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY, PAGE_SCRIPT, PAGE_STYLE
 from ratio_bench.evaluation.board_plots import CUTOFF_NOTE, PlottingUnavailable, plot_png, trend_png
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
@@ -83,6 +84,7 @@ def leaderboard_html(
     ]
     for release in board.releases:
         parts.append(clean_html(release) if clean_only else _release_section(release))
+    parts.append("" if clean_only else cost_html(board))
     parts.append(extra)
     if plot is not None:
         data = base64.b64encode(plot).decode("ascii")

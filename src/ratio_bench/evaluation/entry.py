@@ -33,6 +33,7 @@ from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation.metrics import gold_rank_metric
+from ratio_bench.evaluation.model_meta import ModelMeta, check_model_meta
 
 SCHEMA_VERSION = 1
 MAIN_SCORE = "mrr_at_10"
@@ -90,21 +91,6 @@ class Sample:
 
     queries_per_relation: int
     seed: int
-
-
-@dataclass(frozen=True)
-class ModelMeta:
-    """What a submitter or worker states about the model's cost and origin (all optional; shown, never ranked)."""
-
-    parameters: int | None = None
-    embedding_dim: int | None = None
-    max_tokens: int | None = None
-    license: str | None = None
-    base_model: str | None = None
-    training_cutoff: str | None = None
-    hardware: str | None = None
-    throughput_texts_per_s: float | None = None
-    peak_memory_mb: float | None = None
 
 
 @dataclass(frozen=True)
@@ -306,6 +292,8 @@ class Entry:
                 "never ranked; score without --sample for the board"
             )
         self._check_counts()
+        if self.model_meta is not None and (problem := check_model_meta(_plain(self.model_meta))):
+            raise SubmissionError(f"invalid submission at model_meta/{problem}")
         self._check_judged()
         self._check_cutoff()
         self._check_per_query()

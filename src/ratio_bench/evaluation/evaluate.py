@@ -20,6 +20,7 @@ import numpy as np
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import DatasetError, Release
 from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
+from ratio_bench.evaluation.model_meta import EncodeStats, ModelMeta, measure, reset_peak_memory
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup
 from ratio_bench.retrieval.retriever import load_retriever
@@ -100,6 +101,9 @@ class ScoreResult:
     # relation -> query id -> the gold's rank in the run (1-based; 0: not in the top 100): with one gold per query
     # every metric is a function of it, so the entry keeps these for the bootstrap (evaluation.uncertainty)
     gold_ranks: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    model_meta: ModelMeta | None = (
+        None  # the model's shape, card facts and measured cost (evaluation.model_meta)
+    )
 
 
 def score(
@@ -122,6 +126,7 @@ def score(
     run_scores: dict[str, dict[str, list[float]]] = {}
     cache = cache or EmbeddingCache()
     misses_before, hits_before = cache.misses, cache.hits
+    reset_peak_memory()  # the entry's peak memory is this run's
     retriever = load_retriever(setup, cache, batch_size)
     retriever.index(data.corpus_ids, data.corpus_texts)
     for rel, q in data.queries.items():
@@ -139,7 +144,16 @@ def score(
         cache_hits=cache.hits - hits_before,
         runs=runs if keep_runs else {},
         run_scores=run_scores if keep_runs else {},
+        model_meta=measured_meta(setup, retriever),
     )
+
+
+def measured_meta(setup: ModelSetup, retriever: object) -> ModelMeta:
+    """The run's ``model_meta``: a dense retriever's loaded model and what its encoder did in this run."""
+    encoder = getattr(retriever, "encoder", None)  # BM25 has none
+    stats = EncodeStats(encoder.texts_encoded, encoder.encode_seconds) if encoder is not None else None
+    cutoff = setup.cutoff.date.isoformat() if setup.cutoff and setup.cutoff.date else None
+    return measure(encoder.model if encoder is not None else None, stats, setup.path, cutoff)
 
 
 def result_of_runs(

@@ -97,6 +97,8 @@ def leaderboard_entry(
         entry["judged"] = judged
     if sample:
         entry["sample"] = sample
+    if getattr(result, "model_meta", None) is not None:  # a result made without scoring has none
+        entry["model_meta"] = result.model_meta.to_json()
     return entry
 
 

@@ -13,10 +13,12 @@ parsed strictly, and a bad file rejects itself only.
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import html
-import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from ratio_bench.core.cutoffs import parse_date
 from ratio_bench.core.errors import UsageError
@@ -26,9 +28,11 @@ from ratio_bench.evaluation.board_markdown import md_row
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
 from ratio_bench.evaluation.entry import Entry, Provenance
 from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_text
+from ratio_bench.evaluation.page_cache import PageCache
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.form import FormLimits
+from ratio_bench.leaderboard.lifecycle import submitted_by, third_party, wait_for
 from ratio_bench.leaderboard.provenance import (
     PROVENANCE,
     TRUSTED_WORKERS,
@@ -55,26 +59,36 @@ class RepoReader:
     trusted: dict[str, TrustedWorker]
     queue: Queue | None
     verdicts: dict[str, Verdict]
+    local: Path | None = None  # the JSON files downloaded at once (None: each file read on its own)
 
     @classmethod
-    def open(cls, ref: hub.RepoRef, requests: str | None) -> RepoReader:
+    def open(cls, ref: hub.RepoRef, requests: str | None, bulk: bool = True) -> RepoReader:
+        """The repository at ``ref``; ``bulk``: its JSON files fetched in one parallel ``snapshot_download``
+        (what a board of a thousand entries needs) instead of one download per file."""
         sha = hub.head(ref.repo_id, "dataset", ref.revision)
         listed = hub.tree(ref.repo_id, "dataset", sha)
-        trusted, _ = parse_trusted(cls._small(ref, sha, listed, TRUSTED_WORKERS))
-        queue = read_queue(requests) if requests else None
-        return cls(ref, sha, listed, trusted, queue, {})
+        local = download_json(ref, sha, listed) if bulk else None
+        reader = cls(ref, sha, listed, {}, None, {}, local)
+        reader.trusted, _ = parse_trusted(reader.read(TRUSTED_WORKERS))
+        reader.queue = read_queue(requests) if requests else None
+        return reader
 
-    @staticmethod
-    def _small(ref: hub.RepoRef, sha: str, listed: dict[str, int], path: str) -> bytes | None:
-        if listed.get(path, lb.MAX_FILE_BYTES + 1) > lb.MAX_FILE_BYTES:
-            return None
-        try:
-            return hub.read_small(ref.repo_id, "dataset", sha, path)
-        except hub.LeaderboardError:
-            return None
+    def fetch(self, path: str) -> bytes:
+        """A listed file's bytes (its size already checked by the caller); a Hub failure is a LeaderboardError."""
+        if self.local is not None:
+            data = hub.read_local(self.local, path)
+            if data is not None:
+                return data
+        return hub.read_small(self.ref.repo_id, "dataset", self.sha, path)
 
     def read(self, path: str) -> bytes | None:
-        return self._small(self.ref, self.sha, self.listed, path)
+        """A small listed file, or None when it is missing, too big or cannot be read."""
+        if self.listed.get(path, lb.MAX_FILE_BYTES + 1) > lb.MAX_FILE_BYTES:
+            return None
+        try:
+            return self.fetch(path)
+        except hub.LeaderboardError:
+            return None
 
     def verdict(self, folder: str) -> Verdict:
         if folder not in self.verdicts:
@@ -83,10 +97,26 @@ class RepoReader:
         return self.verdicts[folder]
 
 
-def load_board_from_repo(ref: hub.RepoRef, requests: str | None = None) -> lb.Board:
+def download_json(ref: hub.RepoRef, sha: str, listed: dict[str, int]) -> Path:
+    """Every JSON file the board may read (entries, provenance records, the trusted keys), in one download: MTEB
+    documents, saved runs and files over the entry size cap stay on the Hub."""
+    skipped = [f"{folder}/*" for folder in SKIPPED_FOLDERS] + [f"*/{folder}/*" for folder in SKIPPED_FOLDERS]
+    skipped += [
+        glob.escape(p) for p, size in listed.items() if p.endswith(".json") and size > lb.MAX_FILE_BYTES
+    ]
+    return hub.download_files(ref.repo_id, "dataset", sha, listed, ["*.json"], skipped)
+
+
+def load_board_from_repo(ref: hub.RepoRef, requests: str | None = None, bulk: bool = True) -> lb.Board:
     """The board of the results repository ``ref`` at its revision (default: main); ``requests``: the requests
-    repository whose FINISHED requests verified entries must be (None: every entry is self-reported)."""
-    loaded, rejected = read_entries(RepoReader.open(ref, requests))
+    repository whose FINISHED requests verified entries must be (None: every entry is self-reported); ``bulk``
+    False: one download per file, as before (benchmarks/board_scale.py compares the two)."""
+    return board_of(RepoReader.open(ref, requests, bulk))
+
+
+def board_of(repo: RepoReader) -> lb.Board:
+    """The board of an opened repository (its queue, when it has one, is the one its entries were checked with)."""
+    loaded, rejected = read_entries(repo)
     releases, inconsistent = lb.group_releases(loaded)
     return lb.Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
 
@@ -107,13 +137,30 @@ def read_entries(repo: RepoReader) -> tuple[list[tuple[str, Entry]], list[lb.Rej
         try:
             if size > lb.MAX_FILE_BYTES:
                 raise SubmissionError(f"file is over the {lb.MAX_FILE_BYTES:,}-byte limit for one entry")
-            data = hub.read_small(repo.ref.repo_id, "dataset", repo.sha, path)
-            entry = lb.parse_entry(data)
+            data = repo.fetch(path)
+            entry = parse_checked(data)
         except SubmissionError as e:
             rejected.append(lb.Rejected(path, str(e)))
             continue
         loaded.append((path, entry.marked(provenance=provenance_mark(repo, path, data, entry))))
     return loaded, rejected
+
+
+MAX_CHECKED = 100_000
+_checked: dict[str, Entry] = {}  # SHA-256 of entry bytes -> the record they passed lb.parse_entry as, here
+
+
+def parse_checked(data: bytes) -> Entry:
+    """:func:`lb.parse_entry`, its checks skipped for bytes that already passed them here (the record is frozen,
+    so it is shared): a served board re-read after one new entry checks that entry, not the thousand it had."""
+    digest = hashlib.sha256(data).hexdigest()
+    if digest in _checked:
+        return _checked[digest]
+    entry = lb.parse_entry(data)
+    if len(_checked) >= MAX_CHECKED:
+        _checked.clear()
+    _checked[digest] = entry
+    return entry
 
 
 def entry_verdict(repo: RepoReader, path: str, data: bytes, entry: Entry) -> tuple[Verdict, str]:
@@ -136,7 +183,11 @@ def provenance_mark(repo: RepoReader, path: str, data: bytes, entry: Entry) -> P
     if why or verdict.record is None or verdict.worker is None:
         return Provenance("self-reported", why[:MAX_REASON], repo_name, commit)
     record = verdict.record
-    detail = f"worker {verdict.worker.name[:80]}, {record['model']}@{record['sha'][:12]}"
+    submitter = record.get("submitter") if isinstance(record.get("submitter"), str) else None
+    whose = submitted_by(record["model"], submitter[:100] if submitter else None)
+    detail = f"worker {verdict.worker.name[:80]}, {record['model']}@{record['sha'][:12]}" + (
+        f"; {whose}" if whose else ""
+    )
     return Provenance("verified", detail, repo_name, commit, str(record.get("signed_at", ""))[:40])
 
 
@@ -175,7 +226,7 @@ def verify(target: str, results: hub.RepoRef | None, requests: str | None) -> li
         raise UsageError(
             f"--results: give the results repository whose {TRUSTED_WORKERS} lists the trusted keys"
         )
-    repo = RepoReader.open(results, requests)
+    repo = RepoReader.open(results, requests, bulk=False)  # one folder's files: no need for all of them
     local = Path(target)
     if local.is_dir():
         files = _local_files(local)
@@ -273,13 +324,24 @@ def queue_rows(queue: Queue, now: datetime) -> list[tuple[str, list[str]]]:
         rows.append(
             (
                 r.status,
-                [r.status, f"{r.model}@{r.sha[:12]}", r.setup, r.submitter, r.submitted_at, _detail(r, now)],
+                [
+                    r.status,
+                    f"{r.model}@{r.sha[:12]}",
+                    r.setup,
+                    _submitter(r),
+                    r.submitted_at,
+                    _detail(r, now, queue),
+                ],  # fmt: skip
             )
         )
     return rows
 
 
-def _detail(r: Request, now: datetime) -> str:
+def _submitter(r: Request) -> str:
+    return f"{r.submitter} (not the model's author)" if third_party(r.model, r.submitter) else r.submitter
+
+
+def _detail(r: Request, now: datetime, queue: Queue) -> str:
     if r.status == "RUNNING":
         late = " (lease expired: will be claimed again)" if r.lease_expired(now) else ""
         return f"running for {_elapsed(r.started_at, now)} on {r.worker}, attempt {r.attempts}{late}"
@@ -287,7 +349,7 @@ def _detail(r: Request, now: datetime) -> str:
         return r.reason or ""
     if r.status == "FINISHED":
         return f"results: {r.result}"
-    return f"waiting for {_elapsed(r.submitted_at, now)}"
+    return f"waiting for {_elapsed(r.submitted_at, now)}; {wait_for(queue, now, r.path).text()}"
 
 
 QUEUE_HEAD = ["status", "model", "setup", "submitter", "submitted", "detail"]
@@ -359,28 +421,40 @@ class LiveBoard:
 
     results: hub.RepoRef
     requests: str | None
-    refresh_s: float = 60.0
+    refresh_s: float = (
+        60.0  # the page is rendered again after this long even when nothing changed (queue times)
+    )
     allow_submissions: bool = False
     limits: FormLimits = field(default_factory=FormLimits)
-    _page: str | None = None
-    _built: float = 0.0
+    check_s: float = 5.0  # the repositories' heads are looked up at most this often
+    cache: PageCache | None = None
+
+    def __post_init__(self) -> None:
+        self.cache = self.cache or PageCache(self.check_s, self.refresh_s)
 
     @property
     def policy(self) -> str:
         return FORM_POLICY if self.allow_submissions else CONTENT_SECURITY_POLICY
 
     def page(self, csrf: str = "") -> str:
-        """The page, its form carrying ``csrf`` (the visitor's token: the page is cached, the token is not)."""
-        if self._page is None or time.monotonic() - self._built > self.refresh_s:
-            self._page, self._built = self.render(), time.monotonic()
-        return self._page.replace(CSRF_SLOT, html.escape(csrf, quote=True))
+        """The page, its form carrying ``csrf`` (the visitor's token: the page is cached, the token is not),
+        rendered again only when a repository's head moved (or the page is ``refresh_s`` old)."""
+        return self.cache.page(self.key, self.render).replace(CSRF_SLOT, html.escape(csrf, quote=True))
+
+    def key(self) -> tuple[str | None, ...]:
+        """What the page is a function of: both heads and the options (two small Hub calls, no file read)."""
+        results = hub.head(self.results.repo_id, "dataset", self.results.revision)
+        requests = hub.head(self.requests, "dataset") if self.requests else None
+        return (results, requests, str(self.allow_submissions))
 
     def render(self) -> str:
-        board = load_board_from_repo(self.results, self.requests)
+        repo = RepoReader.open(
+            self.results, self.requests
+        )  # the queue read once, for the marks and the table
         extra = ""
-        if self.requests:
-            extra = queue_html(read_queue(self.requests), form=SUBMIT_FORM if self.allow_submissions else "")
-        return leaderboard_html(board, extra=extra, policy=self.policy)
+        if repo.queue is not None:
+            extra = queue_html(repo.queue, form=SUBMIT_FORM if self.allow_submissions else "")
+        return leaderboard_html(board_of(repo), extra=extra, policy=self.policy)
 
     def submit(self, form: dict[str, str], client: str) -> tuple[int, str]:
         """(HTTP status, HTML page) for a submission from the form, made as the Hub user whose token it carries
@@ -407,11 +481,12 @@ class LiveBoard:
             return 429, message_page("Not queued", str(e))
         except (hub.LeaderboardError, UsageError) as e:
             return 422, message_page("Not queued", str(e))
-        self._page = None  # show it at once
+        self.cache.invalidate()  # show it at once
         return 200, message_page(
             "Proposed",
             f"{request.label}: pull request #{request.pr_num} on {self.requests} adds {request.path}; the "
-            "maintainers' admission queues it",
+            "maintainers' admission queues it"
+            + (f"; once admitted: {request.wait.text()}" if request.wait else ""),
         )
 
 

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ratio_bench.core.errors import RatioError
@@ -158,6 +159,60 @@ def read_small(repo_id: str, repo_type: str, sha: str, path: str) -> bytes:
     if len(data) > MAX_SMALL_FILE:
         raise LeaderboardError(f"{repo_type} {repo_id}: {path} is over {MAX_SMALL_FILE:,} bytes")
     return data
+
+
+MAX_BULK_BYTES = 1 << 30  # what one read of a results repository may download (1,200 entries are ~100 MB)
+BULK_WORKERS = 16
+
+
+def download_files(
+    repo_id: str, repo_type: str, sha: str, listed: dict[str, int], wanted: list[str], skipped: list[str]
+) -> Path:
+    """The ``wanted`` files of the repository at ``sha`` in one ``snapshot_download`` (fetched in parallel into the
+    Hub cache), checked first against the listing: together at most :data:`MAX_BULK_BYTES`. ``wanted`` and
+    ``skipped`` are glob patterns (``*.json``, a folder's ``*/runs/*``); a listed file the caller will not read
+    (too big) goes in ``skipped`` by its escaped name. Returns the local snapshot folder."""
+    from fnmatch import fnmatch
+
+    total = sum(
+        size
+        for path, size in listed.items()
+        if any(fnmatch(path, w) for w in wanted) and not any(fnmatch(path, s) for s in skipped)
+    )
+    if total > MAX_BULK_BYTES:
+        raise LeaderboardError(
+            f"{repo_type} {repo_id}@{sha[:12]}: {total:,} bytes to read, over the {MAX_BULK_BYTES:,}-byte limit"
+        )
+    with hub_errors(f"{repo_type} {repo_id}"):
+        folder = api().snapshot_download(
+            repo_id, repo_type=repo_type, revision=sha, allow_patterns=wanted, ignore_patterns=skipped,
+            max_workers=BULK_WORKERS, tqdm_class=_quiet(),
+        )  # fmt: skip
+    return Path(folder)
+
+
+def _quiet():
+    """A progress-bar class that draws nothing (a board read is no download the user asked to watch)."""
+    from huggingface_hub.utils import tqdm as hf_tqdm
+
+    class Quiet(hf_tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "disable": True})
+
+    return Quiet
+
+
+def read_local(folder: Path, path: str, cap: int = MAX_SMALL_FILE) -> bytes | None:
+    """A file of a downloaded snapshot (None when it is not there or over ``cap``); a path that climbs out of the
+    folder is never read."""
+    if ".." in path.split("/") or path.startswith("/"):
+        return None
+    try:
+        with open(folder / path, "rb") as fh:
+            data = fh.read(cap + 1)
+    except OSError:
+        return None
+    return data if len(data) <= cap else None
 
 
 def commit(

@@ -18,6 +18,9 @@ from datetime import date
 from pathlib import Path
 
 FAILURE = "failure.txt"
+FAILURE_CLASS = (
+    "failure_class.txt"  # infrastructure or model (lifecycle.classify): whether the worker retries
+)
 SUMMARY = "job.json"
 SUBMITTER = "stated by the submitter (ratio leaderboard submit --training-cutoff)"
 
@@ -31,17 +34,21 @@ def run_job(
     max_params: int,
     batch_size: int = 64,
     cache_dir: Path | None = None,
+    splits: tuple[str, ...] | None = None,
 ) -> None:
-    """Score the request in ``request_file`` (its ``path`` in the requests repo) into ``out``."""
+    """Score the request in ``request_file`` (its ``path`` in the requests repo) into ``out`` (``splits``: only
+    these, as ``ratio leaderboard reproduce`` asks; default every split a job scores). Each entry names the command
+    that reproduces it."""
     from ratio_bench.core import cutoffs
     from ratio_bench.core.io import write_json
-    from ratio_bench.dataset.release import DatasetError
+    from ratio_bench.dataset.release import DatasetError, Release
     from ratio_bench.evaluation.cli import score_entry
     from ratio_bench.evaluation.evaluate import load_split
     from ratio_bench.evaluation.pool import POOL_MANIFEST, JudgedPool, default_pool_dir
     from ratio_bench.evaluation.results import mteb_results
     from ratio_bench.evaluation.runs import save_run
     from ratio_bench.leaderboard import hub
+    from ratio_bench.leaderboard.lifecycle import reproduce_command
     from ratio_bench.leaderboard.requests import parse_request
     from ratio_bench.leaderboard.submit import MODEL_PATTERNS, inspect_model
     from ratio_bench.retrieval.cache import EmbeddingCache
@@ -57,6 +64,7 @@ def run_job(
         raise hub.LeaderboardError(
             f"{request.label}: the request's prompts are not those of the {request.setup} setup; submit it again"
         )
+    fetch_card(request.model, request.sha)  # after the checks: the card only informs the entry's model_meta
     setup = ModelSetup(
         f"{request.model}:{request.setup}",
         "dense",
@@ -71,17 +79,23 @@ def run_job(
     )
     cache = EmbeddingCache(cache_dir)
     summary = {"seconds": {}, "n_queries": {}}
-    for split in job_splits(dataset):
+    release = Release.open(dataset)
+    for split in splits or job_splits(dataset):
         try:
             data = load_split(dataset, split)
         except DatasetError:
-            if split != "silver":  # test and every snapshot must load: a verified job never skips one quietly
+            if (
+                split != "silver" or splits
+            ):  # test and every snapshot must load: a verified job never skips one quietly
                 raise
             continue  # no silver split in this release
         pool_dir = default_pool_dir(dataset)
         pool = JudgedPool(pool_dir, data.manifest) if (pool_dir / POOL_MANIFEST).exists() else None
         result, entry = score_entry(
             setup, data, split, cache=cache, batch_size=batch_size, keep_runs=True, pool=pool
+        )
+        entry["reproduce"] = reproduce_command(
+            request.model, request.sha, request.setup, split, release.name, release.version
         )
         write_json(out / f"{split}.json", entry)
         for task, mteb_doc in mteb_results(result, data.manifest, split).items():
@@ -90,6 +104,18 @@ def run_job(
         summary["seconds"][split] = round(result.seconds, 3)
         summary["n_queries"][split] = result.n_queries
     write_json(out / SUMMARY, summary)
+
+
+def fetch_card(model: str, sha: str) -> None:
+    """The model's card (``README.md``) into its snapshot folder beside the weights, for the licence and base model
+    of the entry's ``model_meta``; skipped when it is missing or over the size a card is read at."""
+    from ratio_bench.evaluation.model_meta import MAX_CARD_BYTES
+    from ratio_bench.leaderboard import hub
+
+    size = hub.tree(model, "model", sha).get("README.md")
+    if size is not None and size <= MAX_CARD_BYTES:
+        with hub.hub_errors(f"{model}: README.md"):
+            hub.api().hf_hub_download(model, "README.md", revision=sha)
 
 
 def job_splits(dataset: Path) -> tuple[str, ...]:
@@ -129,8 +155,12 @@ def main(argv: list[str] | None = None) -> int:
             cache_dir=args.cache_dir,
         )
     except Exception as exc:  # noqa: BLE001 - any failure of a stranger's model is that request's FAILED reason
+        from ratio_bench.leaderboard.lifecycle import classify
+
         traceback.print_exc()
+        args.out.mkdir(parents=True, exist_ok=True)
         (args.out / FAILURE).write_text(one_line(exc) + "\n", encoding="utf-8")
+        (args.out / FAILURE_CLASS).write_text(classify(exc) + "\n", encoding="utf-8")
         return 1
     return 0
 

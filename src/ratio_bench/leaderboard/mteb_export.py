@@ -24,6 +24,7 @@ from typing import Any
 
 from ratio_bench.core.io import atomic_open, atomic_path
 from ratio_bench.core.snapshots import is_snapshot
+from ratio_bench.evaluation.entry import Entry
 from ratio_bench.evaluation.results import MAIN_SCORE
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.hub_results import RepoResult, is_verified, repo_results
@@ -36,8 +37,12 @@ DEFAULT_SETUP = "saved"  # the revision's main result; any other setup is an exp
 NO_REVISION = "no_revision_available"  # mteb's name for an unknown revision
 SELF_REPORTED_ORG = "self-reported"  # mteb names models ORG/NAME; an entry's free-form name goes under this
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-# Optional model facts an entry may carry (the worker's measured model columns) -> ModelMeta's fields.
-MODEL_FIELDS = {"parameters": "n_parameters", "embedding_dim": "embed_dim", "max_tokens": "max_tokens"}
+# An entry's model_meta (the worker's measured model columns) -> ModelMeta's fields.
+MODEL_FIELDS = {
+    "parameters": "n_parameters",
+    "embedding_dim": "embed_dim",
+    "max_tokens": "max_tokens",
+}
 
 
 @dataclass(frozen=True)
@@ -49,20 +54,22 @@ class ExportedModel:
     folder: Path
 
 
-def load_results(source: str) -> list[RepoResult]:
+def load_results(source: str, requests: str | None = None) -> list[RepoResult]:
     """The entries of ``source``: a folder or file of entries (never verified: a local file proves nothing) or a
-    results repository ``OWNER/NAME[@REV]`` on the Hub (marked by the board's checks)."""
+    results repository ``OWNER/NAME[@REV]`` on the Hub (marked by the board's checks against the queue
+    ``requests``; without it nothing is verified)."""
     if Path(source).exists():
         from ratio_bench.evaluation.leaderboard import load_board
 
         board = load_board(Path(source))
         return [RepoResult("", e, e.model, None, None) for r in board.releases for e in r.entries]
-    return list(repo_results(RepoRef.parse(source, "--results")).results)
+    return list(repo_results(RepoRef.parse(source, "--results"), requests).results)
 
 
 def chosen(
-    results: list[RepoResult], include_self_reported: bool, release: str | None, where: str
-) -> list[RepoResult]:
+    results: list[RepoResult], include_self_reported: bool, release: str | None, where: str,
+    requests: str | None = None,
+) -> list[RepoResult]:  # fmt: skip
     """The entries to export: verified (or all), one release version, benchmark splits only, no carried copies."""
     picked = [
         r for r in results
@@ -70,9 +77,14 @@ def chosen(
         and (r.entry.split in EXPORTED_SPLITS or is_snapshot(r.entry.split))
     ]  # fmt: skip
     if not picked:
+        how = (
+            "give the requests repository with --requests (without it nothing is verified)"
+            if requests is None and not Path(where).exists()
+            else "a local folder has none: give the results repository OWNER/NAME and --requests"
+        )
         raise LeaderboardError(
-            f"--results {where}: no verified entries on a test split to export (a local folder has none: give the "
-            "results repository OWNER/NAME, or add --include-self-reported)"
+            f"--results {where}: no verified entries on a test split to export ({how}; or add "
+            "--include-self-reported)"
         )
     versions = sorted({r.entry.dataset.version for r in picked})
     if release is None and len(versions) > 1:
@@ -91,20 +103,53 @@ def model_meta(result: RepoResult):
 
     entry, setup = result.entry, result.setup
     revision = result.revision or (entry.model_fingerprint or "")[:12] or NO_REVISION
-    facts = entry.model_meta
-    known = {
-        field: getattr(facts, key) for key, field in MODEL_FIELDS.items() if facts and getattr(facts, key)
-    }
+    known = model_facts(entry)
     return ModelMeta(
         loader=None, name=mteb_model_name(result.model), revision=revision, release_date=None, languages=None,
-        n_parameters=known.get("n_parameters"), memory_usage_mb=None, max_tokens=known.get("max_tokens"),
-        embed_dim=known.get("embed_dim"), license=None, open_weights=True if result.revision else None,
+        n_parameters=known.get("n_parameters"), memory_usage_mb=known.get("memory_usage_mb"),
+        max_tokens=known.get("max_tokens"), embed_dim=known.get("embed_dim"), license=known.get("license"),
+        open_weights=True if result.revision else None, adapted_from=known.get("adapted_from"),
         public_training_code=None, public_training_data=None, framework=["Sentence Transformers"],
         reference=f"https://huggingface.co/{result.model}" if result.revision else None,
         similarity_fn_name=None, use_instructions=None if setup is None else setup != "none",
         training_datasets=None,
         experiment_kwargs={"ratio_setup": setup} if setup not in (None, DEFAULT_SETUP) else None,
     )  # fmt: skip
+
+
+def model_facts(entry: Entry) -> dict[str, Any]:
+    """ModelMeta's fields from an entry's ``model_meta`` (validated with the entry): parameters, embedding size,
+    max tokens, the weights' memory, the licence when it is one mteb knows, the base model as ``adapted_from``
+    when it is one Hub id (the measured throughput and peak memory have no field in mteb's ModelMeta)."""
+    from ratio_bench.evaluation.model_meta import ModelMeta
+
+    meta = entry.model_meta or ModelMeta()
+    doc = meta.to_json()
+    known = {field: doc[key] for key, field in MODEL_FIELDS.items() if doc.get(key) is not None}
+    if meta.parameters:  # mteb's figure: the float32 weights' size, as it computes it for its own models
+        known["memory_usage_mb"] = round(meta.parameters * 4 / 2**20)
+    if meta.license and meta.license.lower() in mteb_licenses():
+        known["license"] = meta.license.lower()
+    if meta.base_model and HUB_ID.match(meta.base_model):
+        known["adapted_from"] = meta.base_model
+    return known
+
+
+def mteb_licenses() -> frozenset[str]:
+    """The licence ids mteb's ``ModelMeta`` accepts (it refuses any other text that is not a URL)."""
+    from typing import get_args
+
+    from mteb.models.model_meta import ModelMeta
+
+    found: set[str] = set()
+    pending = [ModelMeta.model_fields["license"].annotation]
+    while pending:
+        for arg in get_args(pending.pop()):
+            if isinstance(arg, str):
+                found.add(arg)
+            else:
+                pending.append(arg)
+    return frozenset(found)
 
 
 def mteb_model_name(model: str) -> str:
@@ -145,9 +190,11 @@ def task_results(group: list[RepoResult]) -> list[Any]:
 
 
 def export_mteb(
-    source: str, out: Path, *, include_self_reported: bool = False, release: str | None = None
-) -> list[ExportedModel]:
-    """Write the chosen entries of ``source`` under ``out/results/`` in MTEB's layout; returns what was written."""
+    source: str, out: Path, *, include_self_reported: bool = False, release: str | None = None,
+    requests: str | None = None,
+) -> list[ExportedModel]:  # fmt: skip
+    """Write the chosen entries of ``source`` under ``out/results/`` in MTEB's layout; returns what was written.
+    ``requests``: the queue whose FINISHED requests make a results repository's entries verified."""
     from mteb import ResultCache
 
     if out.exists() and not out.is_dir():
@@ -155,7 +202,7 @@ def export_mteb(
             f"--out {out}: is a file; give a folder (a checkout of MTEB's results repository)"
         )
     groups: dict[tuple[str, str | None, str | None], list[RepoResult]] = {}
-    for result in chosen(load_results(source), include_self_reported, release, source):
+    for result in chosen(load_results(source, requests), include_self_reported, release, source, requests):
         groups.setdefault((result.model, result.revision, result.setup), []).append(result)
     cache = ResultCache(out)
     exported = []

@@ -17,6 +17,7 @@ comes out is checked: non-finite values, a dimension other than the model's, or 
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -56,6 +57,7 @@ class DenseEncoder:
         self.batch_size = batch_size
         self.routed = routed
         self.dimension = model.get_embedding_dimension()
+        self.texts_encoded, self.encode_seconds = 0, 0.0  # what encoding cost (the entry's model_meta)
 
     @classmethod
     def load(cls, setup: ModelSetup, batch_size: int = 64, device: str | None = None) -> DenseEncoder:
@@ -93,19 +95,22 @@ class DenseEncoder:
         are cut into batches here, longest first as sentence-transformers would (so padding stays minimal), and
         each batch is encoded on its own so that a progress bar can move per batch.
         """
+        began = time.perf_counter()
         texts = list(texts)
         if progress is None or not texts:
             vectors = self._encode(texts, prompt, role)
         else:
             order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
             parts = []
-            for start in range(0, len(order), self.batch_size):
-                batch = [texts[i] for i in order[start : start + self.batch_size]]
+            for first in range(0, len(order), self.batch_size):
+                batch = [texts[i] for i in order[first : first + self.batch_size]]
                 parts.append(self._encode(batch, prompt, role))
                 progress(len(batch))
             vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
             vectors[order] = np.concatenate(parts)
         self._check(texts, vectors, role)
+        self.texts_encoded += len(texts)
+        self.encode_seconds += time.perf_counter() - began
         return vectors
 
     def _encode(self, texts: list[str], prompt: str, role: Role) -> np.ndarray:

@@ -284,7 +284,10 @@ def offline_api_page(app: FastAPI) -> str:
 
 
 def _add_leaderboard(app: FastAPI, results: Path) -> None:
-    """``/leaderboard``, rendered from ``results`` on each request."""
+    """``/leaderboard``, rendered from ``results`` when its files changed (a stat of each, at most every second)."""
+    from ratio_bench.evaluation.page_cache import PageCache, folder_key
+
+    cache = PageCache(check_s=1.0)
 
     @app.get("/leaderboard", include_in_schema=False)
     def leaderboard() -> HTMLResponse:
@@ -293,7 +296,7 @@ def _add_leaderboard(app: FastAPI, results: Path) -> None:
         from ratio_bench.evaluation.leaderboard import load_board
 
         return HTMLResponse(
-            leaderboard_html(load_board(results)),
+            cache.page(lambda: folder_key(results), lambda: leaderboard_html(load_board(results))),
             headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
         )
 

@@ -300,7 +300,12 @@ def register(sub) -> None:
         help="an address browsers use to reach the form (behind a proxy, or with --host 0.0.0.0); repeatable",
     )
     board.add_argument(
-        "--refresh", type=float, default=60.0, metavar="SECONDS", help="re-read the repositories (default 60)"
+        "--refresh",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="render the page again after this long even when no repository changed (default 60; a new commit "
+        "shows within 5 s)",
     )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=cmd_serve)

@@ -1,0 +1,182 @@
+"""An entry's ``model_meta``: the loaded model's shape, its card's licence and base model (bounded), the measured
+cost on a named hardware class, the schema's and the validator's bounds, and what the mteb export makes of it."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from tests.helpers.entries import ranked_entry
+from tests.helpers.training import build_tiny
+
+from ratio_bench.evaluation.cli import score_entry
+from ratio_bench.evaluation.evaluate import load_split
+from ratio_bench.evaluation.model_meta import MAX_TEXT, ModelMeta, card_facts, check_model_meta
+from ratio_bench.evaluation.results import SubmissionError, validate_submission
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.registry import resolve
+
+CARD = """---
+license: apache-2.0
+base_model: sentence-transformers/all-MiniLM-L6-v2
+tags: [sentence-transformers]
+---
+# A tiny model
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    folder = build_tiny("bert", tmp_path_factory.mktemp("tiny"))
+    (folder / "README.md").write_text(CARD, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def test_split(small_release):
+    return load_split(small_release, "test")
+
+
+def test_an_entry_carries_the_loaded_models_shape_its_card_and_the_measured_cost(
+    tmp_path, tiny_bert, test_split
+):
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(tiny_bert), device="cpu")
+    setup = resolve(str(tiny_bert), "generic")
+    result, entry = score_entry(setup, test_split, "test", cache=EmbeddingCache(tmp_path / "c"))
+    meta = entry["model_meta"]
+    assert meta["parameters"] == sum(p.numel() for p in model.parameters()) > 0
+    assert meta["embedding_dim"] == model.get_embedding_dimension() and meta["max_tokens"] == 64
+    assert (meta["license"], meta["base_model"]) == ("apache-2.0", "sentence-transformers/all-MiniLM-L6-v2")
+    assert meta["hardware"].startswith("cpu-") and meta["hardware"].split("-")[1].endswith("core")
+    assert meta["throughput_texts_per_s"] > 0 and meta["peak_memory_mb"] > 10
+    validate_submission(json.loads(json.dumps(entry)))
+    # a re-score from the cache encodes nothing: no throughput is claimed for it
+    _, again = score_entry(setup, test_split, "test", cache=EmbeddingCache(tmp_path / "c"))
+    assert again["model_meta"]["throughput_texts_per_s"] is None
+    assert again["model_meta"]["parameters"] == meta["parameters"]
+
+
+def test_bm25_has_no_model_shape_but_names_its_hardware(test_split):
+    _, entry = score_entry(resolve("bm25"), test_split, "test")
+    meta = entry["model_meta"]
+    assert (
+        meta["parameters"] is None
+        and meta["embedding_dim"] is None
+        and meta["throughput_texts_per_s"] is None
+    )
+    assert meta["hardware"].startswith("cpu-")
+
+
+@pytest.mark.parametrize(
+    ("front", "expected"),
+    [
+        ("license: " + "x" * 5000 + "\nbase_model: [a/b, c/d]\n", ("x" * (MAX_TEXT - 3) + "...", "a/b, c/d")),
+        ('license: "mit\\u0000\\u001b[31m red"\nbase_model: {evil: 1}\n', ("mit [31m red", None)),
+        ("license: [unclosed\n", (None, None)),  # YAML that does not parse: unknown, never a crash
+        ("license: 3\n", (None, None)),
+    ],
+)
+def test_card_values_are_bounded_printable_text_or_unknown(tmp_path, front, expected):
+    (tmp_path / "README.md").write_text(f"---\n{front}---\n# card\n", encoding="utf-8")
+    assert card_facts(tmp_path) == expected
+    license_, base = card_facts(tmp_path)
+    assert check_model_meta(ModelMeta(license=license_, base_model=base).to_json()) is None
+
+
+def test_no_card_or_a_huge_card_is_unknown(tmp_path):
+    assert card_facts(tmp_path) == (None, None)
+    (tmp_path / "README.md").write_bytes(b"---\nlicense: mit\n---\n" + b"x" * (1 << 21))
+    assert card_facts(tmp_path) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("meta", "where"),
+    [
+        ({"parameters": -1}, "model_meta/parameters"),
+        ({"parameters": 1.5}, "model_meta/parameters"),
+        ({"throughput_texts_per_s": -3.0}, "model_meta/throughput_texts_per_s"),
+        ({"peak_memory_mb": math.inf}, "model_meta/peak_memory_mb"),
+        ({"license": "x" * 201}, "model_meta/license"),
+        ({"hardware": "gpu\nhost=secret"}, "model_meta/hardware"),
+        ({"cost_usd": 1}, "model_meta"),
+    ],
+)
+def test_out_of_bounds_model_meta_rejects_the_entry(meta, where):
+    entry = ranked_entry("m", {"address": [1, 2]})
+    validate_submission(
+        entry | {"model_meta": ModelMeta(parameters=10, hardware="cpu-2core-x86_64").to_json()}
+    )
+    with pytest.raises(SubmissionError, match=f"invalid submission at {where}"):
+        validate_submission(entry | {"model_meta": meta})
+
+
+def test_the_mteb_export_carries_the_model_facts():
+    pytest.importorskip("mteb")
+    from ratio_bench.evaluation.entry import Entry
+    from ratio_bench.leaderboard.hub_results import RepoResult
+    from ratio_bench.leaderboard.mteb_export import model_meta
+
+    block = ModelMeta(
+        parameters=22_713_216, embedding_dim=384, max_tokens=256, license="Apache-2.0",
+        base_model="nreimers/MiniLM-L6-H384-uncased", training_cutoff="2021-06-30", hardware="cpu-2core-x86_64",
+        throughput_texts_per_s=120.5, peak_memory_mb=900.0,
+    )  # fmt: skip
+    entry = ranked_entry("org/m:saved", {"address": [1]}) | {"model_meta": block.to_json()}
+    meta = model_meta(
+        RepoResult("org/m/x/saved/test.json", Entry.from_json(entry), "org/m", "c" * 40, "saved")
+    )
+    assert (meta.n_parameters, meta.embed_dim, meta.max_tokens) == (22_713_216, 384, 256)
+    assert (meta.license, meta.adapted_from, meta.memory_usage_mb) == (
+        "apache-2.0",
+        "nreimers/MiniLM-L6-H384-uncased",
+        round(22_713_216 * 4 / 2**20),
+    )
+    odd = entry | {"model_meta": ModelMeta(license="my own licence", base_model="two, models").to_json()}
+    meta = model_meta(RepoResult("", Entry.from_json(odd), "org/m", "c" * 40, "saved"))
+    assert meta.license is None and meta.adapted_from is None and meta.n_parameters is None
+
+
+def test_the_board_groups_the_cost_columns_by_hardware_class_and_says_why(tmp_path):
+    from ratio_bench.evaluation.board_cost import COST_NOTE
+    from ratio_bench.evaluation.board_html import leaderboard_html
+    from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+    from ratio_bench.evaluation.escaping import markdown_text
+    from ratio_bench.evaluation.leaderboard import load_board
+
+    for name, hardware, speed in (
+        ("a", "cpu-2core-x86_64", 50.0),
+        ("b", "NVIDIA H100", 900.0),
+        ("c", None, None),
+    ):
+        meta = ModelMeta(parameters=1000, embedding_dim=8, license="<b>mit</b>", hardware=hardware,
+                         throughput_texts_per_s=speed)  # fmt: skip
+        entry = ranked_entry(f"model-{name}", {"address": [1, 2]})
+        if hardware:
+            entry["model_meta"] = meta.to_json()
+        (tmp_path / f"{name}.json").write_text(json.dumps(entry), encoding="utf-8")
+    board = load_board(tmp_path)
+    md, page = leaderboard_markdown(board), leaderboard_html(board)
+    assert markdown_text(COST_NOTE) in md and "### NVIDIA H100" in md and "### cpu-2core-x86\\_64" in md
+    assert (
+        md.index("### NVIDIA H100") < md.index("| model-b | 1,000 | 8 |") < md.index("### cpu-2core-x86\\_64")
+    )
+    assert "| model-a | 1,000 | 8 |  | &lt;b&gt;mit&lt;/b&gt; |  |  | 50.0 |  |" in md
+    assert '<table data-hardware="NVIDIA H100">' in page and "<b>mit</b>" not in page and "900.0" in page
+    assert "model-c |" not in md.split("## Model and cost")[1]  # no model_meta: not in the cost tables
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux's resident high-water mark")
+def test_peak_memory_is_the_runs_not_the_processs_lifetime():
+    import numpy as np
+
+    from ratio_bench.evaluation.model_meta import peak_memory_mb, reset_peak_memory
+
+    block = np.ones(25_000_000)  # 200 MB touched
+    high = peak_memory_mb()
+    del block
+    reset_peak_memory()
+    assert peak_memory_mb() < high - 150

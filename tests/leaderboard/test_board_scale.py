@@ -1,0 +1,129 @@
+"""A board that scales: the served page rendered once per change of its inputs, a results repository read in one
+parallel download (with the same entries as the old one-download-per-file path), and the download's caps."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from tests.helpers.entries import ranked_entry
+from tests.helpers.results_repo import self_reported, worker_folder
+from tests.leaderboard.conftest import REQUESTS, RESULTS
+
+from ratio_bench.evaluation.page_cache import PageCache
+
+
+def test_one_render_per_key_even_for_concurrent_requests():
+    cache, key, started = PageCache(check_s=0), ["a"], threading.Event()
+
+    def render():
+        started.set()
+        time.sleep(0.2)
+        return f"page {key[0]}"
+
+    pages = []
+    threads = [
+        threading.Thread(target=lambda: pages.append(cache.page(lambda: key[0], render))) for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert pages == ["page a"] * 4 and cache.renders == 1  # three waited for the one render
+    assert cache.page(lambda: key[0], render) == "page a" and cache.renders == 1
+    key[0] = "b"
+    assert cache.page(lambda: key[0], render) == "page b" and cache.renders == 2
+    cache.invalidate()
+    assert cache.page(lambda: key[0], render) == "page b" and cache.renders == 3
+
+
+def test_the_key_is_looked_up_at_most_every_check_s():
+    looked = []
+    cache = PageCache(check_s=3600)
+    for _ in range(5):
+        cache.page(lambda: looked.append(1) or "k", lambda: "page")
+    assert len(looked) == 1 and cache.renders == 1
+
+
+def test_the_results_folder_page_is_rendered_again_only_when_a_file_changes(tmp_path, monkeypatch):
+    from ratio_bench.evaluation import board_html
+    from ratio_bench.serve.app import create_app
+
+    (tmp_path / "a.json").write_text(
+        json.dumps(ranked_entry("model-a", {"address": [1, 2]})), encoding="utf-8"
+    )
+    renders = []
+    real = board_html.leaderboard_html
+    monkeypatch.setattr(board_html, "leaderboard_html", lambda *a, **k: renders.append(1) or real(*a, **k))
+    with TestClient(create_app(None, results=tmp_path)) as c:
+        first, second = c.get("/leaderboard").text, c.get("/leaderboard").text
+        assert first == second and "model-a" in first and len(renders) == 1
+        (tmp_path / "b.json").write_text(
+            json.dumps(ranked_entry("model-b", {"address": [2, 1]})), encoding="utf-8"
+        )
+        time.sleep(1.05)  # the folder is looked at again after a second
+        assert "model-b" in c.get("/leaderboard").text and len(renders) == 2
+
+
+def _repo(board):
+    files = worker_folder("org/m", "generic", {"test": {"address": [1, 2, 3]}}) | self_reported()
+    files["org/m/runs/test/run.json"] = b"{}"  # saved runs stay on the Hub
+    files["big/entry.json"] = b" " * 1_000_001  # over the entry cap: listed, rejected, never downloaded
+    board.hub.state.commit(f"datasets/{RESULTS}", "main", files)
+
+
+def test_a_repo_read_in_one_download_gives_the_boards_entries_of_the_per_file_read(hub_env):
+    from ratio_bench.leaderboard import hub
+    from ratio_bench.leaderboard.board import RepoReader, load_board_from_repo
+
+    _repo(hub_env)
+    ref = hub.RepoRef(RESULTS, None, "--from")
+    bulk, one_by_one = load_board_from_repo(ref, REQUESTS), load_board_from_repo(ref, REQUESTS, bulk=False)
+    assert [(e["model"], e["provenance"]) for r in bulk.releases for e in r.entries] == [
+        (e["model"], e["provenance"]) for r in one_by_one.releases for e in r.entries
+    ]
+    assert bulk.rejected == one_by_one.rejected and "big/entry.json" in [r.source for r in bulk.rejected]
+    assert [e["model"] for r in bulk.releases for e in r.entries] == ["my model"]
+    local = RepoReader.open(ref, None).local
+    got = sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file())
+    assert "org/m/runs/test/run.json" not in got and "big/entry.json" not in got
+    assert "hand/entry.json" in got and "trusted_workers.json" in got
+
+
+def test_a_repo_over_the_download_cap_is_refused_in_one_line(hub_env, monkeypatch):
+    from ratio_bench.leaderboard import hub
+    from ratio_bench.leaderboard.board import load_board_from_repo
+
+    _repo(hub_env)
+    monkeypatch.setattr(hub, "MAX_BULK_BYTES", 1000)
+    with pytest.raises(hub.LeaderboardError, match="bytes to read, over the 1,000-byte limit"):
+        load_board_from_repo(hub.RepoRef(RESULTS, None, "--from"))
+
+
+def test_the_live_board_renders_again_only_when_a_head_moves(hub_env):
+    from ratio_bench.leaderboard.board import LiveBoard
+    from ratio_bench.leaderboard.hub import RepoRef
+
+    live = LiveBoard(RepoRef.parse(RESULTS, "--from"), REQUESTS, refresh_s=3600, check_s=0)
+    first = live.page()
+    assert live.page() == first and live.cache.renders == 1
+    hub_env.hub.state.commit(f"datasets/{RESULTS}", "main", self_reported("new model"))
+    assert "new model" in live.page() and live.cache.renders == 2
+
+
+def test_an_entry_checked_once_is_not_checked_again_but_a_bad_one_always_is():
+    from ratio_bench.evaluation.results import SubmissionError
+    from ratio_bench.leaderboard.board import parse_checked
+
+    good = json.dumps(ranked_entry("m", {"address": [1, 3]})).encode()
+    from ratio_bench.evaluation.entry import Entry
+
+    assert parse_checked(good) is parse_checked(good)  # the record checked once, shared (it is frozen)
+    assert parse_checked(good) == Entry.from_json(json.loads(good))
+    bad = json.dumps(ranked_entry("m", {"address": [1]}) | {"n_queries": {"address": 0}}).encode()
+    for _ in range(2):
+        with pytest.raises(SubmissionError):
+            parse_checked(bad)
