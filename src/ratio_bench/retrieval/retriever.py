@@ -1,18 +1,23 @@
-"""The one shape every retriever has: index a corpus once, then rank it for queries of any move.
+"""The one shape every retriever has: index a corpus once, rank it for queries of any move, save that index.
 
-Scoring, move sensitivity, the mteb bridge and the search service use BM25, a dense specialist and a unified
-model (one set of vectors, one instruction per move) only through :class:`Retriever`, so a new kind of retriever
-is one class here and one entry in :data:`RETRIEVERS`, where a resolved setup's ``kind`` is looked up; nowhere
-else branches on it. Dense vectors go through the embedding cache in one place, :meth:`DenseRetriever.embed`.
+Scoring, move sensitivity, the mteb bridge, ``ratio index`` and the search service use BM25, a dense specialist
+and a unified model (one set of vectors, one instruction per move) only through :class:`Retriever`, so a new
+kind of retriever is one class here and one line in :data:`RETRIEVERS`, where a setup's or an index manifest's
+``kind`` is looked up; nowhere else branches on it. A retriever describes itself for an index manifest
+(:meth:`Retriever.describe`), writes its index into an index folder (:meth:`Retriever.save`) and is made again
+from one (:meth:`Retriever.restore`). Dense vectors go through the embedding cache in one place,
+:meth:`DenseRetriever.embed`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar, Protocol
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder
@@ -20,17 +25,34 @@ from ratio_bench.retrieval.registry import ModelSetup
 from ratio_bench.retrieval.search import exact_search
 
 Searcher = Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray]]  # (query vectors, k) -> (scores, rows)
+# (vectors, manifest entry) -> a searcher over them: the service's ANN or flat faiss index
+SearcherFor = Callable[[np.ndarray, dict[str, Any]], Searcher]
+
+
+class SavedIndexError(RatioError, ValueError):
+    """A saved index (a manifest entry and its files) that cannot be restored; the message says why."""
 
 
 class Retriever(Protocol):
-    """A model that ranks corpus rows for the queries of a move.
+    """A model that ranks corpus rows for the queries of a move, and whose index can be saved and restored.
 
     ``embeds`` says whether it represents texts as vectors: what fine-tuning, mteb, ANN indexes and move
     sensitivity need. :meth:`search` returns (scores, corpus rows), both (queries, k), best first.
+    ``ENTRY_TEXT`` are the manifest fields an index entry of this kind must hold as strings, ``ENTRY_PATHS``
+    the fields naming its files inside the index folder (checked before anything is read).
     """
 
     name: str
     embeds: ClassVar[bool]
+    ENTRY_TEXT: ClassVar[tuple[str, ...]]
+    ENTRY_PATHS: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def load(
+        cls, setup: ModelSetup, cache: EmbeddingCache | None = None, batch_size: int = 64
+    ) -> Retriever: ...
+
+    def warm(self, corpus: Sequence[str], queries: dict[str, Sequence[str]]) -> None: ...
 
     def index(self, ids: Sequence[str], texts: Sequence[str]) -> None: ...
 
@@ -40,12 +62,28 @@ class Retriever(Protocol):
         self, move: str, ids: Sequence[str], texts: Sequence[str], k: int, rows: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def describe(self) -> dict[str, Any]: ...
+
+    def save(self, root: Path, key: str) -> dict[str, Any]: ...
+
+    @classmethod
+    def restore(
+        cls,
+        root: Path,
+        entry: dict[str, Any],
+        setup: ModelSetup,
+        texts: Sequence[str],
+        searcher_for: SearcherFor | None = None,
+    ) -> Retriever: ...
+
 
 class LexicalRetriever:
     """BM25 (bm25s) over the corpus, or over a pool of its rows: a pool gets its own index, term statistics
     and all, as if it were the whole corpus; every move reads the same index."""
 
     embeds: ClassVar[bool] = False
+    ENTRY_TEXT: ClassVar[tuple[str, ...]] = ("name", "setup")
+    ENTRY_PATHS: ClassVar[tuple[str, ...]] = ("bm25",)
 
     def __init__(self, name: str, setup: str):
         self.name, self.setup = name, setup
@@ -56,13 +94,17 @@ class LexicalRetriever:
     def load(cls, setup: ModelSetup, cache: EmbeddingCache | None = None, batch_size: int = 64):
         return cls(setup.name, setup.setup)
 
+    def warm(self, corpus: Sequence[str], queries: dict[str, Sequence[str]]) -> None:
+        """Nothing to compute ahead: an index is built per corpus when it is searched."""
+
     def index(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         self.texts, self._indexes = list(texts), {}
 
-    def use_index(self, texts: Sequence[str], bm25: BM25Retriever) -> None:
-        """Search the whole corpus ``texts`` with an index built earlier over it (a saved one)."""
-        self.texts = list(texts)
-        self._indexes = {np.arange(len(self.texts)).tobytes(): bm25}
+    def _whole(self) -> BM25Retriever:
+        key = np.arange(len(self.texts)).tobytes()
+        if key not in self._indexes:
+            self._indexes[key] = BM25Retriever(self.texts, self.setup)
+        return self._indexes[key]
 
     def prompt_for(self, move: str) -> str:
         return ""
@@ -75,6 +117,31 @@ class LexicalRetriever:
         found, scores = self._indexes[key].search(texts, k)
         return scores, rows[found]
 
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+    def save(self, root: Path, key: str) -> dict[str, Any]:
+        """The whole corpus's bm25s index in ``root/bm25/<key>``: loaded by every search, never rebuilt."""
+        folder = f"bm25/{key}"
+        self._whole().save(root / folder)
+        return {"bm25": folder}
+
+    @classmethod
+    def restore(cls, root, entry, setup, texts, searcher_for=None):
+        """BM25 from the index's saved bm25s files (an index without them, from an older build: rebuilt)."""
+        lexical = cls(entry["name"], entry["setup"])
+        lexical.index([], texts)
+        if "bm25" not in entry:
+            return lexical
+        try:  # the caller checked that the folder lies inside the index
+            saved = BM25Retriever.load(root / entry["bm25"], entry["setup"])
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            raise SavedIndexError(f"bm25 cannot be read ({e})") from e
+        if saved.n_docs != len(texts):
+            raise SavedIndexError(f"bm25 indexes {saved.n_docs} documents for {len(texts)} candidates")
+        lexical._indexes = {np.arange(len(texts)).tobytes(): saved}
+        return lexical
+
 
 class DenseRetriever:
     """A sentence-transformers model: the corpus under the document prompt, queries under the move's prompt
@@ -82,6 +149,8 @@ class DenseRetriever:
     unless a ``searcher`` (the service's ANN index) is given."""
 
     embeds: ClassVar[bool] = True
+    ENTRY_TEXT: ClassVar[tuple[str, ...]] = ("name", "ref", "fingerprint", "vectors", "query_prompt")
+    ENTRY_PATHS: ClassVar[tuple[str, ...]] = ("vectors", "folder")
 
     def __init__(
         self,
@@ -95,6 +164,7 @@ class DenseRetriever:
         self.encoder, self.name, self.cache = encoder, name, cache
         self.document_prompt, self.query_prompt = document_prompt, query_prompt
         self.query_prompts = query_prompts or {}
+        self.trust_remote_code = False
         self.vectors: np.ndarray | None = None
         self.searcher: Searcher | None = None
 
@@ -105,24 +175,40 @@ class DenseRetriever:
     @classmethod
     def of(cls, encoder: DenseEncoder, setup: ModelSetup, cache: EmbeddingCache | None = None):
         """A loaded encoder with a resolved setup's prompts."""
-        return cls(
+        dense = cls(
             encoder, setup.name, setup.document_prompt, setup.query_prompt, dict(setup.query_prompts), cache
         )
+        dense.trust_remote_code = setup.trust_remote_code
+        return dense
 
-    def embed(
-        self, prompt: str, ids: Sequence[str], texts: Sequence[str], label: str = "encoding"
-    ) -> np.ndarray:
+    def embed(self, prompt: str, texts: Sequence[str], label: str = "encoding") -> np.ndarray:
         """Vectors of ``texts`` under ``prompt``, from the embedding cache when there is one (its progress bar
         titled ``label``: the corpus and the queries are told apart)."""
         if self.cache is None:
             return self.encoder.encode(texts, prompt)
-        vectors = self.cache.get_or_encode(
-            self.encoder.fingerprint, prompt, ids, texts, lambda t: self.encoder.encode(t, prompt), label
+        return self.cache.get_or_encode(
+            self.encoder.fingerprint, prompt, texts, lambda t: self.encoder.encode(t, prompt), label
         )
-        return np.asarray(vectors)
 
     def embed_corpus(self, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-        return self.embed(self.document_prompt, ids, texts, f"encoding corpus ({len(texts):,} candidates)")
+        return self.embed(self.document_prompt, texts, f"encoding corpus ({len(texts):,} candidates)")
+
+    def warm(self, corpus: Sequence[str], queries: dict[str, Sequence[str]]) -> None:
+        """Encode into the cache, in one pass per prompt, every text later calls will ask for (the union of
+        several splits' pools and queries): each text once, in full batches. Without a cache, nothing."""
+        if self.cache is None:
+            return
+        by_prompt: dict[str, dict[str, None]] = {self.document_prompt: dict.fromkeys(corpus)}
+        for move, texts in queries.items():
+            by_prompt.setdefault(self.prompt_for(move), {}).update(dict.fromkeys(texts))
+        for prompt, texts in by_prompt.items():
+            self.cache.fill(
+                self.encoder.fingerprint,
+                prompt,
+                list(texts),
+                lambda t, p=prompt: self.encoder.encode(t, p),
+                f"encoding {len(texts):,} texts",
+            )
 
     def index(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         self.use_vectors(self.embed_corpus(ids, texts))
@@ -135,7 +221,7 @@ class DenseRetriever:
         return self.query_prompts.get(move, self.query_prompt)
 
     def encode_queries(self, move: str, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-        return self.embed(self.prompt_for(move), ids, texts, f"encoding {move} queries ({len(texts):,})")
+        return self.embed(self.prompt_for(move), texts, f"encoding {move} queries ({len(texts):,})")
 
     def search(self, move, ids, texts, k, rows=None):
         if self.vectors is None:
@@ -148,11 +234,63 @@ class DenseRetriever:
         scores, found = exact_search(self.vectors[rows], queries, k)
         return scores, rows[found]
 
+    def describe(self) -> dict[str, Any]:
+        """Prompts (a unified model: one instruction per move) and the weights' fingerprint."""
+        entry: dict[str, Any] = {
+            "query_prompt": self.query_prompt,
+            "document_prompt": self.document_prompt,
+            "trust_remote_code": self.trust_remote_code,
+            "fingerprint": self.encoder.fingerprint,
+        }
+        if self.query_prompts:
+            entry["query_prompts"] = dict(self.query_prompts)
+        return entry
 
+    def save(self, root: Path, key: str) -> dict[str, Any]:
+        """The indexed corpus's vectors as ``root/vectors/<key>.npy`` (float32, L2-normalised)."""
+        if self.vectors is None:
+            raise RuntimeError("index() the corpus before saving it")
+        vectors = np.asarray(self.vectors, dtype=np.float32)
+        (root / "vectors").mkdir(exist_ok=True)
+        np.save(root / "vectors" / f"{key}.npy", vectors)
+        return {"vectors": f"vectors/{key}.npy", "dim": int(vectors.shape[1])}
+
+    @classmethod
+    def restore(cls, root, entry, setup, texts, searcher_for=None):
+        """The saved vectors (memory-mapped) searched by ``searcher_for``'s index (default exact), queries
+        encoded by the model of ``setup``, which must be the one the index was built with."""
+        try:  # the caller checked that the file lies inside the index
+            vectors = np.load(root / entry["vectors"], mmap_mode="r")
+        except (OSError, ValueError) as e:
+            raise SavedIndexError(f"vectors cannot be read ({e})") from e
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise SavedIndexError(f"{vectors.shape[0]} vectors for {len(texts)} candidates")
+        searcher = (
+            searcher_for(vectors, entry) if searcher_for else None
+        )  # a damaged ANN file: before the model
+        encoder = DenseEncoder.load(setup, batch_size=1)
+        if encoder.fingerprint != entry["fingerprint"]:
+            raise SavedIndexError(
+                f"model {entry['name']} on this machine differs from the one the index was built with"
+            )
+        dense = cls(encoder, entry["name"], "", entry["query_prompt"], entry.get("query_prompts", {}))
+        dense.use_vectors(vectors, searcher)  # queries only, never cached: the corpus is the index's vectors
+        return dense
+
+
+# The one registry of retriever kinds: a setup's, a model registry entry's and an index manifest's ``kind``.
 RETRIEVERS: dict[str, type[LexicalRetriever] | type[DenseRetriever]] = {
     "bm25": LexicalRetriever,
     "dense": DenseRetriever,
 }
+
+
+def retriever_class(kind: str) -> type[LexicalRetriever] | type[DenseRetriever]:
+    """The class of ``kind``; an unknown kind (a stranger's manifest) is a :class:`SavedIndexError`."""
+    try:
+        return RETRIEVERS[kind]
+    except (KeyError, TypeError):
+        raise SavedIndexError(f"kind {kind!r} is not one of {', '.join(RETRIEVERS)}") from None
 
 
 def embeds(kind: str) -> bool:
