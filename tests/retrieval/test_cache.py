@@ -176,3 +176,17 @@ def test_encode_bars_say_whether_they_encode_the_corpus_or_a_moves_queries(tmp_p
     retriever.index([f"d{i}" for i in range(6)], [f"text {i}" for i in range(6)])
     retriever.search("broaden", ["q1"], ["a query"], 2)
     assert bars == [("encoding corpus (6 candidates)", 6, 6), ("encoding broaden queries (1)", 1, 1)]
+
+
+def test_cache_info_and_prune_commands_report_sizes(tmp_path):
+    from tests.helpers.cli import assert_user_error, run_ratio
+
+    cache = EmbeddingCache(tmp_path, progress=False)
+    cache.get_or_encode("m", "p", ["one", "two", "three"], fake_encode([]))
+    info = run_ratio("cache", "info", "--cache-dir", tmp_path)
+    assert info.code == 0 and "3 vectors (3 index records)" in info.out
+    pruned = run_ratio("cache", "prune", "--cache-dir", tmp_path, "--max-size", "16")
+    assert pruned.code == 0 and "after:  " in pruned.out and "2 vectors" in pruned.out.split("after:")[1]
+    assert_user_error(
+        run_ratio("cache", "prune", "--cache-dir", tmp_path, "--max-size", "lots"), "--max-size", code=2
+    )

@@ -66,3 +66,43 @@ def test_a_unified_model_encodes_the_corpus_once_and_each_move_with_its_instruct
 def test_dense_search_needs_an_indexed_corpus():
     with pytest.raises(RuntimeError, match="index"):
         DenseRetriever(FakeEncoder(), "m", "", "").search("address", ["q"], ["x"], 1)
+
+
+# One setup per registered kind: a new kind without a round trip here fails the first assertion.
+ROUND_TRIP = {"bm25": "bm25", "dense": "all-MiniLM-L6-v2"}
+
+
+@pytest.mark.parametrize("kind", sorted(ROUND_TRIP))
+def test_every_kind_saves_its_index_and_restores_it_searching_alike(kind, tmp_path):
+    from ratio_bench.retrieval.registry import resolve
+    from ratio_bench.retrieval.retriever import retriever_class
+
+    assert set(ROUND_TRIP) == set(RETRIEVERS)
+    setup = resolve(ROUND_TRIP[kind])
+    built = load_retriever(setup, EmbeddingCache(tmp_path / "c", progress=False))
+    built.index(["a", "b", "c"], CORPUS)
+    entry = {"kind": kind, "name": setup.name, "ref": ROUND_TRIP[kind], "setup": setup.setup}
+    entry |= built.describe() | built.save(tmp_path, "k")
+    assert all(isinstance(entry[f], str) for f in retriever_class(kind).ENTRY_TEXT)
+    assert all((tmp_path / entry[f]).exists() for f in retriever_class(kind).ENTRY_PATHS if f in entry)
+    restored = retriever_class(kind).restore(tmp_path, entry, setup, CORPUS)
+    for move in ("address", "broaden"):
+        want, got = (
+            built.search(move, ["q"], ["graphs of molecules"], 3),
+            restored.search(move, ["q"], ["graphs of molecules"], 3),
+        )
+        assert np.array_equal(want[1], got[1]) and np.allclose(want[0], got[0], atol=1e-5)
+
+
+def test_a_saved_index_that_does_not_fit_is_refused_with_the_field(tmp_path):
+    from ratio_bench.retrieval.registry import resolve
+    from ratio_bench.retrieval.retriever import SavedIndexError, retriever_class
+
+    setup = resolve("bm25")
+    built = load_retriever(setup)
+    built.index(["a", "b", "c"], CORPUS)
+    entry = {"kind": "bm25", "name": setup.name, "setup": setup.setup} | built.save(tmp_path, "k")
+    with pytest.raises(SavedIndexError, match=r"^bm25 indexes 3 documents for 2 candidates"):
+        retriever_class("bm25").restore(tmp_path, entry, setup, CORPUS[:2])
+    with pytest.raises(SavedIndexError, match="^kind: 'sparse'"):
+        retriever_class("sparse")

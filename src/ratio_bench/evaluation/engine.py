@@ -69,15 +69,15 @@ def judged_pool_for(release: str | Path, manifest: dict, given: Path | None, qre
     from ratio_bench.core.errors import UsageError
 
     path = given or default_pool_dir(release)
-    if not (path / POOL_MANIFEST).exists():
-        if given:
-            raise UsageError(f"--pool {given}: no judged pool there ({POOL_MANIFEST} missing)")
-        if qrels != "mined":
-            raise UsageError(
-                f"--qrels {qrels}: no judged pool at {path}; run `ratio judge candidates` or give --pool DIR"
-            )
-        return None
-    return JudgedPool(path, manifest)
+    if (path / POOL_MANIFEST).exists():
+        return JudgedPool(path, manifest)
+    if qrels != "mined":
+        raise UsageError(
+            f"--qrels {qrels}: no judged pool at {path}; run `ratio judge candidates` or give --pool DIR"
+        )
+    if given:
+        raise UsageError(f"--pool {given}: no judged pool there ({POOL_MANIFEST} missing)")
+    return None
 
 
 def load_splits(

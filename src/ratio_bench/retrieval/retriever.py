@@ -30,7 +30,8 @@ SearcherFor = Callable[[np.ndarray, dict[str, Any]], Searcher]
 
 
 class SavedIndexError(RatioError, ValueError):
-    """A saved index (a manifest entry and its files) that cannot be restored; the message says why."""
+    """A saved index (a manifest entry and its files) that cannot be restored; the message starts with the
+    entry's field at fault (``bm25 cannot be read ...``), so a caller can prefix where the entry is."""
 
 
 class Retriever(Protocol):
@@ -264,14 +265,14 @@ class DenseRetriever:
         except (OSError, ValueError) as e:
             raise SavedIndexError(f"vectors cannot be read ({e})") from e
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
-            raise SavedIndexError(f"{vectors.shape[0]} vectors for {len(texts)} candidates")
+            raise SavedIndexError(f"vectors: {vectors.shape} vectors for {len(texts)} candidates")
         searcher = (
             searcher_for(vectors, entry) if searcher_for else None
         )  # a damaged ANN file: before the model
         encoder = DenseEncoder.load(setup, batch_size=1)
         if encoder.fingerprint != entry["fingerprint"]:
             raise SavedIndexError(
-                f"model {entry['name']} on this machine differs from the one the index was built with"
+                f"fingerprint: model {entry['name']} on this machine differs from the one the index was built with"
             )
         dense = cls(encoder, entry["name"], "", entry["query_prompt"], entry.get("query_prompts", {}))
         dense.use_vectors(vectors, searcher)  # queries only, never cached: the corpus is the index's vectors
@@ -290,7 +291,7 @@ def retriever_class(kind: str) -> type[LexicalRetriever] | type[DenseRetriever]:
     try:
         return RETRIEVERS[kind]
     except (KeyError, TypeError):
-        raise SavedIndexError(f"kind {kind!r} is not one of {', '.join(RETRIEVERS)}") from None
+        raise SavedIndexError(f"kind: {kind!r} is not one of {', '.join(RETRIEVERS)}") from None
 
 
 def embeds(kind: str) -> bool:
