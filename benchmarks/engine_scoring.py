@@ -85,18 +85,35 @@ def arm(label: str, src: Path, argv: list[str], cache: Path, log: Path) -> dict:
     return {"arm": label, **result}
 
 
+def trimmed_release(release: Path, snapshots: int, work: Path) -> Path:
+    """A view of ``release`` whose manifest lists only its first ``snapshots`` snapshots (data linked, not
+    copied), for a machine too slow to score all of them twice in one sitting."""
+    view = work / f"release-first-{snapshots}-snapshots"
+    view.mkdir(parents=True, exist_ok=True)
+    manifest = json.loads((release / "manifest.json").read_text())
+    kept = list(manifest["snapshots"])[:snapshots]
+    manifest["snapshots"] = {name: manifest["snapshots"][name] for name in kept}
+    (view / "manifest.json").write_text(json.dumps(manifest))
+    for item in release.iterdir():
+        if item.name != "manifest.json" and not (view / item.name).exists():
+            (view / item.name).symlink_to(item.resolve())
+    return view
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--before", type=Path, required=True, help="the src folder of the code before (main's)")
     p.add_argument("--dataset", type=Path, required=True)
     p.add_argument("--model", default="all-MiniLM-L6-v2")
     p.add_argument("--split", default="snapshots")
+    p.add_argument("--snapshots", type=int, help="only the release's first N snapshots (a trimmed view)")
     p.add_argument("--work", type=Path, help="where the caches and the log go (default: a temporary folder)")
     p.add_argument("--json", type=Path, help="also write the figures as JSON")
     args = p.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="engine-scoring-"))
     work.mkdir(parents=True, exist_ok=True)
-    argv = ["score", "--model", args.model, "--dataset", str(args.dataset), "--split", args.split]
+    dataset = trimmed_release(args.dataset, args.snapshots, work) if args.snapshots else args.dataset
+    argv = ["score", "--model", args.model, "--dataset", str(dataset), "--split", args.split]
     log = work / "runs.log"
     rows = [
         arm("before (cold cache)", args.before, argv, work / "cache-before", log),

@@ -81,7 +81,16 @@ def run_job(
             optional=("silver",),
         )
     )
-    summary = {"seconds": {}, "n_queries": {}}
+    summary = {  # per split: its ranking; the model load and the encoding are the engine's, once for all
+        "seconds": {},
+        "n_queries": {},
+        "engine": {
+            "seconds": round(scored.seconds, 3),
+            "model_loads": scored.model_loads,
+            "texts_encoded": scored.texts_encoded,
+            "texts_cached": scored.texts_cached,
+        },
+    }
     for split_score in scored.splits:
         split, result = split_score.split, split_score.result
         write_json(out / f"{split}.json", split_score.entry)

@@ -144,6 +144,7 @@ def build_index(
 
 def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remote_code, report) -> None:
     """Candidates, each distinct model's saved index (vectors, ANN files, a BM25 index) and the manifest."""
+    (staging / "vectors").mkdir()  # the layout's folder for vector files, present in every index
     ids, texts = candidates.ids, candidates.texts
     pq.write_table(candidates.table, staging / "candidates.parquet", compression="zstd")
 
