@@ -8,7 +8,9 @@ handed to the model's ``encode`` (texts encoded) and the sha256 objects the mode
 hashing), and reports them with its wall time::
 
     python benchmarks/engine_scoring.py --before /work/main/src --dataset /work/main/ratio \\
-        --model all-MiniLM-L6-v2 --split snapshots
+        --model all-MiniLM-L6-v2 --split snapshots [--snapshots 3]
+    python benchmarks/engine_scoring.py --before /work/main/src --dataset /work/main/ratio \\
+        --split test_2025_09 --mteb      # mteb before, ratio after, mteb after (its cached encoder)
 
 Nothing here re-implements scoring: both arms run the CLI of their own tree.
 """
@@ -106,6 +108,9 @@ def main() -> int:
     p.add_argument("--dataset", type=Path, required=True)
     p.add_argument("--model", default="all-MiniLM-L6-v2")
     p.add_argument("--split", default="snapshots")
+    p.add_argument(
+        "--mteb", action="store_true", help="arms: mteb before, ratio after, mteb after (give one --split)"
+    )
     p.add_argument("--snapshots", type=int, help="only the release's first N snapshots (a trimmed view)")
     p.add_argument("--work", type=Path, help="where the caches and the log go (default: a temporary folder)")
     p.add_argument("--json", type=Path, help="also write the figures as JSON")
@@ -115,13 +120,21 @@ def main() -> int:
     dataset = trimmed_release(args.dataset, args.snapshots, work) if args.snapshots else args.dataset
     argv = ["score", "--model", args.model, "--dataset", str(dataset), "--split", args.split]
     log = work / "runs.log"
-    rows = [
-        arm("before (cold cache)", args.before, argv, work / "cache-before", log),
-        arm("after (cold cache)", AFTER_SRC, argv, work / "cache-after", log),
-        arm("before (warm cache, re-score)", args.before, argv, work / "cache-before", log),
-        arm("after (warm cache, re-score)", AFTER_SRC, argv, work / "cache-after", log),
-    ]
-    print(f"`ratio {' '.join(argv)}` (log: {log})")
+    if args.mteb:  # the mteb path against ratio's on one split, each from a cold cache of its own
+        arms = [
+            ("before --via mteb (cold cache)", args.before, ["--via", "mteb"], "mteb-before"),
+            ("after --via ratio (cold cache)", AFTER_SRC, [], "ratio-after"),
+            ("after --via mteb (cold cache)", AFTER_SRC, ["--via", "mteb"], "mteb-after"),
+        ]
+    else:
+        arms = [
+            ("before (cold cache)", args.before, [], "cache-before"),
+            ("after (cold cache)", AFTER_SRC, [], "cache-after"),
+            ("before (warm cache, re-score)", args.before, [], "cache-before"),
+            ("after (warm cache, re-score)", AFTER_SRC, [], "cache-after"),
+        ]
+    rows = [arm(label, src, [*argv, *extra], work / cache, log) for label, src, extra, cache in arms]
+    print(f"`ratio {' '.join(argv)}` (log: {log}); arms run back-to-back on one (shared) machine")
     print(
         f"{'arm':32} {'wall s':>8} {'in-process s':>12} {'model loads':>11} {'texts encoded':>13} {'sha256':>7}"
     )

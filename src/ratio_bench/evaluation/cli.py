@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.analysis_run import DRIFT_RESULTS
 from ratio_bench.evaluation.board_plots import PLOT_TOP
 
-if TYPE_CHECKING:
-    from ratio_bench.dataset.release import Release
-
-SNAPSHOTS = "snapshots"  # --split snapshots: every test snapshot of the release, one entry per split
 SCORER = "stated by the scorer (ratio score --training-cutoff)"
 
 
@@ -56,23 +51,6 @@ def _check_score_args(args: argparse.Namespace) -> None:
         raise UsageError("--training-cutoff: it states one model's cut-off; score the models one at a time")
 
 
-def _split_outs(args: argparse.Namespace, release: Release) -> dict[str, Path | None]:
-    """Each split to score and its ``--out``: one split, or (``--split snapshots``) each of the release's
-    snapshots in time order, ``--out`` then a folder that gets ``<split>.json`` per snapshot."""
-    if args.split != SNAPSHOTS:
-        return {args.split: args.out}
-    if not release.snapshots:
-        raise UsageError(
-            f"--split snapshots: {args.dataset} has no test snapshots; build it with a `snapshots:` block in its "
-            "config (README: Snapshots)"
-        )
-    if args.out is not None and (
-        args.out.is_file() or (not args.out.is_dir() and args.out.suffix == ".json")
-    ):
-        raise UsageError(f"--out {args.out}: with --split snapshots, give a folder (one entry per snapshot)")
-    return {split: args.out and args.out / f"{split}.json" for split in release.snapshots}
-
-
 def cmd_score(args: argparse.Namespace) -> int:
     """Every model on every split asked for, each model loaded once (:func:`.engine.score`)."""
     from ratio_bench.core import cutoffs
@@ -88,7 +66,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     _check_score_args(args)
     stated = cutoffs.parse_date(args.training_cutoff, "--training-cutoff") if args.training_cutoff else None
     release = Release.open(args.dataset)
-    outs = _split_outs(args, release)
+    outs = engine.split_outs(release, args.split, args.out)
     setups = [resolve(ref, args.setup, trust_remote_code=args.trust_remote_code) for ref in args.model]
     if stated is not None:
         setups = [engine.with_stated_cutoff(s, stated, SCORER) for s in setups]
@@ -103,7 +81,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     )
     entries: dict[str, list[dict]] = {split: [] for split in outs}
     for setup in setups:
-        for scored in _score_model(args, engine, setup, release, list(outs), cache, pool):
+        for scored in _score_model(args, setup, release, list(outs), cache, pool):
             _report(args, scored, setup.name, len(setups), outs[scored.split], console)
             entries[scored.split].append(scored.entry)
     sample = f", SAMPLE of {args.sample} queries per relation (seed {args.seed}; not a full result)"
@@ -113,9 +91,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_model(args, engine, setup, release, splits, cache, pool):
+def _score_model(args, setup, release, splits, cache, pool):
     """One model on ``splits``: the ratio path (one load for all splits) or mteb's, split by split."""
     from ratio_bench.core.io import report_console
+    from ratio_bench.evaluation import engine
 
     if args.via == "mteb":
         return [
@@ -139,6 +118,7 @@ def _score_model(args, engine, setup, release, splits, cache, pool):
 
 def _report(args, scored, name: str, n_models: int, out: Path | None, console) -> None:
     """One split's line, its saved run and its written entry."""
+    from ratio_bench.evaluation import engine
     from ratio_bench.evaluation.engine import per_model_path, write_outputs
 
     result = scored.result
@@ -146,7 +126,7 @@ def _report(args, scored, name: str, n_models: int, out: Path | None, console) -
         from ratio_bench.evaluation.runs import save_run
 
         run_dir = per_model_path(args.save_run, name, n_models)
-        run_dir = run_dir / scored.split if args.split == SNAPSHOTS else run_dir
+        run_dir = run_dir / scored.split if args.split == engine.SNAPSHOTS else run_dir
         save_run(result, scored.data.manifest, scored.split, run_dir)
         console.print(f"{name}: run saved to {run_dir}")
     console.print(

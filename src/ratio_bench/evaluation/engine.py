@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import DatasetError, Release
 from ratio_bench.evaluation.evaluate import ScoreResult, SplitData, load_split, rank, sample_queries
@@ -27,6 +28,7 @@ from ratio_bench.retrieval.registry import ModelSetup, resolve
 from ratio_bench.retrieval.retriever import Retriever, load_retriever
 
 Say = Callable[[str], None]
+SNAPSHOTS = "snapshots"  # --split snapshots: every test snapshot of the release, one entry per split
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,6 @@ class Scored:
 def judged_pool_for(release: str | Path, manifest: dict, given: Path | None, qrels: str) -> JudgedPool | None:
     """The judged pool to score against or report coverage of (``given``, else the release's own); None when
     there is none and none is asked, a one-line error when one is asked and missing."""
-    from ratio_bench.core.errors import UsageError
-
     path = given or default_pool_dir(release)
     if (path / POOL_MANIFEST).exists():
         return JudgedPool(path, manifest)
@@ -235,6 +235,21 @@ def score_via_mteb(
         cutoff=setup.cutoff,
     )
     return SplitScore(split, data, result, entry)
+
+
+def split_outs(release: Release, split: str, out: Path | None) -> dict[str, Path | None]:
+    """Each split ``ratio score --split`` names, with its ``--out``: one split, or (``--split snapshots``) each
+    of the release's snapshots in time order, ``--out`` then a folder that gets ``<split>.json`` per snapshot."""
+    if split != SNAPSHOTS:
+        return {split: out}
+    if not release.snapshots:
+        raise UsageError(
+            f"--split snapshots: {release.shown} has no test snapshots; build it with a `snapshots:` block in its "
+            "config (README: Snapshots)"
+        )
+    if out is not None and (out.is_file() or (not out.is_dir() and out.suffix == ".json")):
+        raise UsageError(f"--out {out}: with --split snapshots, give a folder (one entry per snapshot)")
+    return {name: out and out / f"{name}.json" for name in release.snapshots}
 
 
 def per_model_path(path: Path, model: str, n_models: int) -> Path:
