@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: install demo search-demo leaderboard-demo snapshot-scores board test test-all wheel-check lint bench bench-append bench-unified clean llama judge-server browser models screenshot
+.PHONY: docs install demo search-demo leaderboard-demo snapshot-scores board test test-all wheel-check lint bench bench-append bench-unified clean llama judge-server browser models screenshot
 
 install: $(VENV)/.installed
 
@@ -115,6 +115,10 @@ snapshot-scores: install
 board: install
 	$(VENV)/bin/ratio leaderboard eval/results --markdown eval/leaderboard.md --plot eval/leaderboard.png \
 		--html eval/leaderboard.html --trend eval/trend.png --strict
+
+# The manual (docs/, mkdocs.yml) as a site in site/; --strict fails on a broken link or a missing page.
+docs: install
+	$(VENV)/bin/mkdocs build --strict --quiet
 
 lint: install
 	$(VENV)/bin/ruff check .

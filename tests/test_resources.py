@@ -28,9 +28,14 @@ def test_an_installed_package_reads_its_own_data(tmp_path, monkeypatch):
 def test_presets_by_name_and_a_users_path_first(tmp_path, monkeypatch):
     assert resources.preset("dataset_scripts", "dev") == ROOT / "dataset_scripts" / "dev.yaml"
     assert resources.preset("training", "dev/all-MiniLM-L6-v2-generic-address").is_file()
+    assert resources.preset("training", "stella-en-1.5b-v5-generic-address").is_file()  # a dot in a name
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "dev").write_text("mine")  # a file of the user's named like a preset wins
-    assert resources.preset("dataset_scripts", "dev") == Path("dev")
+    (tmp_path / "dev").write_text("mine")  # a file of the user's named like a preset never shadows it
+    (tmp_path / "training").mkdir()
+    assert resources.preset("dataset_scripts", "dev") == ROOT / "dataset_scripts" / "dev.yaml"
+    assert resources.preset("dataset_scripts", "./dev") == Path("dev")  # the user's file, by path
+    assert resources.shipped_preset("dataset_scripts", "./dev") is None
+    assert resources.preset_dir("training", "dev", top="spec") == ROOT / "training" / "dev"
     assert resources.preset("dataset_scripts", "other.yaml") == Path("other.yaml")
     with pytest.raises(
         RatioError,

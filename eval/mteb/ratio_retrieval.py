@@ -3,9 +3,14 @@
 To contribute: copy this file to mteb/tasks/retrieval/eng/ratio_retrieval.py, import the three classes in that
 folder's __init__.py, and set "revision" to the commit of the published release. The release's card declares
 the configs mteb's stock RetrievalDatasetLoader reads for hf_subset <relation>: <relation>-queries,
-<relation>-corpus (the shared candidate corpus) and <relation>-qrels; no custom loader is needed.
+<relation>-corpus (the shared candidate corpus) and <relation>-qrels; no custom loader is needed. Copy
+descriptive_stats/Retrieval/*.json beside this file to mteb/descriptive_stats/Retrieval/, and RATIO (the
+benchmark) to mteb/benchmarks/benchmarks/. The Latest tasks score each relation's newest dated test snapshot
+(set their splits with the revision); the mini tasks (RatioAddressMini, ...) join once a published release has a
+mini split and its statistics (ratio_bench.evaluation.mteb_tasks.write_descriptive_stats).
 """
 
+from mteb import Benchmark
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 
@@ -61,3 +66,53 @@ class RatioSpecify(AbsTaskRetrieval):
         eval_langs={"specify": ["eng-Latn"]},
         **_COMMON,
     )
+
+
+_LATEST = " Latest: the newest dated test snapshot, queries and candidates from papers of one recent month."
+
+
+class RatioAddressLatest(AbsTaskRetrieval):
+    metadata = TaskMetadata(
+        name="RatioAddressLatest",
+        description=RatioAddress.metadata.description + _LATEST,
+        eval_langs={"address": ["eng-Latn"]},
+        **(_COMMON | {"eval_splits": ["test_2026_06"]}),
+    )
+
+
+class RatioBroadenLatest(AbsTaskRetrieval):
+    metadata = TaskMetadata(
+        name="RatioBroadenLatest",
+        description=RatioBroaden.metadata.description + _LATEST,
+        eval_langs={"broaden": ["eng-Latn"]},
+        **(_COMMON | {"eval_splits": ["test_2026_05"]}),
+    )
+
+
+class RatioSpecifyLatest(AbsTaskRetrieval):
+    metadata = TaskMetadata(
+        name="RatioSpecifyLatest",
+        description=RatioSpecify.metadata.description + _LATEST,
+        eval_langs={"specify": ["eng-Latn"]},
+        **(_COMMON | {"eval_splits": ["test_2026_06"]}),
+    )
+
+
+RATIO = Benchmark(
+    name="Ratio",
+    tasks=[
+        RatioAddress(),
+        RatioBroaden(),
+        RatioSpecify(),
+        RatioAddressLatest(),
+        RatioBroadenLatest(),
+        RatioSpecifyLatest(),
+    ],  # fmt: skip
+    description="Ratio (Retrieval Across Typed Ideation Operations): given a sentence from a scientific paper, "
+    "retrieve a sentence from other papers that addresses its problem, broadens it or specifies it. Three tasks "
+    "on the test split and each task's latest dated test snapshot, whose "
+    "queries come from papers newer than most models' training data.",
+    reference="https://github.com/ratio-bench/ratio",
+    citation=_BIBTEX,
+    benchmark_hf_repo="ratio-bench/ratio",
+)

@@ -88,7 +88,7 @@ def test_publish_refuses_a_folder_that_is_not_a_release(tmp_path):
         publish(tmp_path, "org/name")
 
 
-def test_publish_refuses_a_release_marked_never_to_publish_unless_forced(dataset_corpus, tmp_path):
+def test_publish_refuses_a_release_marked_never_to_publish_even_forced(dataset_corpus, tmp_path):
     release = {"name": "ratio-fixture", "version": "0.0.1-test", "license": "dev only", "publish": False}
     cfg = load_config(write_config(tmp_path / "cfg.yaml", dataset_corpus, tmp_path / "work", release=release))
     root = tmp_path / "ratio"
@@ -96,13 +96,12 @@ def test_publish_refuses_a_release_marked_never_to_publish_unless_forced(dataset
     with HubServer() as hub:
         env = hub.env(TOKEN, tmp_path / "hf")
         refused = run_ratio("publish", root, "--repo-id", "fixture-org/dev", env=env, timeout=120)
-        assert_user_error(refused, str(root), "release.publish: false", "cfg.yaml", "--force")
+        assert_user_error(refused, str(root), "release.publish: false", "cfg.yaml", "release.publish: true")
+        forced = run_ratio("publish", root, "--repo-id", "fixture-org/dev", "--force", env=env, timeout=120)
+        assert_user_error(forced, "release.publish: false (--force does not override it)")
         assert (
             hub.state.commits == {} and hub.state.tokens_seen == set()
         )  # nothing was sent, not even the token
-        forced = run_ratio("publish", root, "--repo-id", "fixture-org/dev", "--force", env=env, timeout=120)
-        assert forced.code == 0, forced.err
-        assert "tag 0.0.1-test" in forced.out and hub.state.resolve("datasets/fixture-org/dev", "0.0.1-test")
     assert TOKEN not in refused.out + refused.err + forced.out + forced.err
 
 

@@ -21,7 +21,7 @@ from ratio_bench.evaluation.leaderboard import load_board, read_entry
 from ratio_bench.evaluation.results import SubmissionError, validate_submission
 
 SHA_A, SHA_B = "a" * 64, "b" * 64
-N_COLUMNS = 3 + 3 * 4  # rank, model, split, then R@1 R@10 M@10 M@100 per relation
+N_COLUMNS = 3 + 3 * 5  # rank, model, split, then n R@1 R@10 M@10 M@100 per relation
 MALICIOUS_NAME = "<script>alert(1)</script>|x|y $a^$"
 MALICIOUS_VERSION = "[x](javascript:alert(1)) `c`\nv<!--"
 
@@ -85,8 +85,8 @@ def test_markdown_escapes_every_submitted_text(hostile_results):
     page = Tags(rendered)
     assert not page.named("script") and not page.named("a") and not page.named("img")
     assert "javascript:" not in "".join(str(v) for _, attrs in page.tags for v in attrs.values())
-    # header and entry, each relation's board (header and entry: rank, model, split, 4 metrics), rejected files
-    assert page.row_widths == [N_COLUMNS, N_COLUMNS] + [7, 7] * 3 + [2, 2]
+    # header and entry, each relation's board (header and entry: rank, model, split, n, 4 metrics), rejected files
+    assert page.row_widths == [N_COLUMNS, N_COLUMNS] + [8, 8] * 3 + [2, 2]
     text = "".join(page.text)
     assert f"{MALICIOUS_NAME} {MALICIOUS_VERSION.replace(chr(10), ' ')}" in text  # shown literally, one line
     assert "<img src=x onerror=alert(2)>.json" in text and "not valid JSON" in text
@@ -390,10 +390,7 @@ def test_the_plot_stays_legible_at_60_entries(tmp_path):
     assert len(fig.axes) == 3  # one panel per relation
     for ax in fig.axes:
         labels = [t for t in ax.get_yticklabels() if t.get_text()]
-        assert (
-            len(labels) == PLOT_TOP
-            and labels[0].get_text() == "1. a-rather-long-model-name-59:generic (test)"
-        )
+        assert len(labels) == PLOT_TOP and labels[0].get_text() == "1. a-rather-long-model-name-59:generic"
         boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.y0)
         assert all(b.x0 >= 0 and b.x1 <= width for b in boxes)  # full names, inside the picture
         assert all(low.y1 <= high.y0 for low, high in itertools.pairwise(boxes))  # no overlap
@@ -539,11 +536,11 @@ def test_markdown_shows_intervals_and_ties_inside_the_noise(tmp_path):
         ("| 3", "bare\\:none"),  # same figures as weak: without per-query data never tied with it
         ("| 4", "weak\\:none"),
     ]
-    leader_mrr = rows[0][3 + 2]  # rank, model, split, then address R@1 R@10 M@10
+    leader_mrr = rows[0][3 + 3]  # rank, model, split, then address n R@1 R@10 M@10
     assert leader_mrr.startswith("40.8 \\[") and leader_mrr.endswith("\\]")
     low, high = map(float, leader_mrr[len("40.8 \\[") : -2].split("-"))
     assert low < 40.8 < high
-    assert rows[2][5] == "5.0"  # the bare entry: its figure, no interval
+    assert rows[2][6] == "5.0"  # the bare entry: its figure, no interval
     assert "95% bootstrap CI over queries, 1,000 resamples, seed 0" in md
     assert (
         "\\=k\\: a tie" in md
@@ -706,3 +703,75 @@ def test_no_training_data_goes_with_no_cutoff_date():
     }
     with pytest.raises(SubmissionError, match="training_data_cutoff_source: 'no training data"):
         validate_submission(lexical)
+
+
+def test_a_row_is_repo_and_setup_two_setups_and_a_renamed_copy_keep_their_rows(tmp_path):
+    """Before: one entry per weights fingerprint, so m:none replaced m:generic and a later copy of the weights
+    under another name replaced the original. Now each is a row; the copy says whose weights it has."""
+    folder = tmp_path / "results"
+    fp = "1" * 64
+    write(
+        folder,
+        "generic.json",
+        entry("m:generic", 0.3) | {"model_fingerprint": fp, "scored_at": "2026-01-01T00:00:00Z"},
+    )
+    write(
+        folder,
+        "none.json",
+        entry("m:none", 0.2) | {"model_fingerprint": fp, "scored_at": "2026-01-02T00:00:00Z"},
+    )
+    write(
+        folder,
+        "a-copy.json",
+        entry("copy:generic", 0.3) | {"model_fingerprint": fp, "scored_at": "2026-02-01T00:00:00Z"},
+    )
+    board = load_board(folder)
+    (release,) = board.releases
+    rows = {e["model"]: e for e in release.entries}
+    assert rows.keys() == {"m:generic", "m:none", "copy:generic"} and release.superseded == ()
+    assert rows["copy:generic"]["same_weights_as"] == "m"
+    assert "same_weights_as" not in rows["m:generic"] and "same_weights_as" not in rows["m:none"]
+    assert "same weights as m" in leaderboard_markdown(board)
+
+
+def test_figures_over_no_queries_or_not_the_builds_queries_are_rejected_not_ranked(tmp_path):
+    """n_queries 0 with 100% figures, and 150,000 ranks where the build's entries have 9 queries: each rejects
+    itself only (before, both were ranked first)."""
+    from tests.helpers.entries import ranked_entry
+
+    folder = tmp_path / "results"
+    for name, rank in (("a:none", 2), ("b:none", 3)):
+        write(folder, f"{name[0]}.json", ranked_entry(name, {"address": [rank] * 9}))
+    perfect = ranked_entry("many:none", {"address": [1] * 9})
+    many = perfect | {"n_queries": {"address": 150_000}}
+    many["per_query"] = {"address": {**perfect["per_query"]["address"], "gold_rank": [1] * 150_000}}
+    zero = {k: v for k, v in perfect.items() if k != "per_query"} | {
+        "model": "zero:none",
+        "n_queries": {"address": 0},
+    }
+    write(folder, "many.json", many)
+    write(folder, "zero.json", zero)
+    board = load_board(folder)
+    assert [e["model"] for r in board.releases for e in r.entries] == ["a:none", "b:none"]
+    reasons = {r.source: r.reason for r in board.rejected}
+    assert (
+        reasons["zero.json"]
+        == "invalid submission at n_queries/address: 0 queries; a figure needs at least one"
+    )
+    assert reasons["many.json"] == (
+        "not this release build's queries: n_queries/address is 150000, but split test has 9 address queries "
+        "(by most entries of this build)"
+    )
+
+
+def test_a_plumbing_test_judges_table_is_labelled_so(tmp_path):
+    """The dev pool's SmolLM2-135M verdicts exercise the code; the board says so wherever they are shown."""
+    write(tmp_path, "a.json", entry("a:none", 0.3) | {"judged": {"address": judged("smollm2", 0.4)}})
+    write(tmp_path, "b.json", entry("b:none", 0.2) | {"judged": {"address": judged("gpt-x", 0.99)}})
+    board = load_board(tmp_path)
+    page = leaderboard_html(board)
+    assert "<strong>plumbing test: a 135M-parameter development judge" in page
+    assert "<td>smollm2 (plumbing test)</td>" in page and "<td>gpt-x</td>" in page
+    assert "smollm2 \\(plumbing test\\)" in leaderboard_markdown(board)
+    write(tmp_path, "a.json", entry("a:none", 0.3) | {"judged": {"address": judged("gpt-x", 0.4)}})
+    assert "plumbing test" not in leaderboard_html(load_board(tmp_path))

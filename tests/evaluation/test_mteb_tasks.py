@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,14 +23,49 @@ from ratio_bench.retrieval.registry import ModelSetup  # noqa: E402
 TASK_FILE = Path(__file__).resolve().parents[2] / "eval" / "mteb" / "ratio_retrieval.py"
 
 
-def test_tasks_are_module_level_classes_pointing_at_the_published_release(tmp_path):
+def test_tasks_are_module_level_classes_pointing_at_the_published_release(small_release):
     for relation, cls in mteb_tasks.TASKS.items():
         assert cls is getattr(mteb_tasks, cls.__qualname__) and cls.__qualname__ == cls.metadata.name
         assert cls.metadata.dataset == mteb_tasks.HUB_DATASET and cls.metadata.hf_subsets == [relation]
-    [task] = mteb_tasks.ratio_tasks(["broaden"], tmp_path, ["validation"], revision="v2")
-    assert task.metadata.dataset == {"path": str(tmp_path), "revision": "v2"}
+    [task] = mteb_tasks.ratio_tasks(["broaden"], small_release, ["validation"], revision="v2")
+    assert task.metadata.dataset == {"path": str(small_release), "revision": "v2"}
     assert task.metadata.eval_splits == ["validation"]
     assert mteb_tasks.RatioBroaden.metadata.dataset == mteb_tasks.HUB_DATASET  # the class is left alone
+
+
+def test_a_local_folder_must_be_a_release_whose_card_stays_inside_it(small_release, tmp_path):
+    from ratio_bench.dataset.release import DatasetError, NotAReleaseError
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "README.md").write_text("---\nconfigs: []\n---\n")
+    with pytest.raises(NotAReleaseError, match="not a Ratio release folder"):
+        mteb_tasks.ratio_tasks(["address"], tmp_path / "notes")
+    assert mteb_tasks.ratio_tasks(["address"], "ratio-bench/ratio")  # a Hub repo id is left to the Hub
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.parquet").write_bytes(b"PAR1")
+    card = (small_release / "README.md").read_text()
+    pattern = "data/address/test-*.parquet"
+    assert pattern in card
+    for i, (target, make) in enumerate(
+        [
+            ("../outside/*.parquet", None),
+            (str(outside / "*.parquet"), None),
+            ("hf://datasets/org/other/*.parquet", None),
+            ("data/linked/*.parquet", lambda root: (root / "data" / "linked").symlink_to(outside)),
+            (
+                "data/address/escape.parquet",
+                lambda root: (root / "data/address/escape.parquet").symlink_to(outside / "secret.parquet"),
+            ),
+        ]
+    ):
+        root = tmp_path / f"release{i}"
+        shutil.copytree(small_release, root)
+        (root / "README.md").write_text(card.replace(pattern, target, 1))
+        if make:
+            make(root)
+        with pytest.raises(DatasetError, match=r"README.md: configs\[\d+\]\.data_files\[\d+\]: .*own files"):
+            mteb_tasks.ratio_tasks(["address"], root)
 
 
 def test_the_contributed_task_file_is_the_package_tasks():

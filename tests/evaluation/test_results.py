@@ -52,6 +52,7 @@ def test_an_entry_records_the_weights_the_config_and_the_submitter(tmp_path):
     manifest = {"name": "ratio", "version": "1.0"}
     entry = leaderboard_entry(result, manifest, "test", identity=model_identity(setup), submitter="Ada L")
     validate_submission(entry)
+    assert entry["precision"] == "float32"  # the scorer's, recorded (a folder cannot choose it)
     assert entry["trained_from"] == {"config": "smoke.yaml", "config_sha256": "3" * 64}
     assert entry["submitter"] == "Ada L" and len(entry["model_fingerprint"]) == 64
     (best / "README.md").write_text("a card")  # rendering the card does not change the model's identity

@@ -236,7 +236,7 @@ def test_score_sample_is_recorded_printed_and_never_ranked(small_release, tmp_pa
     printed = " ".join(capsys.readouterr().out.split())
     assert (
         f"wrote {out}" in printed
-        and "SAMPLE of 1 queries per relation (seed 3; not a full result)" in printed
+        and "SAMPLE of 1 queries per relation (broaden: only 0) (seed 3; not a full result)" in printed
     )
     entry = json.loads(out.read_text())
     assert entry["sample"] == {"queries_per_relation": 1, "seed": 3}
@@ -262,3 +262,13 @@ def test_score_training_cutoff_is_recorded_over_the_registrys_and_says_what_it_r
     )
     assert main(argv) == 0  # without the flag: the registry's
     assert json.loads(out.read_text())["training_data_cutoff_source"] == "no training data (lexical)"
+
+
+def test_score_sample_says_the_true_count_of_a_relation_that_has_fewer(small_release, capsys):
+    data = load_split(small_release, "train", ["address", "specify"])
+    counts = {rel: len(q.ids) for rel, q in data.queries.items()}
+    args = ["score", "--model", "bm25", "--dataset", str(small_release), "--split", "train"]
+    assert main([*args, "--relations", "address", "specify", "--sample", "1000"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    said = ", ".join(f"{rel}: only {n}" for rel, n in counts.items())
+    assert f"SAMPLE of 1000 queries per relation ({said}) (seed 0; not a full result)" in printed

@@ -54,3 +54,82 @@ def write_broken_models(root: Path) -> dict[str, Path]:
         shutil.copytree(good, folders[name])
         defect(folders[name])
     return folders
+
+
+def with_loading_options(folder: Path, offload: Path) -> Path:
+    """Make ``folder`` ask for the loader's options: a device map that offloads to ``offload`` and bfloat16
+    (in its sentence-transformers config, old and new key names, and in config.json)."""
+    for name in ("sentence_bert_config.json", "config.json"):
+        path = folder / name
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if name == "config.json":
+            doc |= {"torch_dtype": "bfloat16", "dtype": "bfloat16", "attn_implementation": "eager"}
+        else:
+            options = {"device_map": {"": "disk"}, "offload_folder": str(offload), "torch_dtype": "bfloat16"}
+            doc |= {"model_args": options, "config_kwargs": {"dtype": "bfloat16"}}
+        path.write_text(json.dumps(doc), encoding="utf-8")
+    return folder
+
+
+def with_weights(folder: Path, value: float) -> Path:
+    """Every floating-point weight of ``folder`` set to ``value`` (NaN, infinity)."""
+    import numpy as np
+    from safetensors.numpy import load_file, save_file
+
+    for path in folder.rglob("*.safetensors"):
+        weights = load_file(path)
+        filled = {k: np.full_like(v, value) if v.dtype.kind == "f" else v for k, v in weights.items()}
+        save_file(filled, path, metadata={"format": "pt"})
+    return folder
+
+
+def make_router(good: Path, out: Path) -> Path:
+    """An asymmetric model: ``good`` as its query route, a copy with other weights as its document route."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Router
+
+    query = SentenceTransformer(str(good), device="cpu")
+    document = SentenceTransformer(str(good), device="cpu")
+    with torch.no_grad():
+        for p in document.parameters():
+            p.mul_(0.5).add_(0.01)
+    router = Router.for_query_document(
+        query_modules=list(query.children()), document_modules=list(document.children())
+    )
+    SentenceTransformer(modules=[router], device="cpu").save(str(out))
+    return out
+
+
+def write_unloadable_models(root: Path, good: Path) -> dict[str, Path]:
+    """Copies of ``good`` that pass the file checks but can only fail to load or to be queued, by defect."""
+
+    def config(f: Path, **fields) -> None:
+        doc = json.loads((f / "config.json").read_text(encoding="utf-8"))
+        (f / "config.json").write_text(json.dumps(doc | fields), encoding="utf-8")
+
+    def module_type(f: Path) -> None:
+        doc = json.loads((f / "modules.json").read_text(encoding="utf-8"))
+        doc[0]["type"] = "sentence_transformers.evil.NoSuchModule"
+        (f / "modules.json").write_text(json.dumps(doc), encoding="utf-8")
+
+    def long_prompt(f: Path) -> None:
+        doc = json.loads((f / "config_sentence_transformers.json").read_text(encoding="utf-8"))
+        doc["prompts"] = {"query": "q" * 5000, "document": ""}
+        (f / "config_sentence_transformers.json").write_text(json.dumps(doc), encoding="utf-8")
+
+    defects = {
+        "vocab-400m": lambda f: config(f, vocab_size=400_000_000),
+        "bad-tokenizer": lambda f: (f / "tokenizer.json").write_text(
+            '{"version": "1.0", "model": 7', "utf-8"
+        ),
+        "unknown-model-type": lambda f: config(f, model_type="ratio-nonsense"),
+        "module-type": module_type,
+        "long-prompt": long_prompt,
+    }
+    folders = {}
+    for name, defect in defects.items():
+        folders[name] = root / name
+        shutil.copytree(good, folders[name])
+        defect(folders[name])
+    return folders

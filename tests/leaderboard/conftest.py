@@ -20,9 +20,18 @@ from tests.helpers.models import make_remote_code
 from tests.helpers.training import build_tiny
 
 from ratio_bench.devhub.server import HubServer
+from ratio_bench.leaderboard.provenance import (
+    KEY_ENV,
+    TRUSTED_SCHEMA,
+    TRUSTED_WORKERS,
+    WorkerKey,
+    generate_key,
+)
 
-TOKEN = "hf_leaderboard_fixture_token"
+TOKEN = "hf_leaderboard_fixture_token"  # a submitter's
 USER = "alice"
+KEEPER_TOKEN = "hf_leaderboard_keeper_token"  # the maintainers' (admission and workers)
+KEEPER = "keeper"
 REQUESTS, RESULTS = "board/requests", "board/results"
 
 
@@ -58,29 +67,41 @@ class Board:
     """A running loopback Hub with the queue and results repos, and what a client process needs to use it."""
 
     hub: HubServer
-    env: dict[str, str]
+    env: dict[str, str]  # the submitter's (alice)
     home: Path
+    key: WorkerKey  # the workers' signing key (RATIO_WORKER_KEY in env), listed in the results repo
 
-    def api(self):
+    @property
+    def keeper_env(self) -> dict[str, str]:
+        return {**self.env, "HF_TOKEN": KEEPER_TOKEN}
+
+    def api(self, token: str = TOKEN):
         from huggingface_hub import HfApi
 
-        return HfApi(endpoint=self.hub.url, token=TOKEN)
+        return HfApi(endpoint=self.hub.url, token=token)
 
     def publish(self, repo_id: str, folder: Path) -> str:
         """Upload a model folder; returns the commit."""
         self.api().create_repo(repo_id, exist_ok=True)
         return self.api().upload_folder(repo_id=repo_id, folder_path=folder).oid
 
-    def ratio(self, *args, timeout: float = 120) -> Run:
-        return run_ratio(*args, env=self.env, timeout=timeout)
+    def ratio(self, *args, timeout: float = 120, env: dict[str, str] | None = None) -> Run:
+        return run_ratio(*args, env=env or self.env, timeout=timeout)
 
-    def submit(self, model: str, *more: str) -> Run:
-        return self.ratio("leaderboard", "submit", model, "--requests", REQUESTS, *more)
+    def submit(self, model: str, *more: str, token: str = TOKEN) -> Run:
+        """``ratio leaderboard submit`` as the user of ``token``: a pull request on the queue."""
+        env = {**self.env, "HF_TOKEN": token}
+        return self.ratio("leaderboard", "submit", model, "--requests", REQUESTS, *more, env=env)
+
+    def admit(self) -> Run:
+        """``ratio leaderboard admit`` as a maintainer."""
+        return self.ratio("leaderboard", "admit", "--requests", REQUESTS, env=self.keeper_env)
 
     def worker(self, dataset: Path, *more: str, timeout: float = 180) -> Run:
+        """A worker pass as a maintainer, admitting open pull requests first."""
         return self.ratio(
             "leaderboard", "worker", "--requests", REQUESTS, "--results", RESULTS, "--dataset", dataset,
-            "--cache-dir", self.home / "embeddings", *more, timeout=timeout,
+            "--cache-dir", self.home / "embeddings", "--admit", *more, timeout=timeout, env=self.keeper_env,
         )  # fmt: skip
 
     def start_worker(self, dataset: Path, *more: str, home: str = "hf") -> subprocess.Popen:
@@ -92,7 +113,7 @@ class Board:
 
         return subprocess.Popen(
             command,
-            env={**os.environ, **self.env, "HF_HOME": str(self.home / home)},
+            env={**os.environ, **self.keeper_env, "HF_HOME": str(self.home / home)},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -106,7 +127,25 @@ class Board:
         return {path: state.blobs[blob] for path, blob in state.files(sha).items()}
 
     def requests(self) -> dict[str, dict]:
-        return {p: json.loads(d) for p, d in self.files(REQUESTS).items()}
+        """The queue: every request file on main of the requests repo."""
+        return {p: json.loads(d) for p, d in self.files(REQUESTS).items() if "/" in p}
+
+    def pull_requests(self) -> list[dict]:
+        """The requests repo's pull requests: num, author, status, the files each changes, its comments."""
+        state, repo = self.hub.state, f"datasets/{REQUESTS}"
+        return [
+            {"num": d["num"], "author": d["author"], "status": d["status"],
+             "files": sorted(state.pr_changes(repo, d)),
+             "comments": [e["data"]["latest"]["raw"] for e in d["events"] if e["type"] == "comment"][1:]}
+            for d in state.discussions.get(repo, []) if d["isPullRequest"]
+        ]  # fmt: skip
+
+    def keeper_commit(self, changes: dict[str, bytes], author: str = KEEPER) -> str:
+        """A commit straight onto the queue's main, as ``author`` (a maintainer by default)."""
+        return self.hub.state.commit(f"datasets/{REQUESTS}", "main", changes, author=author, title="edit")
+
+    def set_policy(self, **policy) -> None:
+        self.keeper_commit({"policy.json": json.dumps({"schema": "ratio-queue-policy/1", **policy}).encode()})
 
     def wait_for(self, condition, timeout: float = 60) -> None:
         end = time.monotonic() + timeout
@@ -115,13 +154,29 @@ class Board:
             time.sleep(0.05)
 
 
+def trusted_workers(*keys: WorkerKey) -> bytes:
+    """A results repository's ``trusted_workers.json`` listing ``keys``."""
+    listing = [k.listing(f"w-{k.key_id[:6]}", "maintainer") for k in keys]
+    return json.dumps({"schema": TRUSTED_SCHEMA, "workers": listing}).encode()
+
+
 @pytest.fixture
 def board(tmp_path: Path):
     with HubServer() as hub:
         hub.state.add_user(TOKEN, USER)
-        hub.state.create_repo(f"datasets/{REQUESTS}")
+        hub.state.add_user(KEEPER_TOKEN, KEEPER)
+        hub.state.create_repo(f"datasets/{REQUESTS}", writers=[KEEPER])  # submitters open pull requests
         hub.state.create_repo(f"datasets/{RESULTS}")
-        yield Board(hub, hub.env(TOKEN, tmp_path / "hf"), tmp_path)
+        key = generate_key(tmp_path / "worker.key")
+        env = {**hub.env(TOKEN, tmp_path / "hf"), KEY_ENV: str(tmp_path / "worker.key")}
+        made = Board(hub, env, tmp_path, key)
+        made.api().upload_file(
+            path_or_fileobj=trusted_workers(key),
+            path_in_repo=TRUSTED_WORKERS,
+            repo_id=RESULTS,
+            repo_type="dataset",
+        )
+        yield made
 
 
 @pytest.fixture

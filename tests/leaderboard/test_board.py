@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fastapi.testclient import TestClient
-from tests.leaderboard.conftest import REQUESTS, RESULTS
+from tests.leaderboard.conftest import REQUESTS, RESULTS, USER
 
 HOSTILE = '<script>alert("x")</script> **bold** | [link](javascript:alert(1))'
 
@@ -54,26 +53,29 @@ def test_hostile_request_text_is_escaped_on_the_pages(board, tmp_path):
 
 
 def test_the_live_board_serves_the_queue_and_takes_submissions_through_the_same_checks(hub_env, tiny_models):
-    from ratio_bench.leaderboard.board import LiveBoard
-    from ratio_bench.leaderboard.hub import RepoRef
-    from ratio_bench.serve.app import create_app
+    from tests.leaderboard.test_form import form_client, signed_form
 
     sha = hub_env.publish("org/tiny", tiny_models["good"])
     hub_env.publish("org/remote", tiny_models["remote-code"])
-    live = LiveBoard(RepoRef.parse(RESULTS, "--from"), REQUESTS, refresh_s=3600, allow_submissions=True)
-    client = TestClient(create_app(None, live_board=live))
+    client, _ = form_client()
     assert client.get("/", follow_redirects=False).headers["location"] == "/leaderboard"
     page = client.get("/leaderboard")
     assert page.status_code == 200 and "form-action 'self'" in page.headers["content-security-policy"]
     assert 'action="/leaderboard/submit"' in page.text and "PENDING" not in page.text
 
-    form = {"model": "org/tiny", "setup": "none", "submitter": "carol"}
+    form = signed_form(client, model="org/tiny", setup="none")
     queued = client.post("/leaderboard/submit", data=form)
     assert queued.status_code == 200 and f"org/tiny/{sha}_none.json" in queued.text
-    assert hub_env.requests()[f"org/tiny/{sha}_none.json"]["submitter"] == "carol"
-    assert "PENDING" in client.get("/leaderboard").text  # shown at once, not after the refresh interval
-    again = client.post("/leaderboard/submit", data=form)
-    assert again.status_code == 422 and "already PENDING" in again.text
-    refused = client.post("/leaderboard/submit", data={**form, "model": "org/remote"})
+    (pr,) = hub_env.pull_requests()  # a pull request by the signed-in user (whoami of the pasted token)
+    assert pr["author"] == USER and pr["files"] == [f"org/tiny/{sha}_none.json"]
+    client, _ = form_client()  # a fresh server (its own rate limits): the queue's own checks still hold
+    again = client.post("/leaderboard/submit", data=signed_form(client, model="org/tiny", setup="none"))
+    assert again.status_code == 422 and "already proposed by you in pull request #1" in again.text
+    assert hub_env.admit().code == 0
+    assert hub_env.requests()[f"org/tiny/{sha}_none.json"]["submitter"] == USER
+    client, _ = form_client()  # admitted: the queue on the page shows it
+    assert "PENDING" in client.get("/leaderboard").text
+    client, _ = form_client()
+    refused = client.post("/leaderboard/submit", data=signed_form(client, model="org/remote", setup="none"))
     assert refused.status_code == 422 and "runs its own code" in refused.text
     assert client.post("/api/search", json={"text": "x"}).status_code in (404, 405)  # no index: no search

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 from tests.helpers.cli import assert_user_error
@@ -14,7 +15,12 @@ def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path
     sub = board.submit("org/tiny", "--setup", "generic", "--training-cutoff", "2024-06-30")
     assert sub.code == 0, sub.err
     path = f"org/tiny/{sha}_generic.json"
-    assert path in sub.out and f"org/tiny@{sha[:12]}" in sub.out
+    assert path in sub.out and f"org/tiny@{sha[:12]}" in sub.out and "pull request #1" in sub.out
+    assert board.requests() == {}  # a pull request, not the queue
+    assert [(p["author"], p["status"], p["files"]) for p in board.pull_requests()] == [(USER, "open", [path])]
+    admitted = board.admit()
+    assert admitted.code == 0 and "1 admitted, 0 refused" in admitted.out, admitted.err
+    assert board.pull_requests()[0]["status"] == "merged"
     request = board.requests()[path]
     assert (request["status"], request["sha"], request["submitter"]) == ("PENDING", sha, USER)
     assert request["training_cutoff"] == "2024-06-30"
@@ -36,8 +42,14 @@ def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path
     )
     provenance = json.loads(results[f"{folder}/provenance.json"])
     assert (provenance["worker"], provenance["sha"], provenance["request"]["path"]) == ("w1", sha, path)
+    assert provenance["key_id"] == board.key.key_id and provenance["signature"]["algorithm"] == "ed25519"
+    # nothing of the worker's machine is published: no local path, host name or Hub cache path
+    local = [str(tmp_path), str(small_release), str(small_release.resolve()), socket.gethostname(), "/tmp/"]
+    for name, data in results.items():
+        text = data.decode("utf-8", "replace")
+        assert not [m for m in local if m in text], (name, [m for m in local if m in text])
 
-    # a hand-contributed entry beside it: on the board, but self-reported
+    # a hand-contributed entry beside it, with the very same figures: self-reported, ranked apart
     board.api().upload_file(
         path_or_fileobj=json.dumps({**entry, "model": "someone-else"}).encode(),
         path_in_repo="self-reported/someone-else.json",
@@ -50,18 +62,40 @@ def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path
     )
     assert shown.code == 0, shown.err
     text = md.read_text(encoding="utf-8")
-    main = text.split("\n### ")[0]  # the main ranking, before the per-relation boards
-    # the copy has the worker's per-query ranks: the two rows are one tie, "=1"
-    rows = {line.split(" | ")[1]: line for line in main.splitlines() if line.startswith("| =1 ")}
-    assert f"verified \\(worker w1, org/tiny@{sha[:12]}\\)" in rows["org/tiny\\:generic"], text
+    verified, apart = text.split("\n## ")[1:3]
+    assert verified.splitlines()[0].endswith("· verified") and "self-reported" in apart.splitlines()[0]
+    main = verified.split("\n### ")[0]
+    row = next(line for line in main.splitlines() if "org/tiny" in line)
     assert (
-        "self-reported" in rows["someone-else"]
-    )  # a self-reported copy of the same weights replaces nothing
+        row.startswith("| 1 | ")
+        and f"verified \\(worker w-{board.key.key_id[:6]}, org/tiny@{sha[:12]}\\)" in row
+    )
+    assert "someone-else" not in verified and "someone-else" in apart
+    assert "=1" not in text.split("\n### ")[0]  # never tied beside the verified row
     assert "superseded" not in text
     assert "FINISHED" in text and f"results\\: {folder}" in text  # the queue
     html = page.read_text(encoding="utf-8")
     assert 'id="filter-provenance"' in html and 'data-provenance="verified"' in html
     assert 'data-provenance="self-reported"' in html
+
+    # anyone can check the verdict, step by step
+    checked = board.ratio(
+        "leaderboard", "verify", "org/tiny:generic", "--results", RESULTS, "--requests", REQUESTS
+    )
+    assert checked.code == 0, checked.err
+    assert f"{folder}: VERIFIED" in checked.out and "FAIL" not in checked.out
+    for step in (
+        "key listed",
+        "signature",
+        "names this folder",
+        "request FINISHED",
+        "hash test.json",
+        "entry test.json",
+    ):
+        assert f"ok   {step}" in checked.out, checked.out
+    # without the requests repository nothing is verified
+    alone = board.ratio("leaderboard", "--from", RESULTS, "--markdown", md)
+    assert alone.code == 0 and "· verified" not in md.read_text(encoding="utf-8")
 
     again = board.submit("org/tiny", "--setup", "generic")
     assert_user_error(again, "already FINISHED", path, folder)

@@ -168,7 +168,10 @@ def test_encode_bars_say_whether_they_encode_the_corpus_or_a_moves_queries(tmp_p
     class Encoder:
         fingerprint = "fp"
 
-        def encode(self, texts, prompt):
+        def cache_id(self, role):
+            return self.fingerprint
+
+        def encode(self, texts, prompt, role="document"):
             return fake_encode([])(texts)
 
     cache = EmbeddingCache(tmp_path, chunk_texts=4, progress=True)

@@ -27,7 +27,10 @@ class FakeEncoder:
     def __init__(self):
         self.calls: list[tuple[str, int]] = []
 
-    def encode(self, texts, prompt):
+    def cache_id(self, role):
+        return self.fingerprint
+
+    def encode(self, texts, prompt, role="document"):
         self.calls.append((prompt, len(texts)))
         out = np.zeros((len(texts), 27), np.float32)
         for i, t in enumerate(texts):
@@ -106,3 +109,38 @@ def test_a_saved_index_that_does_not_fit_is_refused_with_the_field(tmp_path):
         retriever_class("bm25").restore(tmp_path, entry, setup, CORPUS[:2])
     with pytest.raises(SavedIndexError, match="^kind: 'sparse'"):
         retriever_class("sparse")
+
+
+class RoutedEncoder(FakeEncoder):
+    """A Router model's stand-in: each role has its own route, so its own cache key; ``routes`` counts calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.routes: list[tuple[str, int]] = []
+
+    def cache_id(self, role):
+        return f"{self.fingerprint}:{role}"
+
+    def encode(self, texts, prompt, role="document"):
+        self.routes.append((role, len(texts)))
+        return super().encode(texts, prompt, role)
+
+
+def test_warming_a_routed_model_caches_its_query_and_document_routes_apart(tmp_path):
+    """The engine's one pass over the union of texts keeps a Router model's routes apart: a query that is also a
+    candidate is encoded again by the query route, and the index and the search then read both from the cache."""
+    encoder = RoutedEncoder()
+    r = DenseRetriever(encoder, "m", "", "", cache=EmbeddingCache(tmp_path))
+    r.warm(CORPUS, {"address": [CORPUS[0]]})
+    assert encoder.routes == [("document", 3), ("query", 1)]
+    r.index(["a", "b", "c"], CORPUS)
+    r.search("address", ["q"], [CORPUS[0]], 1)
+    assert encoder.routes == [("document", 3), ("query", 1)]  # nothing more encoded
+
+
+def test_warming_an_unrouted_model_encodes_a_text_once_whatever_its_role(tmp_path):
+    encoder = RoutedEncoder()
+    encoder.cache_id = lambda role: encoder.fingerprint  # one route: queries and documents share vectors
+    r = DenseRetriever(encoder, "m", "", "", cache=EmbeddingCache(tmp_path))
+    r.warm(CORPUS, {"address": [CORPUS[0], "a new query"]})
+    assert encoder.routes == [("document", 4)]  # one pass: the corpus and the one query it lacks

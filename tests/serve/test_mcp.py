@@ -53,7 +53,7 @@ def _check(seen: dict, searcher) -> None:
     assert seen["described"].structured_content == searcher.describe()
     messages = [e.content[0].text for e in seen["errors"]]
     assert all(e.is_error for e in seen["errors"])
-    assert "text is empty" in messages[0] and "the limit is 2,000" in messages[1]
+    assert "text is empty" in messages[0] and "at most 2000 characters" in messages[1]  # the API's words
     assert "unknown move 'expand'" in messages[2]
     assert seen["too_many"].is_error and "k" in seen["too_many"].content[0].text
 
@@ -69,3 +69,39 @@ def test_stdio_transport_runs_the_command(bm25_index, searcher):
 def test_streamable_http_transport(searcher):
     with serve_in_thread(http_app(create_server(searcher), "127.0.0.1")) as url:
         _check(anyio.run(_session, url + MCP_PATH), searcher)
+
+
+async def _refusals(server, calls: list[tuple[str, dict]]) -> list:
+    async with Client(server, read_timeout_seconds=60) as client:
+        return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"text": "graph networks", "k": "5"}, "k: Input should be a valid integer"),
+        ({"text": "graph networks", "k": True}, "k: Input should be a valid integer"),
+        ({"text": "graph networks", "k": 5.0}, "k: Input should be a valid integer"),
+        ({"text": "graph networks", "limit": 3}, "limit: Extra inputs are not permitted"),
+        ({"text": "graph networks", "moves": '["address"]'}, "moves: Input should be a valid list"),
+        ({"text": " \t\n\u00a0\u3000"}, "text is empty"),
+        ({"text": "\u200b\ufeff\u200b"}, "text is empty"),  # zero-width: str.strip keeps them
+        ({"text": 7}, "text: Input should be a valid string"),
+    ],
+)
+def test_tool_arguments_are_as_strict_as_the_api(searcher, arguments, message):
+    """The SDK alone answers k "5" and true (parsed, coerced), ignores unknown arguments and searches for
+    zero-width text; the API's SearchRequest refuses each, with the same message over MCP and HTTP."""
+    from fastapi.testclient import TestClient
+
+    from ratio_bench.serve.app import create_app
+
+    (result,) = anyio.run(_refusals, create_server(searcher), [("search_inspirations", arguments)])
+    assert result.is_error and message in result.content[0].text, result.content[0].text
+    api = TestClient(create_app(searcher)).post("/api/search", json=arguments)
+    assert api.status_code == 422 and message in api.json()["error"]
+
+
+def test_describe_index_takes_no_arguments(searcher):
+    (result,) = anyio.run(_refusals, create_server(searcher), [("describe_index", {"verbose": True})])
+    assert result.is_error and "verbose" in result.content[0].text

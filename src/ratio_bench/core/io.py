@@ -13,8 +13,11 @@ import os
 import re
 import secrets
 import shutil
+import socket
 import sys
 import tempfile
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -317,6 +320,131 @@ def _lock(folder: Path) -> int:
     return fd
 
 
+class FolderLockedError(OutputDirError):
+    """Another run holds the write lock of an artefact folder (see :func:`folder_lock`)."""
+
+
+LOCK_SUFFIX = ".lock"
+_MAX_HOLDER_BYTES = 4096
+_HELD: dict[tuple[str, int], list[int]] = {}  # (lock file, thread) -> [descriptor, depth]
+_HELD_GUARD = threading.Lock()
+
+
+def lock_file(out: Path) -> Path:
+    """The lock file of the artefact folder ``out``: beside it (``.<name>.lock``), since the folder itself is
+    swapped away by :func:`staged_dir` and a lock inside it would go with it."""
+    return out.parent / f".{out.name}{LOCK_SUFFIX}"
+
+
+def _holder_text(fd: int) -> str:
+    """Who holds a lock, from what it wrote into the lock file (bounded, each value made one printable line)."""
+    try:
+        info = json.loads(os.pread(fd, _MAX_HOLDER_BYTES, 0) or b"{}")
+    except (OSError, ValueError, RecursionError):
+        info = None
+    if not isinstance(info, dict) or not info:
+        return "a run that has not said who it is yet"
+
+    def one(key: str) -> str:
+        text = str(info.get(key, "?"))[:160]
+        return "".join(c if c.isprintable() else "?" for c in text)
+
+    return f"pid {one('pid')} on {one('host')} (`{one('command')}`, since {one('started')})"
+
+
+def _try_lock(lock: Path) -> tuple[int | None, str]:
+    """(descriptor holding an exclusive ``flock`` on the file now at ``lock``, previous holder text) or (None,
+    holder text) when another process holds it. A file left by a killed run is not locked (the kernel drops a
+    dead process's ``flock``), so it is taken over: stale locks need no clean-up."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder_text(fd)
+        os.close(fd)
+        return None, holder
+    try:
+        here = os.stat(lock, follow_symlinks=False)
+        mine = os.fstat(fd)
+        same = (here.st_ino, here.st_dev) == (mine.st_ino, mine.st_dev)
+    except FileNotFoundError:
+        same = False
+    if not same:  # the holder released and removed it between our open and flock: try the new file
+        os.close(fd)
+        return _try_lock(lock)
+    previous = _holder_text(fd) if os.fstat(fd).st_size else ""
+    return fd, previous
+
+
+def _claim(fd: int, command: str) -> None:
+    """Write who holds the lock into it, for the run that is refused to name."""
+    info = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "command": command,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    }
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(info).encode(), 0)
+
+
+@contextlib.contextmanager
+def folder_lock(
+    path: str | os.PathLike, command: str, wait_s: float = 0.0, wait_flag: str | None = None
+) -> Iterator[Path]:
+    """Hold the write lock of the artefact folder ``path`` for the block: one writer per folder, from reading
+    it to the swap (``ratio dataset build`` into it, ``append``, ``ratio judge silver``), so no run swaps over
+    another's result. ``command`` says who holds it (shown to a refused run).
+
+    Another holder: wait up to ``wait_s`` seconds (polling; Ctrl-C ends the wait), then :class:`FolderLockedError`
+    naming the holder (and ``wait_flag``, the command's option that waits, when it has one). The lock is an ``flock`` on :func:`lock_file`, which the kernel releases when its process
+    dies, so a killed run's lock is stale by construction and taken over (with a note). Re-entrant within one
+    thread (``staged_dir`` takes it again inside a command that holds it).
+    """
+    out = Path(path).expanduser().resolve()
+    lock = lock_file(out)
+    key = (str(lock), threading.get_ident())
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+    if held is not None:
+        try:
+            yield out
+        finally:
+            held[1] -= 1
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + max(wait_s, 0.0)
+    while True:
+        fd, holder = _try_lock(lock)
+        if fd is not None or time.monotonic() >= deadline:
+            break
+        time.sleep(min(0.2, max(deadline - time.monotonic(), 0.01)))
+    if fd is None:
+        raise FolderLockedError(
+            f"{path}: another run is writing it: {holder}; nothing was changed. Run again when it has finished"
+            + (f" (waited {wait_s:g} s)" if wait_s > 0 else f" (or give {wait_flag})" if wait_flag else ""),
+            value=path,
+        )
+    if holder:
+        print(
+            f"ratio: {path}: took over the lock of a run that ended without releasing it ({holder})",
+            file=sys.stderr,
+        )
+    _claim(fd, command)
+    with _HELD_GUARD:
+        _HELD[key] = [fd, 1]
+    try:
+        yield out
+    finally:
+        with _HELD_GUARD:
+            del _HELD[key]
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)  # while still holding it; a waiter on the old file sees it is gone and retries
+        os.close(fd)
+
+
 def clean_stale_stages(out: Path) -> list[str]:
     """Remove staging folders of ``out`` left by killed runs; returns their names.
 
@@ -363,6 +491,17 @@ def _carry_over(out: Path, stage: Path, keep: tuple[str, ...]) -> None:
 
 @contextlib.contextmanager
 def staged_dir(path: str | os.PathLike, kind: str, keep: tuple[str, ...] = ()) -> Iterator[Path]:
+    """:func:`_staged_dir` under the folder's write lock (:func:`folder_lock`; already held by a command that
+    read the folder first), so two runs never swap over each other."""
+    with (
+        folder_lock(path, f"ratio: writing a {kind} to {Path(path).name}"),
+        _staged_dir(path, kind, keep) as stage,
+    ):
+        yield stage
+
+
+@contextlib.contextmanager
+def _staged_dir(path: str | os.PathLike, kind: str, keep: tuple[str, ...] = ()) -> Iterator[Path]:
     """Yield an empty staging folder next to ``path``; on success swap it into place as ``path``.
 
     The destination is checked with :func:`prepare_output_dir` before and again just before the swap (it may

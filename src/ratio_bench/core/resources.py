@@ -51,35 +51,61 @@ def fill_card_template(template: str, values: object) -> str:
     return string.Template(text).substitute(dataclasses.asdict(values))
 
 
-def is_path(ref: str | Path) -> bool:
-    """A user's own file or folder: one that exists, or a YAML file name (a user's path always wins)."""
-    path = Path(ref)
-    return path.exists() or path.suffix in (".yaml", ".yml")
+def _preset_name(ref: str | Path) -> str | None:
+    """``ref`` as written when it can name a shipped preset: relative, no ``.``/``~`` start, no YAML suffix.
+    ``./dev`` or ``dev.yaml`` are paths; ``dev``, ``dev/ablations`` and ``stella-en-1.5b-v5-generic-address``
+    are names."""
+    text = str(ref)
+    if not text or text.startswith((".", "/", "~")) or "\\" in text or text.endswith((".yaml", ".yml")):
+        return None
+    return text
+
+
+def shipped_preset(folder: str, ref: str | Path, top: str | None = None) -> Path | None:
+    """The shipped preset ``ref`` names (``<folder>/<ref>.yaml``, or with ``top`` a preset folder: ``top``
+    itself or a subfolder), or None when it names none. A shipped name always means the shipped preset, so a
+    file of the user's that happens to be called ``dev`` in the working folder never stands in for it (give
+    ``./dev`` for that file)."""
+    name = _preset_name(ref)
+    if name is None:
+        return None
+    shipped = data_path(folder)
+    if top is None:
+        found = shipped / f"{name}.yaml"
+        ok = found.is_file()
+    else:
+        found = shipped if name == top else shipped / name
+        ok = found.is_dir()
+    return found if ok and found.resolve().is_relative_to(shipped.resolve()) else None
 
 
 def preset(folder: str, ref: str | Path) -> Path:
-    """``ref`` as a path when it is one, else the shipped ``<folder>/<ref>.yaml`` (``ratio build --config dev``).
+    """The shipped ``<folder>/<ref>.yaml`` when ``ref`` names one (``ratio build --config dev``), else ``ref`` as
+    the user's path, which must exist or be a YAML file name (its reader then says it is missing).
 
     A name that is neither is a one-line error listing the shipped presets.
     """
-    if is_path(ref):
-        return Path(ref)
-    shipped = data_path(folder)
-    found = shipped / f"{ref}.yaml"
-    if found.is_file() and found.resolve().is_relative_to(shipped.resolve()):
+    found = shipped_preset(folder, ref)
+    if found is not None:
         return found
+    path = Path(ref)
+    if path.exists() or path.suffix in (".yaml", ".yml"):
+        return path
+    shipped = data_path(folder)
     names = sorted(p.relative_to(shipped).with_suffix("").as_posix() for p in shipped.rglob("*.yaml"))
     raise RatioError(f"{ref}: no such file, nor a shipped preset (one of: {', '.join(names)})", value=ref)
 
 
 def preset_dir(folder: str, ref: str | Path, top: str) -> Path:
-    """``ref`` as a folder when it is one, else a shipped folder of presets: ``top`` names ``<folder>`` itself
-    and any other name its subfolder (``ratio train-all --dir dev`` reads the shipped ``training/dev``)."""
-    if is_path(ref):
-        return Path(ref)
-    shipped = data_path(folder)
-    found = shipped if str(ref) == top else shipped / ref
-    if found.is_dir() and found.resolve().is_relative_to(shipped.resolve()):
+    """A shipped folder of presets when ``ref`` names one (``top`` names ``<folder>`` itself and any other name
+    its subfolder: ``ratio train-all --dir dev`` reads the shipped ``training/dev``), else ``ref`` as the user's
+    folder, which must exist."""
+    found = shipped_preset(folder, ref, top)
+    if found is not None:
         return found
+    path = Path(ref)
+    if path.exists():
+        return path
+    shipped = data_path(folder)
     names = [top] + sorted(p.relative_to(shipped).as_posix() for p in shipped.rglob("*") if p.is_dir())
     raise RatioError(f"{ref}: no such folder, nor a shipped one (one of: {', '.join(names)})", value=ref)

@@ -22,15 +22,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ratio_bench.core.errors import RatioError
-from ratio_bench.core.io import MANIFEST, staged_dir, write_json
+from ratio_bench.core.errors import RatioError, field_name, shown
+from ratio_bench.core.io import MANIFEST, folder_lock, staged_dir, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import parse_split
 from ratio_bench.corpus.readers import ReaderSettings
 from ratio_bench.dataset.assemble import assemble
-from ratio_bench.dataset.build import snapshot_manifest
+from ratio_bench.dataset.build import WAIT_FLAG, snapshot_manifest
 from ratio_bench.dataset.card import snapshots_section
-from ratio_bench.dataset.check import require_passing
+from ratio_bench.dataset.check import check_release, require_passing
 from ratio_bench.dataset.config import BuildConfig, Split, parse_config
 from ratio_bench.dataset.contract import (
     KEEP,
@@ -40,6 +40,7 @@ from ratio_bench.dataset.contract import (
     file_checksums,
     sha256_file,
 )
+from ratio_bench.dataset.identity import check_version
 from ratio_bench.dataset.layout import WORKS_GLOB, works_file, write_data, write_works
 from ratio_bench.dataset.release import Release
 from ratio_bench.lexicon import Lexicon
@@ -57,13 +58,12 @@ def _append_config(release: Release, version: str, through: dt.date | None = Non
     """The release's build config, its test split open-ended and its snapshots starting after the last one and
     ending at ``through`` (the last day the new files are complete: a period is closed once appended, so a month
     the files cover only in part must wait for the next append)."""
-    if not version.strip() or version == release.version:
+    if version == release.version:
         raise AppendError(
             f"--version {version!r}: give a new version (the release is {release.version!r}), e.g. "
-            f"{release.version}+1",
-            value=release.root,
+            f"{release.version}.1"
         )
-    seen = [v.get("version") for v in release.manifest.get("versions") or [] if isinstance(v, dict)]
+    seen = [v["version"] for v in release.manifest.get("versions") or []]
     if version in seen:
         raise AppendError(
             f"--version {version!r}: the release already has that version ({', '.join(map(str, seen))})"
@@ -123,10 +123,79 @@ def append_release(
     work_dir: Path | None = None,
     progress: bool = True,
     through: dt.date | None = None,
+    wait_s: float = 0.0,
 ) -> dict[str, Any]:
     """Add the periods after the release's last snapshot from ``corpus`` as ``version``; returns the report
-    (``snapshots_added`` empty: nothing new, the release is left unchanged)."""
-    release = Release.open(dataset)
+    (``snapshots_added`` empty: nothing new, the release is left unchanged).
+
+    The release's write lock is held from reading it to the swap (:func:`folder_lock`): a second append, build or
+    silver run on it is refused naming this one (or waits ``wait_s``), so no version is swapped over.
+    """
+    check_version(version)
+    Release.open(dataset)  # a folder that is no release is refused before a lock file is made beside it
+    with folder_lock(dataset, f"ratio dataset append --version {version}", wait_s, WAIT_FLAG):
+        return _append(dataset, corpus, version, work_dir, progress, through)
+
+
+MANIFEST_FIELDS = {  # field -> (type, what it must be), for the fields an append reads and extends
+    "versions": (list, "a list of {version, snapshots_added, ...} records"),
+    "rows": (dict, "a mapping of config -> split -> row count"),
+    "snapshots": (dict, "a mapping of snapshot split -> record"),
+    "snapshots_left_out": (list, "a list"),
+    "lexicon_sha256": (str, "the lexicon's sha256"),
+}
+
+
+def check_manifest(release: Release) -> None:
+    """The manifest fields an append uses, validated before any is used (the manifest is read, not trusted):
+    a damaged one is a one-line error naming manifest.json and the field."""
+    where = f"{release.shown}/{MANIFEST}"
+    for field, (kind, what) in MANIFEST_FIELDS.items():
+        value = release.manifest.get(field)
+        if value is not None and not isinstance(value, kind):
+            raise AppendError(
+                f"{where}: {field}: must be {what}, got {shown(value)}; the manifest is damaged: restore it or "
+                "rebuild the release",
+                value=release.root,
+            )
+    for i, entry in enumerate(release.manifest.get("versions") or []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
+            raise AppendError(
+                f"{where}: versions[{i}]: must be a record with a version string, got {shown(entry)}; the "
+                "manifest is damaged: restore it or rebuild the release",
+                value=release.root,
+            )
+    for config, splits in (release.manifest.get("rows") or {}).items():
+        if not isinstance(splits, dict):
+            raise AppendError(
+                f"{where}: rows.{field_name(config)}: must be a mapping of split -> row count, got "
+                f"{shown(splits)}; the manifest is damaged: restore it or rebuild the release",
+                value=release.root,
+            )
+
+
+def _require_passing_before(release: Release) -> None:
+    """An append extends a release that passes ``ratio check``; one that fails it is refused with the failures
+    (an append would carry the damage into the new version, and its own check would fail at the end)."""
+    failed = [c for c in check_release(release.root) if not c.passed]
+    if failed:
+        raise AppendError(
+            f"{release.shown}: fails `ratio check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
+            f"nothing was appended. Run `ratio dataset check {release.shown}`, and restore or rebuild the release",
+            value=release.root,
+        )
+
+
+def _append(
+    dataset: Path,
+    corpus: list[Path],
+    version: str,
+    work_dir: Path | None,
+    progress: bool,
+    through: dt.date | None,
+) -> dict[str, Any]:
+    release = Release.open(dataset)  # read again under the lock: the release as it is now
+    check_manifest(release)
     cfg = _append_config(release, version, through)
     lexicon = Lexicon.load(cfg.lexicon)
     if lexicon.fingerprint() != release.manifest.get("lexicon_sha256"):
@@ -142,7 +211,9 @@ def append_release(
             "already public works out of the new snapshots; rebuild the release with this version of ratio",
             value=release.root,
         )
-    work = work_dir or cfg.work_dir / f"append-{version}"
+    _require_passing_before(release)
+    root = release.root.resolve()
+    work = work_dir or root.parent / f"{root.name}.work" / f"append-{version}"
     run_mining(
         corpus,
         work / "mined",

@@ -13,17 +13,20 @@ import dataclasses
 import json
 import resource
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
-from ratio_bench.core.io import prepare_output_dir, staged_dir, write_json
+from ratio_bench.core.io import folder_lock, prepare_output_dir, staged_dir, write_json
+from ratio_bench.core.relations import RELATIONS
 from ratio_bench.corpus.readers import ReaderSettings
 from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.check import require_passing
 from ratio_bench.dataset.config import BuildConfig
 from ratio_bench.dataset.contract import KEEP, KIND, file_checksums, split_sha256
+from ratio_bench.dataset.identity import corpus_fingerprint, release_identity
 from ratio_bench.dataset.layout import works_file, write_data, write_works
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.outdir import FolderBusyError
@@ -52,6 +55,30 @@ def snapshot_manifest(report: dict[str, Any], files: dict[str, str], version: st
     }
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """How one build runs and what it is called: ``name``/``version`` (``--name``/``--version``) give a build
+    from other inputs its own identity; ``own_config``: the config is the user's file (not a shipped preset);
+    ``work_dir`` overrides the config's (default beside the release: :meth:`BuildConfig.work_folder`);
+    ``wait_s``: how long to wait for another run that holds the release's lock."""
+
+    name: str | None = None
+    version: str | None = None
+    own_config: bool = True
+    work_dir: Path | None = None
+    wait_s: float = 0.0
+
+
+WAIT_FLAG = "--wait SECONDS"  # how build and append wait for another writer (dataset/cli.py)
+MIN_TEST_QUERIES = 100  # fewer test queries for a relation: its figures rest on few queries (warned, flagged)
+
+
+def few_test_queries(counts: dict[str, dict[str, int]]) -> dict[str, int]:
+    """{relation: test queries} of the relations with queries but fewer than :data:`MIN_TEST_QUERIES` on test."""
+    tests = {r: counts.get(r, {}).get("test", 0) for r in RELATIONS}
+    return {r: n for r, n in tests.items() if 0 < n < MIN_TEST_QUERIES}
+
+
 def build_release(
     cfg: BuildConfig,
     out: Path,
@@ -59,13 +86,45 @@ def build_release(
     progress: bool = True,
     repo_hint: str | None = None,
     strict: bool = False,
+    options: BuildOptions | None = None,
 ) -> dict[str, Any]:
-    """``strict``: fail on malformed corpus input (as ``ratio mine --strict``) instead of rejecting it."""
+    """``strict``: fail on malformed corpus input (as ``ratio mine --strict``) instead of rejecting it.
+
+    The release's write lock is held from the first look at ``out`` to the swap (:func:`folder_lock`), so a
+    second build, append or silver run on the same release is refused naming this one.
+    """
+    options = options or BuildOptions()
+    prepare_output_dir(out, KIND, keep=KEEP)  # refuse a folder that is not ours before taking its lock
+    with folder_lock(out, f"ratio dataset build --out {out}", options.wait_s, WAIT_FLAG):
+        return _build(cfg, out, workers, progress, repo_hint, strict, options)
+
+
+def _build(
+    cfg: BuildConfig,
+    out: Path,
+    workers: int,
+    progress: bool,
+    repo_hint: str | None,
+    strict: bool,
+    options: BuildOptions,
+) -> dict[str, Any]:
     target = prepare_output_dir(out, KIND, keep=KEEP)  # refuse a folder that is not ours before mining
+    identity = release_identity(
+        cfg.name,
+        cfg.version,
+        cfg.corpus_sha256,
+        corpus_fingerprint(cfg.corpus),
+        options.own_config,
+        options.name,
+        options.version,
+    )
+    raw = cfg.raw | {"release": cfg.raw["release"] | {"name": identity.name, "version": identity.version}}
+    cfg = dataclasses.replace(cfg, name=identity.name, version=identity.version, raw=raw)
+    work = options.work_dir or cfg.work_folder(out)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     lexicon = Lexicon.load(cfg.lexicon)
-    mined = cfg.work_dir / "mined"
+    mined = work / "mined"
     try:
         stats = run_mining(
             cfg.corpus,
@@ -75,20 +134,28 @@ def build_release(
             ),
             workers=workers,
         )
-    except (PlanMismatchError, FolderBusyError) as exc:  # the folder comes from the config, not a flag
-        raise type(exc)(f"work_dir in {cfg.path.name}: {exc}") from None
+    except (PlanMismatchError, FolderBusyError) as exc:  # name where the folder came from, and the way out
+        where = (
+            "--work-dir"
+            if options.work_dir
+            else "work_dir in " + cfg.path.name
+            if cfg.work_dir
+            else "the work folder"
+        )
+        raise type(exc)(f"{where} {work}: {exc} (or give --work-dir FOLDER)") from None
     timings["mining"] = round(time.perf_counter() - t0, 2)
 
     t1 = time.perf_counter()
-    asm = assemble(cfg, mined, cfg.work_dir / "duckdb_tmp")
+    asm = assemble(cfg, mined, work / "duckdb_tmp")
     timings["assembly"] = round(time.perf_counter() - t1, 2)
 
     t2 = time.perf_counter()
     with staged_dir(out, KIND, keep=KEEP) as stage:
         counts = write_data(asm, stage)
+        few = few_test_queries(counts)
         write_works(asm, stage / works_file(0))
         (stage / "README.md").write_text(
-            render_card(asm, cfg, stage, counts, stats, lexicon.fingerprint(), repo_hint or target.name),
+            render_card(asm, cfg, stage, counts, stats, lexicon.fingerprint(), repo_hint or target.name, few),
             encoding="utf-8",
         )
         write_json(stage / "reports" / "assembly.json", asm.report)
@@ -105,9 +172,13 @@ def build_release(
             "config": cfg.raw,
             "lexicon_version": lexicon.version,
             "lexicon_sha256": lexicon.fingerprint(),
+            "corpus_sha256": identity.corpus_sha256,
+            "official": identity.official,
             "rows": counts,
             "files": file_checksums(stage),
         }
+        if few:  # recorded so that scoring and the board can flag figures resting on few queries
+            manifest["few_test_queries"] = {"min": MIN_TEST_QUERIES, "relations": few}
         if cfg.snapshots is not None:
             manifest |= snapshot_manifest(asm.report["snapshots"], manifest["files"], cfg.version)
         write_json(stage / "manifest.json", json.loads(json.dumps(manifest, default=str)))
@@ -121,8 +192,13 @@ def build_release(
         "timings_seconds": timings,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "rows": counts,
+        "name": cfg.name,
+        "version": cfg.version,
+        "identity": identity.reason,
+        "work_dir": str(work),
+        "few_test_queries": few,
         "checks": [dataclasses.asdict(c) for c in checks],
         "assembly": asm.report,
     }
-    write_json(cfg.work_dir / "build_report.json", report)
+    write_json(work / "build_report.json", report)
     return report

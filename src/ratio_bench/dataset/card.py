@@ -93,6 +93,7 @@ def render_card(
     mining_stats: dict[str, Any],
     lexicon_sha: str,
     repo_hint: str,
+    few: dict[str, int] | None = None,
 ) -> str:
     rep = asm.report
     return DatasetCard(
@@ -103,7 +104,7 @@ def render_card(
         configs=configs_yaml(counts) + "\n" + dataset_info_yaml(root, counts),
         examples=_examples(asm, cfg),
         repo_hint=repo_hint,
-        table1=_queries_table(rep["partitions"]),
+        table1=_queries_table(rep["partitions"]) + few_queries_note(few),
         table6=_candidates_table(rep["partitions"]),
         markers=_markers_table(mining_stats),
         split_policy=_split_policy(cfg, rep),
@@ -111,6 +112,17 @@ def render_card(
         sources=_sources(cfg, rep),
         build_info=_build_info(cfg, rep, mining_stats, lexicon_sha),
     ).render()
+
+
+def few_queries_note(few: dict[str, int] | None) -> str:
+    """The card's flag on relations whose test figures rest on few queries (wide intervals, unstable ranks)."""
+    if not few:
+        return ""
+    listed = ", ".join(f"{r.capitalize()} {n:,}" for r, n in few.items())
+    return (
+        f"\n\n**Few test queries**: {listed} (fewer than 100 each). Figures on these relations rest on few "
+        "queries: read them with their intervals, and do not rank models on them alone."
+    )
 
 
 def _size_category(counts: dict[str, dict[str, int]]) -> str:

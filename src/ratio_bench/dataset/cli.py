@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import datetime as dt
 import shlex
+import sys
 from pathlib import Path
 
 
@@ -13,37 +14,52 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ratio_bench.core.errors import UsageError
     from ratio_bench.core.faults import note_output
     from ratio_bench.core.io import prepare_output_dir, report_console
-    from ratio_bench.core.resources import data_path, is_path, preset
-    from ratio_bench.dataset.build import build_release
+    from ratio_bench.core.resources import data_path, preset, shipped_preset
+    from ratio_bench.dataset.build import BuildOptions, build_release
     from ratio_bench.dataset.check import ReleaseCheckError, print_results
     from ratio_bench.dataset.config import load_config
     from ratio_bench.dataset.contract import KEEP, KIND
 
     if args.workers < 1:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
+    shipped = shipped_preset("dataset_scripts", args.config) is not None
     cfg = load_config(preset("dataset_scripts", args.config))
-    if not is_path(args.config):  # a shipped preset: its lexicon is the shipped one, its corpus a placeholder
+    if shipped:  # a shipped preset: its lexicon is the shipped one, its corpus a placeholder
         if not args.corpus:
             raise UsageError(f"--config {args.config}: a shipped preset needs --corpus PATH... (your papers)")
         cfg = dataclasses.replace(cfg, lexicon=data_path(cfg.raw["lexicon"]))
-    note_output(f"the work_dir of {args.config}", cfg.work_dir)
+    work = args.work_dir.resolve() if args.work_dir else cfg.work_folder(args.out)
+    note_output("the work folder", work)
     prepare_output_dir(args.out, KIND, keep=KEEP)  # before the corpus is read: nothing of the user's is lost
     if args.corpus:
         cfg = dataclasses.replace(cfg, corpus=[p.resolve() for p in args.corpus])
+    config_file = preset("dataset_scripts", args.config).resolve()
+    own = not config_file.is_relative_to(
+        data_path("dataset_scripts").resolve()
+    )  # a shipped config, by any name
+    options = BuildOptions(args.name, args.version, own, work if args.work_dir else None, args.wait)
     try:
         report = build_release(
-            cfg, args.out, workers=args.workers, progress=not args.quiet, strict=args.strict
+            cfg, args.out, workers=args.workers, progress=not args.quiet, strict=args.strict, options=options
         )
     except ReleaseCheckError as exc:
         if exc.results:
             print_results(args.out, exc.results)
         raise
+    if report["few_test_queries"]:
+        few = ", ".join(f"{r} {n}" for r, n in report["few_test_queries"].items())
+        print(
+            f"ratio dataset build: warning: few test queries ({few}; under 100 each): figures on them are noisy "
+            "(flagged in the card and manifest)",
+            file=sys.stderr,
+        )
     console = report_console()
     t = report["timings_seconds"]
     console.print(
         f"release written to {report['release']} (mining {t['mining']}s, assembly {t['assembly']}s, "
         f"write {t['write']}s, check {t['check']}s, peak RSS {report['peak_rss_mb']} MB); "
-        f"{len(report['checks'])} checks passed"
+        f"{len(report['checks'])} checks passed; {report['name']} {report['version']} ({report['identity']})",
+        highlight=False,
     )
     for config, splits in report["rows"].items():
         console.print(f"  {config:16s} " + "  ".join(f"{s}={n:,}" for s, n in splits.items()))
@@ -82,6 +98,7 @@ def cmd_append(args: argparse.Namespace) -> int:
             args.work_dir,
             not args.quiet,
             through=args.through,
+            wait_s=args.wait,
         )
     except ReleaseCheckError as exc:
         if exc.results:
@@ -109,6 +126,16 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_wait_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="if another run is writing the release, wait up to this long for it (default: refuse at once)",
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.core.options import add_strict_option
 
@@ -125,6 +152,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
     p.add_argument("--corpus", type=Path, nargs="+", help="corpus files or folders (overrides the config's)")
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument(
+        "--name",
+        help="the release's name (default: the config's for its declared corpus, else <name>-custom; "
+        "see docs/releases.md)",
+    )
+    p.add_argument(
+        "--version",
+        help="the release's version, e.g. 0.1.0 (default: the config's for its declared corpus, else "
+        "<version>+corpus.<hash>)",
+    )
+    p.add_argument(
+        "--work-dir", type=Path, help="mining and assembly folder (default: the config's, else <out>.work)"
+    )
+    add_wait_option(p)
     p.add_argument("--quiet", action="store_true")
     add_strict_option(p)
     p.set_defaults(func=cmd_build)
@@ -139,8 +180,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--corpus", type=Path, nargs="+", required=True, help="the NEW corpus files or folders only"
     )
-    p.add_argument("--version", required=True, help="the new version, e.g. 0.2.0")
-    p.add_argument("--work-dir", type=Path, help="mining folder (default: <work_dir>/append-<version>)")
+    p.add_argument(
+        "--version", required=True, help="the new version, e.g. 0.2.1 (digits and dots, then -labels)"
+    )
+    p.add_argument("--work-dir", type=Path, help="mining folder (default: <dataset>.work/append-<version>)")
+    add_wait_option(p)
     p.add_argument(
         "--through",
         type=_iso_day,
@@ -159,7 +203,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--revision", help="tag to create (default: the manifest's version)")
     p.add_argument("--private", action="store_true")
     p.add_argument(
-        "--force", action="store_true", help="publish even a release whose config says release.publish: false"
+        "--force",
+        action="store_true",
+        help="accepted for old scripts; it overrides nothing: a release whose config says release.publish: "
+        "false is never published",
     )
     p.set_defaults(func=cmd_publish)
 

@@ -8,6 +8,7 @@ that are invalid or out of order. A build therefore never mines for minutes and 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
 from ratio_bench.core.snapshots import PERIOD_KINDS
 from ratio_bench.core.yamlio import SafeLoader, load_yaml, yaml_problem
 from ratio_bench.dataset.contract import PARTITIONS
+from ratio_bench.dataset.identity import IdentityError, check_name, check_version
 from ratio_bench.llm.prompts import PromptError, get_prompt
 
 STRADDLE_POLICIES = ("drop", "start", "end")
@@ -38,7 +40,7 @@ TOP_KEYS = (
     "silver",
     "snapshots",
 )
-RELEASE_KEYS = ("name", "version", "license", "publish")
+RELEASE_KEYS = ("name", "version", "license", "publish", "corpus_sha256")
 SPLIT_KEYS = ("start", "end")
 SAMPLING_KEYS = ("max_queries", "distractors_per_gold")
 SILVER_KEYS = ("sample", "prompts", "judge", "seed")
@@ -88,7 +90,7 @@ class BuildConfig:
     publish: bool
     corpus: list[Path]
     lexicon: Path
-    work_dir: Path
+    work_dir: Path | None  # None: beside the output folder (see work_folder)
     seed: int
     splits: list[Split]
     straddle: str
@@ -97,9 +99,20 @@ class BuildConfig:
     sampling: dict[str, Sampling]
     raw: dict[str, Any]
     snapshots: Snapshots | None = None
+    corpus_sha256: str | None = None  # the corpus the config was written for (see dataset.identity)
 
     def partition(self, name: str) -> Split:
         return next(s for s in self.splits if s.name == name)
+
+    def work_folder(self, out: Path) -> Path:
+        """Where mining and assembly work for a release in ``out``: the config's ``work_dir`` when it sets one,
+        else ``<out>.work`` beside the release (not inside it: the release folder is swapped whole at the end,
+        and anything in it that its manifest does not list is foreign to ``check`` and ``publish``). Two
+        builds into two output folders therefore never share a mining folder."""
+        if self.work_dir is not None:
+            return self.work_dir
+        target = Path(out).expanduser().resolve()
+        return target.parent / f"{target.name}.work"
 
 
 class _Loader(SafeLoader):
@@ -260,15 +273,16 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
     if "silver" in raw:
         _silver(c, raw)
     c.plain_data(raw)
+    name, version, declared = _identity(c, release)
     return BuildConfig(
         path=path,
-        name=c.string(c.required(release, "name", "release"), "release.name"),
-        version=c.string(c.required(release, "version", "release"), "release.version"),
+        name=name,
+        version=version,
         license=c.string(release["license"], "release.license") if release.get("license") else "",
         publish=c.boolean(release.get("publish", True), "release.publish"),
         corpus=[_resolve(root, p) for p in paths],
         lexicon=_resolve(root, c.string(c.required(raw, "lexicon", ""), "lexicon")),
-        work_dir=_resolve(root, c.string(raw.get("work_dir", "build"), "work_dir")),
+        work_dir=_resolve(root, c.string(raw["work_dir"], "work_dir")) if "work_dir" in raw else None,
         seed=c.integer(raw.get("seed", 0), "seed"),
         splits=splits,
         straddle=c.choice(policy.get("straddle", "drop"), "date_policy.straddle", STRADDLE_POLICIES),
@@ -277,7 +291,27 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
         sampling=sampling,
         raw=raw,
         snapshots=snapshots,
+        corpus_sha256=declared,
     )
+
+
+def _identity(c: Checker, release: dict[str, Any]) -> tuple[str, str, str | None]:
+    """The ``release:`` block's name, version and declared corpus fingerprint, each checked (see
+    :mod:`ratio_bench.dataset.identity`): a version becomes a folder name, a tag and a card title."""
+    name = c.string(c.required(release, "name", "release"), "release.name")
+    version = c.string(c.required(release, "version", "release"), "release.version")
+    for where, value, check in (
+        ("release.name", name, check_name),
+        ("release.version", version, check_version),
+    ):
+        try:
+            check(value)
+        except IdentityError as exc:
+            raise c.fail(where, str(exc)) from None
+    declared = release.get("corpus_sha256")
+    if declared is not None and not (isinstance(declared, str) and re.fullmatch(r"[0-9a-f]{64}", declared)):
+        raise c.fail("release.corpus_sha256", f"must be 64 lowercase hex digits, got {shown(declared)}")
+    return name, version, declared
 
 
 def read_config(path: str | Path) -> Any:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ratio_bench.core.errors import RatioError
+from ratio_bench.core.errors import RatioError, shown
 from ratio_bench.core.io import MANIFEST
 from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.release import Release
@@ -28,17 +28,21 @@ def publish(
     Exactly the release is sent: the files its manifest lists and the manifest, once the release's own
     ``ratio check`` passes; anything else in the folder (a ``.env``, the judged pool, a symlink's target) stays
     home. A release whose build config says ``release.publish: false`` (the dev release: sources without a
-    licence to redistribute) is refused before anything is sent, unless ``force``.
+    licence to redistribute) is refused before anything is sent, whatever ``force`` says: the licence terms are
+    the sources', not ours to waive (``force`` is kept so old scripts get this message, not a usage error).
     """
     from huggingface_hub import CommitOperationAdd, HfApi
 
     found = Release.open(folder)
     manifest, release = found.manifest, found.terms
-    if release.get("publish") is False and not force:
+    if release.get("publish") is not True and "publish" in release:
+        forced = " (--force does not override it)" if force else ""
+        said = "false" if release.get("publish") is False else shown(release.get("publish"))
         raise PublishError(
-            f"{folder}: its build config ({manifest.get('config_file', 'config')}) says release.publish: false "
-            f"(licence: {release.get('license') or 'unspecified'}); nothing was uploaded. Pass --force to "
-            "publish it anyway"
+            f"{folder}: its build config ({manifest.get('config_file', 'config')}) says release.publish: "
+            f"{said}{forced} (licence: {shown(release.get('license') or 'unspecified')});"
+            " nothing was uploaded. Only a release built from a config that may be published can be: rebuild it "
+            "from one with release.publish: true and sources you may redistribute"
         )
     files = [*found.own_files(), MANIFEST]
     if (found.root / MANIFEST).is_symlink():

@@ -21,11 +21,13 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
-from ratio_bench.core.errors import RatioError
+from ratio_bench.core.errors import RatioError, shown
 from ratio_bench.core.io import MANIFEST, manifest_kind, read_json_file
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
+from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.contract import config_schema, corpus_split, ordered_splits, split_sha256
 
 
@@ -236,3 +238,72 @@ class Release:
 
 def _stringy(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+CARD = "README.md"
+MAX_CARD_BYTES = 4 * 1024 * 1024  # a release card with every snapshot's table is tens of KB
+
+
+def card_data_files(release: Release) -> list[str]:
+    """The ``data_files`` patterns the release card's ``configs:`` declares, each confined to the folder.
+
+    ``datasets.load_dataset`` (mteb's stock loader) follows whatever the card says, so a card from a folder we
+    did not write is read, not trusted: a pattern that is absolute, holds ``..``, a URL or a backslash, or that
+    matches a file outside the folder or reached through a symlink is a DatasetError naming the card and the
+    field; a card without configs declares nothing to load and is refused too.
+    """
+    card = release.root / CARD
+    where = f"{release.shown}/{CARD}"
+    if card.is_symlink() or not card.is_file():
+        raise DatasetError(f"{where}: missing or a symlink; {FIX}", value=release.root)
+    if card.stat().st_size > MAX_CARD_BYTES:
+        raise DatasetError(
+            f"{where}: over {MAX_CARD_BYTES:,} bytes, not a card Ratio wrote", value=release.root
+        )
+    header = _card_yaml(card.read_text(encoding="utf-8", errors="replace"), where, release.root)
+    configs = header.get("configs") if isinstance(header, dict) else None
+    if not isinstance(configs, list) or not configs:
+        raise DatasetError(
+            f"{where}: configs: the card declares no configs to load; {FIX}", value=release.root
+        )
+    patterns = []
+    for i, config in enumerate(configs):
+        files = config.get("data_files") if isinstance(config, dict) else None
+        entries = files if isinstance(files, list) else [files]
+        for j, entry in enumerate(entries):
+            paths = entry.get("path") if isinstance(entry, dict) else entry
+            for pattern in paths if isinstance(paths, list) else [paths]:
+                _confine(release, pattern, f"{where}: configs[{i}].data_files[{j}]")
+                patterns.append(pattern)
+    return patterns
+
+
+def _card_yaml(text: str, where: str, root: Path) -> Any:
+    if not text.startswith("---\n") or "\n---" not in text[4:]:
+        raise DatasetError(f"{where}: has no YAML header; {FIX}", value=root)
+    try:
+        return load_yaml(text[4 : text.index("\n---", 4)])
+    except yaml.YAMLError as exc:  # YAMLLimitError too
+        raise DatasetError(f"{where}: unreadable YAML header ({type(exc).__name__})", value=root) from None
+
+
+def _confine(release: Release, pattern: Any, field: str) -> None:
+    """One ``data_files`` pattern: relative, inside the folder, and matching only plain files inside it."""
+    bad = not isinstance(pattern, str) or not pattern or "\\" in pattern or ":" in pattern
+    path = PurePosixPath(pattern) if isinstance(pattern, str) else None
+    if bad or path.is_absolute() or ".." in path.parts or pattern.startswith("~"):
+        raise DatasetError(
+            f"{field}: {shown(pattern)} is not a path inside the release; a card may point only at its own "
+            f"files; {FIX}",
+            value=release.root,
+        )
+    root = release.root.resolve()
+    for match in release.root.glob(pattern):
+        rel = match.relative_to(release.root)
+        link = next((p for p in (rel, *rel.parents[:-1]) if (release.root / p).is_symlink()), None)
+        if link is not None or not match.resolve().is_relative_to(root):
+            raise DatasetError(
+                f"{field}: {shown(pattern)} reaches {link or rel}, a symlink or a file outside the release; a "
+                f"card may point only at its own files; {FIX}",
+                value=release.root,
+            )

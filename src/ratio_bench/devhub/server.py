@@ -7,9 +7,17 @@ branch head is refused with 412, as on the Hub), tag, repo info (``model_info`` 
 (``get_safetensors_metadata`` reads the headers only). Every commit snapshots the repo's files; tags and
 ``main`` point at commits. Repos are keyed ``datasets/ORG/NAME`` or ``models/ORG/NAME``.
 
-It is a development tool, not a Hub: there is no access control (any token is accepted; ``whoami`` names the
-user the token was registered for with :meth:`HubState.add_user`, else ``dev-user``) and it listens on
-127.0.0.1 only. State is in memory, or under ``root`` (blobs by SHA-1 and one ``state.json`` written atomically
+It also keeps what the Hub keeps about people and time: each commit's author (the user of the token that made
+it) and date (the server's clock, :attr:`HubState.clock`, also sent as every response's ``Date``), listed by
+``list_repo_commits`` and ``get_paths_info(expand=True)``'s ``lastCommit``; and pull requests and discussions
+(``create_commit(create_pr=True)`` opens ``refs/pr/N``; ``get_repo_discussions``, ``get_discussion_details``,
+``comment_discussion``, ``change_discussion_status``, ``merge_pull_request``, ``create_discussion``), on any repo type.
+
+Users are tokens (:meth:`HubState.add_user`; an unknown token is ``dev-user``). A repo with writers (its creator
+through the API, or ``create_repo(..., writers=...)``, or its namespace's user) takes commits to its branches, tags,
+merges and status changes from them only (403 otherwise, 401 without a token); anyone with a token may open a
+pull request, comment, and push to a pull request of their own. A repo without writers is open to every token
+(the development default). It listens on 127.0.0.1 only. State is in memory, or under ``root`` (blobs by SHA-1 and one ``state.json`` written atomically
 after each write) so that a restarted server keeps its repos.
 """
 
@@ -21,7 +29,11 @@ import json
 import os
 import struct
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
@@ -29,6 +41,11 @@ from urllib.parse import parse_qs, unquote, urlparse
 MAX_BODY_BYTES = 2 << 30  # a commit carries its files base64-encoded in the body
 LOOPBACK = "127.0.0.1"
 STALE_HEAD = b'{"error":"A commit has happened since. Please refresh and try again."}'
+PAGE = 50  # discussions per page, as on the Hub
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _blob_id(data: bytes) -> str:
@@ -47,7 +64,11 @@ class HubState:
         self.holds: dict[str, threading.Event] = {}  # path in repo -> released (tests: a download in flight)
         self.waiting: Counter[str] = Counter()  # path -> downloads held so far
         self.conflicts = 0  # commits refused because their parent was not the head
-        self.lock = threading.Lock()
+        self.meta: dict[str, dict] = {}  # sha -> {parent, author, date, title}
+        self.writers: dict[str, list[str]] = {}  # repo -> users who may write its branches (none: open)
+        self.discussions: dict[str, list[dict]] = {}  # repo -> discussions and pull requests, num = index + 1
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)  # the server's time (tests move it)
+        self.lock = threading.RLock()
         self.root = root
         if root is not None:
             self._load()
@@ -70,16 +91,55 @@ class HubState:
     def add_user(self, token: str, name: str) -> None:
         self.users[token] = name
 
-    def create_repo(self, repo: str) -> None:
+    def user(self, token: str | None) -> str | None:
+        return None if token is None else self.users.get(token, "dev-user")
+
+    def can_write(self, repo: str, user: str | None) -> bool:
+        """May ``user`` write ``repo``'s branches? Its writers and its namespace's user; everyone when none."""
+        writers = self.writers.get(repo)
+        if not writers:
+            return True
+        return user is not None and (user in writers or repo.split("/")[1] == user)
+
+    def create_repo(self, repo: str, writers: list[str] | tuple[str, ...] = ()) -> None:
         with self.lock:
             if repo not in self.refs:
                 sha = hashlib.sha1(f"init:{repo}".encode()).hexdigest()
                 self.commits[sha] = {}
+                self.meta[sha] = {
+                    "parent": None,
+                    "author": None,
+                    "date": _iso(self.clock()),
+                    "title": "initial commit",
+                }
                 self.refs[repo] = {"main": sha}
+                self.writers[repo] = list(writers)
                 self._save()
 
+    def history(self, repo: str, rev: str) -> list[str]:
+        """Commit shas from ``rev`` back to the repo's first, newest first."""
+        out, sha = [], self.resolve(repo, rev)
+        while sha is not None and len(out) < 100_000:
+            out.append(sha)
+            sha = self.meta.get(sha, {}).get("parent")
+        return out
+
+    def last_commit(self, repo: str, rev: str, path: str) -> str | None:
+        """The newest commit on ``rev`` that changed ``path`` (``lastCommit`` of paths-info)."""
+        chain = self.history(repo, rev)
+        for sha, parent in zip(chain, [*chain[1:], None], strict=True):
+            if self.files(sha).get(path) != (self.files(parent).get(path) if parent else None):
+                return sha
+        return None
+
     def commit(
-        self, repo: str, branch: str, changes: dict[str, bytes | None], parent: str | None = None
+        self,
+        repo: str,
+        branch: str,
+        changes: dict[str, bytes | None],
+        parent: str | None = None,
+        author: str | None = None,
+        title: str = "",
     ) -> str | None:
         """Apply ``changes`` (path -> bytes, None deletes) on ``branch``; None when ``parent`` is not its head."""
         with self.lock:
@@ -95,11 +155,64 @@ class HubState:
                 else:
                     self.blobs[_blob_id(data)] = data
                     files[path] = _blob_id(data)
-            sha = hashlib.sha1(json.dumps(sorted(files.items())).encode() + head.encode()).hexdigest()
+            date = _iso(self.clock())
+            stamp = json.dumps([sorted(files.items()), head, author, title, date, time.time_ns()])
+            sha = hashlib.sha1(stamp.encode()).hexdigest()
             self.commits[sha] = files
+            self.meta[sha] = {"parent": head, "author": author, "date": date, "title": title}
             self.refs[repo][branch] = sha
             self._save(changed=[files[p] for p, d in changes.items() if d is not None])
             return sha
+
+    # -- discussions and pull requests ------------------------------------------------------------------
+    def open_discussion(self, repo: str, author: str, title: str, description: str, pr: bool) -> dict:
+        """A new discussion (``pr``: a pull request whose ``refs/pr/N`` starts at main's head)."""
+        with self.lock:
+            found = self.discussions.setdefault(repo, [])
+            d = {"num": len(found) + 1, "title": title[:200], "author": author, "status": "open",
+                 "createdAt": _iso(self.clock()), "isPullRequest": pr, "events": [], "base": None,
+                 "mergeCommitId": None}  # fmt: skip
+            if pr:
+                d["base"] = self.refs[repo]["main"]
+                self.refs[repo][f"refs/pr/{d['num']}"] = d["base"]
+            found.append(d)
+            self.event(repo, d, "comment", author, description)
+            return d
+
+    def event(self, repo: str, d: dict, kind: str, author: str | None, value: str) -> dict:
+        """Append an event (comment, status-change, commit) to discussion ``d``; returns it as the Hub shows it."""
+        data = {
+            "comment": lambda: {"edited": False, "hidden": False, "latest": {"raw": value, "html": value}},
+            "status-change": lambda: {"status": value},
+            "commit": lambda: {"subject": self.meta[value]["title"], "oid": value},
+        }[kind]()
+        with self.lock:
+            n = len(d["events"])
+            evt = {"id": hashlib.sha1(f"{repo}:{d['num']}:{n}".encode()).hexdigest()[:24], "type": kind,
+                   "createdAt": _iso(self.clock()), "author": {"name": author or "deleted"}, "data": data}  # fmt: skip
+            d["events"].append(evt)
+            self._save()
+            return evt
+
+    def pr_changes(self, repo: str, d: dict) -> dict[str, str | None]:
+        """What pull request ``d`` changes: path -> blob id at its head (None: deleted), against its base."""
+        base, head = self.files(d["base"]), self.files(self.refs[repo][f"refs/pr/{d['num']}"])
+        return {p: head.get(p) for p in sorted(set(base) | set(head)) if base.get(p) != head.get(p)}
+
+    def merge(self, repo: str, d: dict, user: str | None) -> tuple[str | None, list[str]]:
+        """Apply pull request ``d``'s changes on main in one commit by ``user``: (sha, []), or (None, the
+        files main changed since the pull request's base too)."""
+        with self.lock:
+            changes = self.pr_changes(repo, d)
+            base, main = self.files(d["base"]), self.files(self.refs[repo]["main"])
+            conflicts = [p for p in changes if main.get(p) != base.get(p)]
+            if conflicts:
+                return None, conflicts
+            data = {p: (None if b is None else self.blobs[b]) for p, b in changes.items()}
+            sha = self.commit(repo, "main", data, author=user, title=f"{d['title']} (#{d['num']})")
+            d["status"], d["mergeCommitId"] = "merged", sha
+            self.event(repo, d, "status-change", user, "merged")
+            return sha, []
 
     def tag(self, repo: str, tag: str, rev: str) -> None:
         with self.lock:
@@ -113,6 +226,8 @@ class HubState:
             return
         doc = json.loads(state.read_text(encoding="utf-8"))
         self.commits, self.refs = doc["commits"], doc["refs"]
+        self.meta, self.writers = doc.get("meta", {}), doc.get("writers", {})
+        self.discussions = doc.get("discussions", {})
         for blob in {b for files in self.commits.values() for b in files.values()}:
             self.blobs[blob] = (self.root / "blobs" / blob).read_bytes()
 
@@ -127,7 +242,9 @@ class HubState:
                 tmp.write_bytes(self.blobs[blob])
                 os.replace(tmp, path)
         tmp = self.root / "state.json.tmp"
-        tmp.write_text(json.dumps({"commits": self.commits, "refs": self.refs}), encoding="utf-8")
+        doc = {"commits": self.commits, "refs": self.refs, "meta": self.meta, "writers": self.writers,
+               "discussions": self.discussions}  # fmt: skip
+        tmp.write_text(json.dumps(doc), encoding="utf-8")
         os.replace(tmp, self.root / "state.json")
 
 
@@ -162,6 +279,10 @@ class HubHandler(BaseHTTPRequestHandler):
 
     def log_message(self, *args) -> None:  # quiet
         pass
+
+    def date_time_string(self, timestamp=None) -> str:
+        """The ``Date`` header from the server's clock (:attr:`HubState.clock`), as a client sees the Hub's time."""
+        return format_datetime(self.state.clock().astimezone(UTC), usegmt=True)
 
     def _send(
         self, code: int, body: bytes = b"", headers: dict | None = None, ctype="application/json"
@@ -245,10 +366,14 @@ class HubHandler(BaseHTTPRequestHandler):
         if repo not in self.state.refs:
             return self._not_found("Repository not found", "RepoNotFound")
         query = parse_qs(urlparse(self.path).query or "")
-        rev = rest[3] if len(rest) >= 4 and rest[2] in ("revision", "tree") else "main"
+        rev = rest[3] if len(rest) >= 4 and rest[2] in ("revision", "tree", "commits") else "main"
         sha = self.state.resolve(repo, rev)
         if sha is None:
             return self._not_found("Revision not found", "RevisionNotFound")
+        if len(rest) >= 3 and rest[2] == "commits":
+            return self._json(self._commits(repo, sha))
+        if len(rest) >= 3 and rest[2] == "discussions":
+            return self._discussions(repo, kind, rest[3:], query)
         files = self.state.files(sha)
         if len(rest) >= 4 and rest[2] == "tree":
             recursive = query.get("recursive", ["false"])[0].lower() == "true"
@@ -272,6 +397,46 @@ class HubHandler(BaseHTTPRequestHandler):
         if params:
             info["safetensors"] = {"parameters": params, "total": sum(params.values())}
         self._json(info)
+
+    def _commits(self, repo: str, sha: str) -> list[dict]:
+        """``list_repo_commits``: newest first, each with its author (the token's user) and date (server time)."""
+        out = []
+        for c in self.state.history(repo, sha):
+            meta = self.state.meta.get(c, {})
+            author = meta.get("author")
+            out.append({"id": c, "title": meta.get("title", ""), "message": meta.get("title", ""),
+                        "authors": [{"user": author}] if author else [], "date": meta.get("date")})  # fmt: skip
+        return out
+
+    def _discussion(self, repo: str, kind: str, d: dict, details: bool = False) -> dict:
+        out = {"num": d["num"], "title": d["title"], "author": {"name": d["author"]}, "createdAt": d["createdAt"],
+               "status": d["status"], "isPullRequest": d["isPullRequest"],
+               "repo": {"name": repo.split("/", 1)[1], "type": kind[:-1]}}  # fmt: skip
+        if details:
+            out["events"] = d["events"]
+            out["filesWithConflicts"] = []
+            out["diff"] = ""
+            if d["isPullRequest"]:
+                out["changes"] = {"base": "refs/heads/main", "mergeCommitId": d["mergeCommitId"]}
+                out["diff"] = "".join(f"{p}\n" for p in self.state.pr_changes(repo, d))
+        return out
+
+    def _discussions(self, repo: str, kind: str, rest: list[str], query: dict) -> None:
+        found = self.state.discussions.get(repo, [])
+        if rest:
+            if not rest[0].isdigit() or not 0 < int(rest[0]) <= len(found):
+                return self._not_found("Discussion not found", "DiscussionNotFound")
+            return self._json(self._discussion(repo, kind, found[int(rest[0]) - 1], details=True))
+        want = {k: query[k][0] for k in ("type", "status", "author") if k in query and query[k][0] != "all"}
+        keep = [
+            d for d in reversed(found)  # newest first, as on the Hub
+            if want.get("type") in (None, "pull_request" if d["isPullRequest"] else "discussion")
+            and want.get("status") in (None, d["status"])
+            and want.get("author") in (None, d["author"])
+        ]  # fmt: skip
+        start = int(query.get("p", ["0"])[0]) * PAGE
+        page = [self._discussion(repo, kind, d) for d in keep[start : start + PAGE]]
+        self._json({"discussions": page, "count": len(keep), "start": start, "numClosedDiscussions": 0})
 
     def _sibling(self, path: str, blob: str, blobs: bool) -> dict:
         if not blobs:
@@ -319,7 +484,7 @@ class HubHandler(BaseHTTPRequestHandler):
 
     # -- writes ----------------------------------------------------------------------------------------
     def do_POST(self) -> None:
-        self._token()
+        user = self.state.user(self._token())
         parts = self._parts()
         try:
             body = self._body()
@@ -329,7 +494,7 @@ class HubHandler(BaseHTTPRequestHandler):
             req = json.loads(body)
             name = req["name"] if "/" in req["name"] else f"{req.get('organization') or 'user'}/{req['name']}"
             kind = "datasets" if req.get("type") == "dataset" else "models"
-            self.state.create_repo(f"{kind}/{name}")
+            self.state.create_repo(f"{kind}/{name}", writers=[user] if user else [])
             return self._json({"url": f"http://{self.headers['Host']}/{kind}/{name}", "name": name})
         if parts == ["api", "validate-yaml"]:
             import yaml
@@ -356,24 +521,88 @@ class HubHandler(BaseHTTPRequestHandler):
                 }
             )
         if action == "paths-info":
-            files = self.state.files(self.state.resolve(repo, rev))
-            form = parse_qs(body.decode()) if body and not body.startswith(b"{") else {}
-            paths = form.get("paths") or json.loads(body or b"{}").get("paths", [])
-            return self._json(
-                [
-                    {"type": "file", "path": p, "size": len(self.state.blobs[files[p]]), "oid": files[p]}
-                    for p in paths
-                    if p in files
-                ]
-            )
+            return self._paths_info(repo, rev, body)
+        if action == "discussions":
+            return self._discuss(repo, parts[1], parts[5:], json.loads(body or b"{}") or {}, user)
         if action == "commit":
-            return self._commit(repo, rev or "main", body)
+            create_pr = parse_qs(urlparse(self.path).query or "").get("create_pr", ["0"])[0] == "1"
+            return self._commit(repo, rev or "main", body, user, create_pr)
         if action == "tag":
+            if not self.state.can_write(repo, user):
+                return self._forbidden(repo, user)
             self.state.tag(repo, json.loads(body)["tag"], rev)
             return self._json({})
         self._send(404, b'{"error":"unknown action"}')
 
-    def _commit(self, repo: str, branch: str, body: bytes) -> None:
+    def _forbidden(self, repo: str, user: str | None) -> None:
+        if user is None:
+            return self._send(401, b'{"error":"Invalid credentials in Authorization header"}')
+        msg = f"You don't have the rights to write to {repo.split('/', 1)[1]} ({user} is not one of its writers)"
+        self._send(403, json.dumps({"error": msg}).encode(), {"X-Error-Message": msg})
+
+    def _paths_info(self, repo: str, rev: str, body: bytes) -> None:
+        files = self.state.files(self.state.resolve(repo, rev))
+        form = parse_qs(body.decode()) if body and not body.startswith(b"{") else {}
+        doc = {} if form else json.loads(body or b"{}")
+        paths = form.get("paths") or doc.get("paths", [])
+        expand = form.get("expand", ["False"])[0].lower() == "true" or doc.get("expand") is True
+        out = []
+        for p in paths:
+            if p not in files:
+                continue
+            item = {"type": "file", "path": p, "size": len(self.state.blobs[files[p]]), "oid": files[p]}
+            last = self.state.last_commit(repo, rev, p) if expand else None
+            if last is not None:
+                meta = self.state.meta[last]
+                item["lastCommit"] = {"id": last, "title": meta["title"], "date": meta["date"]}
+            out.append(item)
+        self._json(out)
+
+    def _discuss(self, repo: str, kind: str, rest: list[str], body: dict, user: str | None) -> None:
+        """Open a discussion, or comment on, close/reopen or merge discussion ``rest[0]``."""
+        if user is None:
+            return self._forbidden(repo, user)
+        if not rest:
+            d = self.state.open_discussion(
+                repo,
+                user,
+                str(body.get("title", "")),
+                str(body.get("description", "")),
+                bool(body.get("pullRequest")),
+            )
+            return self._json({"num": d["num"], "pullRequest": d["isPullRequest"]})
+        found = self.state.discussions.get(repo, [])
+        if not rest[0].isdigit() or not 0 < int(rest[0]) <= len(found) or len(rest) != 2:
+            return self._not_found("Discussion not found", "DiscussionNotFound")
+        d, what = found[int(rest[0]) - 1], rest[1]
+        if what == "comment":
+            return self._json(
+                {"newMessage": self.state.event(repo, d, "comment", user, str(body.get("comment", "")))}
+            )
+        if (what == "merge" or (what == "status" and user != d["author"])) and not self.state.can_write(
+            repo, user
+        ):
+            return self._forbidden(repo, user)  # the author may close their own; merging is the writers'
+        if what == "status":
+            if body.get("status") not in ("open", "closed") or d["status"] == "merged":
+                return self._send(400, b'{"error":"status: open or closed, of a discussion not merged"}')
+            d["status"] = body["status"]
+            evt = self.state.event(repo, d, "status-change", user, body["status"])
+            if body.get("comment"):
+                self.state.event(repo, d, "comment", user, str(body["comment"]))
+            return self._json({"newStatus": evt})
+        if what == "merge":
+            if not d["isPullRequest"] or d["status"] != "open":
+                return self._send(400, b'{"error":"only an open pull request can be merged"}')
+            if body.get("comment"):
+                self.state.event(repo, d, "comment", user, str(body["comment"]))
+            sha, conflicts = self.state.merge(repo, d, user)
+            if sha is None:
+                return self._send(409, json.dumps({"error": f"conflicting files: {conflicts}"}).encode())
+            return self._json({})
+        self._send(404, b'{"error":"unknown discussion action"}')
+
+    def _commit(self, repo: str, branch: str, body: bytes, user: str | None, create_pr: bool) -> None:
         parent, changes = None, {}
         for line in body.splitlines():
             item = json.loads(line)
@@ -383,13 +612,34 @@ class HubHandler(BaseHTTPRequestHandler):
                 changes[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
             elif item["key"] in ("deletedFile", "deletedFolder"):
                 changes[item["value"]["path"]] = None
-        sha = self.state.commit(repo, branch, changes, parent)
+        title = next((json.loads(x)["value"].get("summary", "") for x in body.splitlines()[:1]), "")
+        pr = None
+        if create_pr:  # from main's head, whatever parentCommit says (as on the Hub)
+            if user is None:
+                return self._forbidden(repo, user)
+            pr = self.state.open_discussion(repo, user, title, "", pr=True)
+            branch, parent = f"refs/pr/{pr['num']}", None
+        elif branch.startswith("refs/pr/"):
+            found = self.state.discussions.get(repo, [])
+            n = branch.rsplit("/", 1)[-1]
+            if branch not in self.state.refs[repo] or not n.isdigit():
+                return self._not_found("Revision not found", "RevisionNotFound")
+            if user != found[int(n) - 1]["author"] and not self.state.can_write(repo, user):
+                return self._forbidden(repo, user)
+        elif not self.state.can_write(repo, user):
+            return self._forbidden(repo, user)
+        sha = self.state.commit(repo, branch, changes, parent, author=user, title=title)
         if sha is None:
             self.state.conflicts += 1
             return self._send(412, STALE_HEAD)
+        if branch.startswith("refs/pr/"):
+            n = int(branch.rsplit("/", 1)[-1])
+            self.state.event(repo, self.state.discussions[repo][n - 1], "commit", user, sha)
         host = self.headers["Host"]
+        prefix = f"http://{host}/" + ("" if repo.startswith("models/") else repo.split("/", 1)[0] + "/")
+        pr_url = f"{prefix}{repo.split('/', 1)[1]}/discussions/{pr['num']}" if pr else None
         self._json(
-            {"commitUrl": f"http://{host}/{repo}/commit/{sha}", "commitOid": sha, "pullRequestUrl": None}
+            {"commitUrl": f"http://{host}/{repo}/commit/{sha}", "commitOid": sha, "pullRequestUrl": pr_url}
         )
 
 

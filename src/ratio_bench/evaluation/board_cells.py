@@ -29,8 +29,51 @@ def split_text(entry: dict[str, Any]) -> str:
     return entry["split"] + (f" ({mark})" if mark else "")
 
 
+# An interval from fewer queries than this is marked: a bootstrap over a handful of queries is as unstable as the
+# figure itself (over 6 queries, all misses print 0.0 [0.0-0.0], which looks certain and is not).
+FEW_QUERIES = 30
+FEW_MARK = "\u2020"  # a dagger, legend in :func:`interval_note`
+
+
 def interval_note(settings: uncertainty.Bootstrap = uncertainty.DEFAULT) -> str:
-    return f"Figures: value [low-high], the {settings.note}."
+    return (
+        f"Figures: value [low-high], the {settings.note}; n: the queries under a relation's figures; "
+        f"{FEW_MARK}: an interval from fewer than {FEW_QUERIES} queries (too few to tell models apart)."
+    )
+
+
+def query_count(entry: dict[str, Any], relation: str) -> int | None:
+    """The queries under an entry's figures on ``relation``: its per-query ranks when it keeps them (what the
+    interval is computed from), else its ``n_queries``; None when it records neither."""
+    ranks = entry.get("per_query", {}).get(relation, {}).get("gold_rank")
+    if ranks is not None:
+        return len(ranks)
+    n = entry.get("n_queries", {}).get(relation)
+    return n if isinstance(n, int) else None
+
+
+def count_text(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
+
+
+def relation_heads() -> list[str]:
+    """A per-relation table's figure columns: n, then the metrics (see :func:`relation_cells`)."""
+    return ["n"] + [short for _, short in TABLE_METRICS]
+
+
+def relation_cells(entry: dict[str, Any], relation: str) -> list[str]:
+    """One relation's n and figures, the cells under :func:`relation_heads`."""
+    shown = relation in entry["results"]
+    return [count_text(query_count(entry, relation)) if shown else "-", *relation_figures(entry, relation)]
+
+
+def metric_heads() -> list[tuple[str, str]]:
+    """(relation, header) of a release table's figure columns: each relation's n, then its metrics."""
+    return [
+        (rel, head)
+        for rel in RELATIONS
+        for head in [f"{rel} n"] + [f"{rel} {short}" for _, short in TABLE_METRICS]
+    ]
 
 
 def entry_detail(entry: dict[str, Any]) -> str:
@@ -45,6 +88,8 @@ def entry_detail(entry: dict[str, Any]) -> str:
         )
     if entry.get("submitter"):
         parts.append(f"by {entry['submitter']}")
+    if entry.get("same_weights_as"):  # another repository's row came first with these weights
+        parts.append(f"same weights as {entry['same_weights_as']}")
     return ", ".join(parts)
 
 
@@ -53,13 +98,18 @@ def has_details(release: ReleaseEntries) -> bool:
 
 
 def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None, str]]:
-    """(relation, value, shown text) for each table column; None and "-" where the entry has no such
-    relation."""
-    return [
-        (rel, entry["results"][rel][key] if rel in entry["results"] else None, text)
-        for rel in RELATIONS
-        for key, text in zip((k for k, _ in TABLE_METRICS), relation_figures(entry, rel), strict=True)
-    ]
+    """(relation, value, shown text) under each of :func:`metric_heads`: a relation's n, then its figures;
+    None and "-" where the entry has no such relation."""
+    cells = []
+    for rel in RELATIONS:
+        scored = rel in entry["results"]
+        n = query_count(entry, rel) if scored else None
+        cells.append((rel, None if n is None else float(n), count_text(n)))
+        cells += [
+            (rel, entry["results"][rel][key] if scored else None, text)
+            for key, text in zip((k for k, _ in TABLE_METRICS), relation_figures(entry, rel), strict=True)
+        ]
+    return cells
 
 
 def relation_figures(entry: dict[str, Any], relation: str) -> list[str]:
@@ -69,13 +119,16 @@ def relation_figures(entry: dict[str, Any], relation: str) -> list[str]:
     if values is None:
         return ["-"] * len(TABLE_METRICS)
     bounds = uncertainty.intervals(entry, relation, [key for key, _ in TABLE_METRICS])
-    return [figure_text(values[key], bounds.get(key)) for key, _ in TABLE_METRICS]
+    n = query_count(entry, relation)
+    return [figure_text(values[key], bounds.get(key), n) for key, _ in TABLE_METRICS]
 
 
-def figure_text(value: float | None, bounds: uncertainty.Interval | None) -> str:
+def figure_text(value: float | None, bounds: uncertainty.Interval | None, n: int | None = None) -> str:
+    """``14.5 [12.9-16.1]``; ``0.0\u2020 [0.0-0.0]`` when the interval rests on fewer than FEW_QUERIES queries."""
     if bounds is None:
         return percent(value)
-    return f"{percent(value)} [{100 * bounds.low:.1f}-{100 * bounds.high:.1f}]"
+    mark = FEW_MARK if n is not None and n < FEW_QUERIES else ""
+    return f"{percent(value)}{mark} [{100 * bounds.low:.1f}-{100 * bounds.high:.1f}]"
 
 
 def without_per_query(release: ReleaseEntries) -> list[str]:
@@ -100,6 +153,24 @@ JUDGED_NOTE = (
 )
 
 
+# Judges too small for their verdicts to mean anything: the local development judge (SmolLM2-135M-Instruct, served
+# as "smollm2" by `make judge-server`) fills judged pools to test the plumbing. Matched on the lower-cased name.
+PLUMBING_JUDGES = ("smollm",)
+PLUMBING_NOTE = (
+    "plumbing test: a 135M-parameter development judge filled these verdicts to exercise the code; they are not "
+    "evidence about the models."
+)
+
+
+def is_plumbing_judge(model: str) -> bool:
+    return any(known in model.lower() for known in PLUMBING_JUDGES)
+
+
+def judge_text(model: str) -> str:
+    """The judge column: the model's name, with ``(plumbing test)`` for a development judge."""
+    return f"{model} (plumbing test)" if is_plumbing_judge(model) else model
+
+
 def judged_rows(release: ReleaseEntries) -> list[tuple[dict[str, Any], str, list[str], list[float]]]:
     """(entry, relation, text cells, metric values) for every judged relation of the release's entries."""
     rows = []
@@ -108,7 +179,13 @@ def judged_rows(release: ReleaseEntries) -> list[tuple[dict[str, Any], str, list
             block = entry.get("judged", {}).get(rel)
             if block is None:
                 continue
-            text = [entry_label(entry), entry["split"], rel, block["judge_model"], str(block["queries"])]
+            text = [
+                entry_label(entry),
+                entry["split"],
+                rel,
+                judge_text(block["judge_model"]),
+                str(block["queries"]),
+            ]
             values = [block["coverage_at_10"]] + [
                 block[agreement][f"{metric}_at_10"] for agreement in AGREEMENTS for metric, _ in JUDGED_SHOWN
             ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import html
+from dataclasses import replace
 
 from ratio_bench import __version__
 from ratio_bench.core.cutoffs import LEGEND, MARKS
@@ -17,16 +18,20 @@ from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_cells import (
     JUDGED_HEAD,
     JUDGED_NOTE,
+    PLUMBING_NOTE,
     bare_note,
     clean_mark,
     entry_detail,
     has_details,
     interval_note,
+    is_plumbing_judge,
     judged_rows,
     metric_cells,
+    metric_heads,
     percent,
     provenance_text,
-    relation_figures,
+    relation_cells,
+    relation_heads,
     split_text,
 )
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY, PAGE_SCRIPT, PAGE_STYLE
@@ -44,7 +49,7 @@ from ratio_bench.evaluation.leaderboard import (
     has_snapshots,
     split_key,
 )
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import entry_label
 
 
 def leaderboard_html(
@@ -131,7 +136,7 @@ def _options(choices: list[tuple[str, str]]) -> str:
 
 def _filters(board: Board) -> str:
     splits = sorted({e["split"] for r in board.releases for e in r.entries}, key=split_key)
-    releases = [(r.manifest_sha256, r.title) for r in board.releases]
+    releases = list({r.manifest_sha256: replace(r, provenance="").title for r in board.releases}.items())
     return (
         "<p>"
         f'<label>Release <select id="filter-release">{_options(releases)}</select></label>'
@@ -161,9 +166,8 @@ def _release_section(release: ReleaseEntries) -> str:
     marked = any("provenance" in e for e in release.entries)
     head += ['<th class="sortable">provenance</th>'] * marked
     head += [
-        f'<th class="sortable" data-type="number" data-relation="{rel}">{rel} {html_text(short)}</th>'
-        for rel in RELATIONS
-        for _, short in TABLE_METRICS
+        f'<th class="sortable" data-type="number" data-relation="{rel}">{html_text(text)}</th>'
+        for rel, text in metric_heads()
     ]
     rows = []
     for rank, entry in ranked(release):
@@ -189,7 +193,8 @@ def _release_section(release: ReleaseEntries) -> str:
             f'<section class="release" data-release="{html_text(release.manifest_sha256)}">',
             f"<h2>{html_text(release.name)} {html_text(release.version)} "
             f'<span class="hash" title="manifest SHA-256 {html_text(release.manifest_sha256)}">'
-            f"(manifest {html_text(release.manifest_sha256[:SHORT_SHA])})</span></h2>",
+            f"(manifest {html_text(release.manifest_sha256[:SHORT_SHA])})</span>"
+            f"{html_text(release.title[len(replace(release, provenance='').title) :])}</h2>",
             "<table>",
             f"<thead><tr>{''.join(head)}</tr></thead>",
             "<tbody>",
@@ -207,7 +212,7 @@ def _release_section(release: ReleaseEntries) -> str:
 def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
     """The per-relation rankings (see :func:`relation_ranked`), one table per relation, hidden by the relation
     filter like the main table's columns."""
-    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + [short for _, short in TABLE_METRICS]
+    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + relation_heads()
     parts = []
     for rel in RELATIONS:
         rows = relation_ranked(release, rel)
@@ -220,7 +225,7 @@ def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
             + f'<td class="num">{rank}</td><td>{html_text(entry_label(entry))}</td>'
             + f"<td>{html_text(entry_detail(entry))}</td>" * detailed
             + f"<td>{html_text(split_text(entry))}</td>"
-            + "".join(f'<td class="num">{html_text(text)}</td>' for text in relation_figures(entry, rel))
+            + "".join(f'<td class="num">{html_text(text)}</td>' for text in relation_cells(entry, rel))
             + "</tr>"
             for rank, entry in rows
         ]
@@ -239,7 +244,10 @@ def _judged_table(release: ReleaseEntries) -> list[str]:
     rows = judged_rows(release)
     if not rows:
         return []
-    parts = [f"<p>{html_text(JUDGED_NOTE)}</p>", "<table>"]
+    parts = [f"<p>{html_text(JUDGED_NOTE)}</p>"]
+    if any(is_plumbing_judge(entry["judged"][rel]["judge_model"]) for entry, rel, *_ in rows):
+        parts.append(f'<p class="plumbing"><strong>{html_text(PLUMBING_NOTE)}</strong></p>')
+    parts.append("<table>")
     parts.append("<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in JUDGED_HEAD) + "</tr></thead>")
     for rel in RELATIONS:
         body = [

@@ -9,32 +9,32 @@ from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_cells import (
     JUDGED_HEAD,
     JUDGED_NOTE,
+    PLUMBING_NOTE,
     bare_note,
     entry_detail,
     has_details,
     interval_note,
+    is_plumbing_judge,
     judged_rows,
     metric_cells,
+    metric_heads,
     percent,
     provenance_text,
-    relation_figures,
+    relation_cells,
+    relation_heads,
     split_text,
 )
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, CLEAN_NOTE, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import markdown_text
 from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries, has_provenance, has_snapshots
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import entry_label
 
 
 def leaderboard_markdown(board: Board) -> str:
     """One table per release build (entries ranked within their split), then the rejected files."""
     marked = has_provenance(board)
-    head = (
-        ["#", "model setup", "split"]
-        + ["provenance"] * marked
-        + [f"{rel} {short}" for rel in RELATIONS for _, short in TABLE_METRICS]
-    )
+    head = ["#", "model setup", "split"] + ["provenance"] * marked + [head for _, head in metric_heads()]
     lines = [
         "# Ratio leaderboard",
         "",
@@ -60,9 +60,11 @@ def leaderboard_markdown(board: Board) -> str:
         lines += _md_relation_boards(release, detailed)
         judged = judged_rows(release)
         if judged:
+            plumbing = any(is_plumbing_judge(e["judged"][r]["judge_model"]) for e, r, *_ in judged)
             lines += [
                 "",
                 markdown_text(JUDGED_NOTE),
+                *(["", f"**{markdown_text(PLUMBING_NOTE)}**"] if plumbing else []),
                 "",
                 md_row(JUDGED_HEAD),
                 "|" + "---|" * len(JUDGED_HEAD),
@@ -79,7 +81,7 @@ def leaderboard_markdown(board: Board) -> str:
 
 def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
     """One small table per relation: where a specialist is ranked against everything scored on its move."""
-    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + [short for _, short in TABLE_METRICS]
+    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + relation_heads()
     lines = []
     for rel in RELATIONS:
         rows = relation_ranked(release, rel)
@@ -95,7 +97,7 @@ def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
         for rank, entry in rows:
             cells = [str(rank), markdown_text(entry_label(entry))]
             cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
-            lines.append(md_row(cells + [markdown_text(t) for t in relation_figures(entry, rel)]))
+            lines.append(md_row(cells + [markdown_text(t) for t in relation_cells(entry, rel)]))
     return lines
 
 

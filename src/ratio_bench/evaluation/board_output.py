@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ratio_bench.core import cutoffs
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import entry_label
 
 if TYPE_CHECKING:
     from ratio_bench.evaluation.leaderboard import Board
@@ -21,7 +21,7 @@ def results_table(entries: list[dict], title: str):
     from rich.markup import escape
     from rich.table import Table
 
-    from ratio_bench.evaluation.board_cells import interval_note, relation_figures
+    from ratio_bench.evaluation.board_cells import interval_note, relation_cells, relation_heads
     from ratio_bench.evaluation.board_terminal import terminal_figure
 
     bare = [entry_label(e) for e in entries if not e.get("per_query")]
@@ -31,12 +31,20 @@ def results_table(entries: list[dict], title: str):
     t = Table(title=title, caption=escape(caption) or None)
     t.add_column("model setup")
     for rel in RELATIONS:
-        for _, short in TABLE_METRICS:
+        for short in relation_heads():
             t.add_column(f"{rel[:4].capitalize()} {short}", justify="right")
     for e in entries:
-        cells = [terminal_figure(text) for rel in RELATIONS for text in relation_figures(e, rel)]
+        cells = [terminal_figure(text) for rel in RELATIONS for text in relation_cells(e, rel)]
         t.add_row(escape(entry_label(e)), *cells)
     return t
+
+
+def sample_title(n: int, seed: int, queries: dict) -> str:
+    """The table title's word on a sample: ``n`` per relation, and the true count of a relation that has fewer
+    (``--sample 200`` on a 33-query relation scores 33, and says so)."""
+    short = [f"{rel}: only {len(q.ids)}" for rel, q in queries.items() if len(q.ids) < n]
+    fewer = f" ({', '.join(short)})" if short else ""
+    return f", SAMPLE of {n} queries per relation{fewer} (seed {seed}; not a full result)"
 
 
 def render_board(board: Board, args: Any, source: str, markdown_extra: str = "", html_extra: str = "") -> int:
@@ -89,7 +97,7 @@ def render_board(board: Board, args: Any, source: str, markdown_extra: str = "",
             fh.write(leaderboard_html(board, extra=html_extra, clean_only=clean_only))
     if args.trend:
         with atomic_open(args.trend, "wb") as fh:
-            fh.write(trend_png(board))
+            fh.write(trend_png(board, tuple(getattr(args, "highlight", None) or ())))
     if board.rejected and args.strict:
         raise LeaderboardError(
             f"--strict: {len(board.rejected)} result file(s) under {source} rejected (listed above); "

@@ -7,12 +7,19 @@ from __future__ import annotations
 from typing import Any
 
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.evaluation.board_cells import entry_detail, has_details, relation_figures, split_text
+from ratio_bench.evaluation.board_cells import (
+    entry_detail,
+    has_details,
+    interval_note,
+    relation_cells,
+    relation_heads,
+    split_text,
+)
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, relation_ranked
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import terminal_text
 from ratio_bench.evaluation.leaderboard import ReleaseEntries
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import entry_label
 
 
 def terminal_clean_table(release: ReleaseEntries) -> Any:
@@ -35,14 +42,14 @@ def terminal_relation_tables(release: ReleaseEntries) -> list[Any]:
         rows = relation_ranked(release, rel)
         if not rows:
             continue
-        t = Table(title=terminal_text(f"{rel}: {RELATION_NOTE} (%)"))
+        t = Table(title=terminal_text(f"{rel}: {RELATION_NOTE} (%)"), caption=terminal_text(interval_note()))
         for name in ["#", "model setup"] + ["model"] * detailed + ["split"]:
             t.add_column(name)
-        for _, short in TABLE_METRICS:
+        for short in relation_heads():
             t.add_column(short, justify="right")
         for rank, e in rows:
             text = [str(rank), entry_label(e)] + [entry_detail(e)] * detailed + [split_text(e)]
-            t.add_row(*map(terminal_text, text), *map(terminal_figure, relation_figures(e, rel)))
+            t.add_row(*map(terminal_text, text), *map(terminal_figure, relation_cells(e, rel)))
         tables.append(t)
     return tables
 

@@ -136,6 +136,6 @@ def clean_cells(rank: Rank | None, row: CleanRow) -> list[str]:
     cells = [str(rank) if rank else "-", row.label, row.detail, percent(row.score if row.relations else None)]
     for rel in RELATIONS:
         m = row.relations.get(rel)
-        shown = figure_text(m[0], row.interval(rel)) if m else ""
+        shown = figure_text(m[0], row.interval(rel), m[2]) if m else ""
         cells.append(f"{shown} ({m[1]} snapshots, {m[2]:,} queries)" if m else "-")
     return cells + [row.note]

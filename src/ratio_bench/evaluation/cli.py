@@ -57,7 +57,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import report_console
     from ratio_bench.dataset.release import Release
     from ratio_bench.evaluation import engine
-    from ratio_bench.evaluation.board_output import results_table
+    from ratio_bench.evaluation.board_output import results_table, sample_title
     from ratio_bench.evaluation.results import check_results_path
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
@@ -80,14 +80,16 @@ def cmd_score(args: argparse.Namespace) -> int:
         else None
     )
     entries: dict[str, list[dict]] = {split: [] for split in outs}
+    queries = {}  # each split's (sampled) queries, whose true counts a sample's title names
     for setup in setups:
         for scored in _score_model(args, setup, release, list(outs), cache, pool):
             _report(args, scored, setup.name, len(setups), outs[scored.split], console)
             entries[scored.split].append(scored.entry)
-    sample = f", SAMPLE of {args.sample} queries per relation (seed {args.seed}; not a full result)"
+            queries[scored.split] = scored.data.queries
     for split, rows in entries.items():
         title = f"Ratio {release.name} {release.version}, split {split}, mined gold (%)"
-        console.print(results_table(rows, title + (sample if args.sample else "")))
+        sample = sample_title(args.sample, args.seed, queries[split]) if args.sample else ""
+        console.print(results_table(rows, title + sample))
     return 0
 
 
@@ -267,6 +269,13 @@ def _leaderboard_parser(sub: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE.png",
         help="also plot MRR@10 per test snapshot (test_YYYY_MM) per model, with intervals and training cut-offs",
+    )
+    p.add_argument(
+        "--highlight",
+        action="append",
+        metavar="MODEL",
+        help="with --trend: always draw this model (its row's name, e.g. bm25:unigram) beside the top 12 per "
+        "panel; repeatable",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
     p.add_argument(

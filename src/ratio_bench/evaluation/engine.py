@@ -147,6 +147,7 @@ def score(
             identity=identity,
             submitter=submitter,
             cutoff=setup.cutoff,
+            candidates=len(data.corpus_ids),
         )
         out.append(SplitScore(split, data, result, entry))
     return Scored(
@@ -233,6 +234,7 @@ def score_via_mteb(
         identity=model_identity(setup),
         submitter=submitter,
         cutoff=setup.cutoff,
+        candidates=len(data.corpus_ids),
     )
     return SplitScore(split, data, result, entry)
 

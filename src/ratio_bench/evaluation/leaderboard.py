@@ -4,9 +4,13 @@ Result files are untrusted (anyone can submit one), so loading never stops at a 
 non-UTF-8, invalid or wrongly shaped file becomes a :class:`Rejected` entry with its reason. Numbers from
 different release builds are not comparable, so entries are grouped by the SHA-256 of the manifest they were
 scored on (a :class:`ReleaseEntries`) and ranked only within one release and split (:mod:`.board_ranks`). An
-entry read from a leaderboard results repository carries a ``provenance`` mark (``verified`` by a worker, or
-``self-reported``) set by the loader, never by the file (the schema has no such field); the tables then show it
-and the page filters on it. Rendering lives above: :mod:`.board_markdown`, :mod:`.board_html`,
+entry read from a leaderboard results repository carries a ``provenance`` mark (``verified``: signed by a
+trusted worker for a FINISHED request, or ``self-reported``) set by the loader, never by the file (the schema has
+no such field). Verified and self-reported entries are ranked apart (:func:`apart`: one table each, ranks counted
+within each), so a self-reported row is never tied with a verified one. A row is a (repository, commit, setup):
+the same weights under another name are another row, marked ``same weights as`` the earliest
+(:func:`_same_weights`). Figures are checked against the release before ranking (:func:`_against_release`): an
+entry whose query counts or query ids are not the build's rejects itself only. Rendering lives above: :mod:`.board_markdown`, :mod:`.board_html`,
 :mod:`.board_plots`, :mod:`.board_terminal`.
 """
 
@@ -21,7 +25,13 @@ from typing import Any
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.snapshots import is_snapshot, parse_split
-from ratio_bench.evaluation.results import MAIN_SCORE, SubmissionError, entry_label, validate_submission
+from ratio_bench.evaluation.results import (
+    MAIN_SCORE,
+    SubmissionError,
+    entry_label,
+    query_ids_sha256,
+    validate_submission,
+)
 
 MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
 SHORT_SHA = 12
@@ -50,10 +60,14 @@ class ReleaseEntries:
     manifest_sha256: str
     entries: tuple[dict[str, Any], ...]
     superseded: tuple[tuple[str, str], ...] = ()  # (file, the newer file of the same model that replaced it)
+    provenance: str = ""  # "verified" or "self-reported" when a results repository's build is shown apart
 
     @property
     def title(self) -> str:
-        return f"{self.name} {self.version} (manifest {self.manifest_sha256[:SHORT_SHA]})"
+        apart = {"verified": " · verified", "self-reported": " · self-reported (not verified, ranked apart)"}
+        return f"{self.name} {self.version} (manifest {self.manifest_sha256[:SHORT_SHA]})" + apart.get(
+            self.provenance, ""
+        )
 
 
 @dataclass(frozen=True)
@@ -63,7 +77,10 @@ class Board:
 
     @property
     def summary(self) -> str:
-        n, builds = sum(len(r.entries) for r in self.releases), len(self.releases)
+        n, builds = (
+            sum(len(r.entries) for r in self.releases),
+            len({r.manifest_sha256 for r in self.releases}),
+        )
         superseded = [f"{old} by {new}" for r in self.releases for old, new in r.superseded]
         return (
             f"{n} {'entry' if n == 1 else 'entries'} on {builds} release {'build' if builds == 1 else 'builds'}, "
@@ -169,7 +186,10 @@ def group_releases(
             for source, e in group
             if _release_of(e) != claim
         ]
+        kept, wrong = _against_release(kept)
+        rejected += wrong
         kept, superseded = _newest_only(kept)
+        kept = _same_weights(kept)
         entries = sorted(
             kept,
             key=lambda item: (
@@ -181,7 +201,117 @@ def group_releases(
         )
         releases.append(ReleaseEntries(*claim, sha, tuple(e for _, e in entries), superseded))
     releases.sort(key=lambda r: (r.name, r.version, r.manifest_sha256))
-    return tuple(_carry_forward(releases)), rejected
+    return tuple(apart(_carry_forward(releases))), rejected
+
+
+def apart(releases: list[ReleaseEntries]) -> list[ReleaseEntries]:
+    """Each build whose entries carry a provenance mark as two tables, verified then self-reported, each ranked
+    on its own: a self-reported figure, however equal, is never ranked (or tied) beside a verified one."""
+    out = []
+    for release in releases:
+        if not any("provenance" in e for e in release.entries):
+            out.append(release)
+            continue
+        superseded = release.superseded
+        for status in PROVENANCES:
+            part = tuple(e for e in release.entries if _status(e) == status)
+            if part:
+                out.append(replace(release, entries=part, superseded=superseded, provenance=status))
+                superseded = ()  # listed once
+    return out
+
+
+def _status(entry: dict[str, Any]) -> str:
+    return "verified" if entry.get("provenance", {}).get("status") == "verified" else "self-reported"
+
+
+ReleaseQueries = dict[tuple[str, str], tuple[int, str | None]]  # (split, relation) -> (queries, ids' SHA-256)
+
+
+def release_queries(dataset: Path, split: str) -> dict[str, tuple[int, str]]:
+    """Per relation with queries in ``split`` of the release folder ``dataset``: (query count, SHA-256 of the
+    sorted query ids), what an entry of that split must record."""
+    from ratio_bench.dataset.release import Release
+
+    release = Release.open(dataset)
+    out = {}
+    for rel in release.relations:
+        ids = release.queries(rel, split, ["query_id"]).column("query_id").to_pylist()
+        if ids:
+            out[rel] = (len(ids), query_ids_sha256(ids))
+    return out
+
+
+def check_against_release(data: bytes, queries: dict[str, tuple[int, str]]) -> dict[str, Any]:
+    """An entry's bytes checked as the board checks them (strict JSON, schema, bounds, its own per-query data)
+    and against its release split's ``queries`` (:func:`release_queries`); SubmissionError with the reason. A
+    relation the split has no queries of cannot have been scored."""
+    entry = parse_entry(data)
+    unknown = sorted(set(entry["results"]) - set(queries))
+    if unknown:
+        raise SubmissionError(f"scores {unknown[0]}, which has no queries in split {entry['split']}")
+    wrong = _query_mismatch(entry, {(entry["split"], r): q for r, q in queries.items()}, "the release")
+    if wrong:
+        raise SubmissionError(wrong)
+    return entry
+
+
+def _query_mismatch(entry: dict[str, Any], truth: ReleaseQueries, whose: str) -> str | None:
+    """Why ``entry``'s counts or query ids are not ``truth``'s (None when they are, or truth knows nothing)."""
+    split = entry["split"]
+    for rel in sorted(entry["results"]):
+        if (split, rel) not in truth:
+            continue
+        count, ids = truth[split, rel]
+        n = entry.get("n_queries", {}).get(rel)
+        if n != count:
+            shown = "missing" if n is None else n
+            return f"n_queries/{rel} is {shown}, but split {split} has {count} {rel} queries ({whose})"
+        block = entry.get("per_query", {}).get(rel)
+        if block is not None and ids is not None and block["query_ids_sha256"] != ids:
+            return f"per_query/{rel}: its query ids are not the {rel} queries of split {split} ({whose})"
+    return None
+
+
+def _build_queries(group: list[tuple[str, dict[str, Any]]], verified: bool) -> ReleaseQueries:
+    """Per (split, relation), the query count and ids most of ``group``'s entries (only the verified ones, with
+    ``verified``) record."""
+    voters = [e for _, e in group if not verified or _status(e) == "verified"]
+    counts: dict[tuple[str, str], Counter] = {}
+    ids: dict[tuple[str, str], Counter] = {}
+    for e in voters:
+        for rel in e["results"]:
+            key = (e["split"], rel)
+            counts.setdefault(key, Counter())[e.get("n_queries", {}).get(rel)] += 1
+            if rel in e.get("per_query", {}):
+                ids.setdefault(key, Counter())[e["per_query"][rel]["query_ids_sha256"]] += 1
+    out: ReleaseQueries = {}
+    for key, votes in counts.items():
+        count = votes.most_common(1)[0][0]
+        if count is not None:
+            out[key] = (count, ids[key].most_common(1)[0][0] if key in ids else None)
+    return out
+
+
+def _against_release(
+    group: list[tuple[str, dict[str, Any]]],
+) -> tuple[list[tuple[str, dict[str, Any]]], list[Rejected]]:
+    """Entries of one build whose query counts and ids are the build's; the others rejected. The board has no
+    release, so the build's counts are what its verified entries record (their worker checked them against the
+    release before signing), or, where none is verified, what most of its entries record (so one entry alone
+    cannot be checked, and a self-reported majority decides only among self-reported entries)."""
+    signed = _build_queries([item for item in group if "provenance" in item[1]], verified=True)
+    voted = _build_queries(group, verified=False)
+    kept, rejected = [], []
+    for source, entry in group:
+        wrong = _query_mismatch(entry, signed, "by its verified entries") or _query_mismatch(
+            entry, {k: v for k, v in voted.items() if k not in signed}, "by most entries of this build"
+        )
+        if wrong:
+            rejected.append(Rejected(source, f"not this release build's queries: {wrong}"))
+        else:
+            kept.append((source, entry))
+    return kept, rejected
 
 
 def _hashes(release: ReleaseEntries) -> dict[str, str]:
@@ -240,19 +370,22 @@ def has_snapshots(board: Board) -> bool:
 def _newest_only(
     group: list[tuple[str, dict[str, Any]]],
 ) -> tuple[list[tuple[str, dict[str, Any]]], tuple[tuple[str, str], ...]]:
-    """One entry per model (weights fingerprint), split and relations scored: the newest (``scored_at``: for a
-    local file its modification time, see :func:`load_board`; then the name), so scoring a model again replaces its row instead of adding a second one with another rank.
-    Entries without a fingerprint (BM25, older files) cannot be told to be the same model and all stay. A
-    results repository's provenance is part of the key: a self-reported copy never replaces a verified entry."""
-    newest: dict[tuple[str, str, tuple[str, ...], str], tuple[str, dict[str, Any]]] = {}
+    """One entry per row (its name, i.e. repository and setup, and its commit or, for a local file, its weights
+    fingerprint), split, relations scored and provenance: the newest (``scored_at``: for a local file its
+    modification time, see :func:`load_board`; then the name), so scoring a model again replaces its row instead
+    of adding a second one with another rank. The row's name is part of the key: the same weights under another
+    repository, or scored with another setup, are another row and replace nothing. Entries with neither a commit
+    nor a fingerprint (BM25, older files) cannot be told to be the same and all stay."""
+    newest: dict[tuple[str, str, str, tuple[str, ...], str], tuple[str, dict[str, Any]]] = {}
     kept, superseded = [], []
     for source, entry in sorted(group, key=lambda item: (item[1].get("scored_at", ""), item[0])):
-        fp = entry.get("model_fingerprint")
-        if fp is None:
+        version = entry.get("provenance", {}).get("commit") or entry.get("model_fingerprint")
+        if version is None:
             kept.append((source, entry))
             continue
         key = (
-            fp,
+            entry_label(entry),
+            version,
             entry["split"],
             tuple(sorted(entry["results"])),
             entry.get("provenance", {}).get("status", ""),
@@ -261,6 +394,34 @@ def _newest_only(
             superseded.append((newest[key][0], source))
         newest[key] = (source, entry)
     return kept + list(newest.values()), tuple(sorted(superseded))
+
+
+def repository(entry: dict[str, Any]) -> str:
+    """The repository a row names: the signed folder's, else the entry's model name before its setup."""
+    return entry.get("provenance", {}).get("repo") or entry["model"].split(":")[0]
+
+
+def _same_weights(group: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """Entries whose weights (fingerprint) an earlier row of another repository already has, marked
+    ``same_weights_as`` that repository. Earliest: verified rows first, by their signing time (a signature fixes
+    it), then the others by their time and file name; a later copy never removes or relabels the original."""
+
+    def order(item: tuple[str, dict[str, Any]]) -> tuple[bool, str, str]:
+        source, entry = item
+        mark = entry.get("provenance", {})
+        return (_status(entry) != "verified" or "provenance" not in entry,
+                mark.get("signed_at") or entry.get("scored_at", ""), source)  # fmt: skip
+
+    first: dict[str, str] = {}
+    for _, entry in sorted(group, key=order):
+        if entry.get("model_fingerprint"):
+            first.setdefault(entry["model_fingerprint"], repository(entry))
+    return [
+        (source, entry | {"same_weights_as": first[fp]})
+        if (fp := entry.get("model_fingerprint")) and first[fp] != repository(entry)
+        else (source, entry)
+        for source, entry in group
+    ]
 
 
 def _authoritative_release(group: list[tuple[str, dict[str, Any]]]) -> tuple[str, str]:
@@ -276,12 +437,13 @@ def _release_of(entry: dict[str, Any]) -> tuple[str, str]:
     return entry["dataset"]["name"], entry["dataset"]["version"]
 
 
-def model_key(entry: dict[str, Any]) -> tuple[str, str, str]:
+def model_key(entry: dict[str, Any]) -> tuple[str, str, str, str]:
     """What the board tells apart as one model across splits: its weights' fingerprint, its row name (model and
-    setup, the relation it was tuned for) and the provenance of its entries."""
+    setup, the relation it was tuned for), its commit and the provenance of its entries."""
     return (
         entry.get("model_fingerprint", ""),
         entry_label(entry),
+        entry.get("provenance", {}).get("commit") or "",
         entry.get("provenance", {}).get("status", ""),
     )
 

@@ -20,10 +20,11 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
-from ratio_bench.dataset.release import Release
+from ratio_bench.dataset.release import Release, card_data_files
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.retrieval.cache import EmbeddingCache
-from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint
+from ratio_bench.retrieval.encoder import DenseEncoder, Role
+from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint, is_routed
 
 # The published release (``ratio publish`` tags it with its version); a task for another release or a local
 # folder is made by ratio_tasks(dataset_path=..., revision=...).
@@ -74,7 +75,12 @@ def ratio_tasks(
     revision: str | None = None,
 ) -> list[AbsTaskRetrieval]:
     """Task instances for ``relations`` reading ``dataset_path`` (a Hub repo id or a local release folder) at
-    ``revision`` (a tag or commit; a local folder has none), default the published release."""
+    ``revision`` (a tag or commit; a local folder has none), default the published release.
+
+    A local folder must be a Ratio release whose card points only at its own files (mteb's loader follows the
+    card's ``data_files``): see :func:`local_release`."""
+    if dataset_path is not None:
+        local_release(dataset_path)
     tasks = []
     for relation in relations:
         task = TASKS[relation]()
@@ -86,6 +92,17 @@ def ratio_tasks(
         task.metadata = task.metadata.model_copy(update=update)
         tasks.append(task)
     return tasks
+
+
+def local_release(dataset_path: str | Path) -> Path | None:
+    """``dataset_path`` when it names a local folder (a ``Path``, or text naming one that exists): checked to be a
+    Ratio release (its manifest's kind) with every card ``data_files`` pattern inside it (no ``..``, absolute
+    path or symlink out; :func:`~ratio_bench.dataset.release.card_data_files`); None for a Hub repo id."""
+    if not isinstance(dataset_path, Path) and not Path(dataset_path).exists():
+        return None
+    release = Release.open(dataset_path)
+    card_data_files(release)
+    return release.root
 
 
 def snapshot_tasks(release: str | Path, relations: Sequence[str] = RELATIONS) -> list[AbsTaskRetrieval]:
@@ -111,6 +128,12 @@ def model_prompts(setup: ModelSetup, relations: Sequence[str]) -> dict[str, str]
     return {key: text for key, text in prompts.items() if text}
 
 
+def _encoder(model: Any, setup: ModelSetup, batch_size: int = 64) -> DenseEncoder:
+    """mteb's loaded model as ratio's encoder: the same cache keys as ``ratio score`` (a Router model's two
+    routes apart)."""
+    return DenseEncoder(model, fingerprint(setup.path), batch_size, routed=is_routed(setup.path))
+
+
 def cache_encoders(model: Any, setup: ModelSetup, cache: EmbeddingCache, batch_size: int = 64) -> None:
     """Answer mteb's encode calls (``encode_query``/``encode_document``, a whole task's texts at once) from
     the embedding cache, encoding only the texts it lacks.
@@ -119,16 +142,18 @@ def cache_encoders(model: Any, setup: ModelSetup, cache: EmbeddingCache, batch_s
     would still be encoded once per task; keyed by (model, prompt, text), it is encoded once for all three, and
     not at all when ``ratio score`` encoded it already (the keys are the same: mteb passes the setup's prompts).
     """
-    from ratio_bench.retrieval.encoder import DenseEncoder
+    encoder = _encoder(model, setup, batch_size)
 
-    encoder = DenseEncoder(model, fingerprint(setup.path), batch_size)
-
-    def cached(role: str):
+    def cached(role: Role):
         def encode(sentences, prompt: str | None = None, **_: Any):
-            texts = list(sentences)
+            texts, text_prompt = list(sentences), prompt or ""
             label = f"encoding {len(texts):,} {role} texts (mteb)"
-            return cache.get_or_encode(
-                encoder.fingerprint, prompt or "", texts, lambda t: encoder.encode(t, prompt or ""), label
+            return cache.get_or_encode(  # a routed model: each role through its route, cached apart
+                encoder.cache_id(role),
+                text_prompt,
+                texts,
+                lambda t: encoder.encode(t, text_prompt, role),
+                label,
             )
 
         return encode
@@ -140,11 +165,10 @@ def cache_encoders(model: Any, setup: ModelSetup, cache: EmbeddingCache, batch_s
 def _fill_from_release(model: Any, setup: ModelSetup, dataset_path, split, relations, cache) -> None:
     """Encode the split's corpus and queries into the cache through ratio's retriever (``--reuse-embeddings``:
     mteb then reads every vector from the cache, so an agreement check isolates loading, search and metrics)."""
-    from ratio_bench.retrieval.encoder import DenseEncoder
     from ratio_bench.retrieval.retriever import DenseRetriever
 
     data = load_split(dataset_path, split, relations)
-    retriever = DenseRetriever.of(DenseEncoder(model, fingerprint(setup.path)), setup, cache)
+    retriever = DenseRetriever.of(_encoder(model, setup), setup, cache)
     retriever.warm(data.corpus_texts, {rel: q.texts for rel, q in data.queries.items()})
 
 
@@ -211,3 +235,108 @@ def score_with_mteb(
         cache.misses - misses,
         cache.hits - hits,
     )
+
+
+# --- the Ratio benchmark: the three tasks, their mini versions and the latest dated test snapshot -------------
+
+MINI_SPLIT = "mini"  # a small fixed sample of test queries (a release may not have it: see ratio_benchmark)
+# The published release's latest test snapshot per relation (set with HUB_DATASET's revision at publishing; a
+# relation's snapshots need not end in the same month). ratio_benchmark(release) reads them from a release.
+LATEST_SNAPSHOTS = {"address": "test_2026_06", "broaden": "test_2026_05", "specify": "test_2026_06"}
+BENCHMARK_NAME = "Ratio"
+BENCHMARK_DESCRIPTION = (
+    "Ratio (Retrieval Across Typed Ideation Operations): given a sentence from a scientific paper, retrieve a "
+    "sentence from other papers that addresses its problem, broadens it or specifies it. Three tasks on the "
+    "test split, their mini versions for fast checks, and each task's latest dated test snapshot, whose queries "
+    "come from papers newer than most models' training data."
+)
+
+
+def _variant(relation: str, suffix: str, split: str, note: str) -> type[AbsTaskRetrieval]:
+    """A task of its own (``RatioAddressMini``) over one other split of the same dataset: mteb keys results by
+    task name, so a split scored apart needs a name apart."""
+    base = _metadata(relation)
+    fields = base.model_dump() | {
+        "name": base.name + suffix,
+        "eval_splits": [split],
+        "description": base.description + note,
+    }
+    return type(base.name + suffix, (AbsTaskRetrieval,), {"metadata": TaskMetadata.model_validate(fields),
+                                                          "__module__": __name__})  # fmt: skip
+
+
+MINI_NOTE = (  # the same text as the mini split's own note (dataset contract)
+    " Mini: a seeded sample of the test split (up to 200 queries per relation) against a 5,000-candidate pool "
+    "drawn from the test pool, for a quick look; not comparable with test figures."
+)
+LATEST_NOTE = (
+    " Latest: the newest dated test snapshot, queries and candidates from papers of one recent month."
+)
+MINI_TASKS: dict[str, type[AbsTaskRetrieval]] = {
+    r: _variant(r, "Mini", MINI_SPLIT, MINI_NOTE) for r in RELATIONS
+}
+LATEST_TASKS: dict[str, type[AbsTaskRetrieval]] = {
+    r: _variant(r, "Latest", LATEST_SNAPSHOTS[r], LATEST_NOTE) for r in RELATIONS
+}
+globals().update({cls.__name__: cls for group in (MINI_TASKS, LATEST_TASKS) for cls in group.values()})
+
+
+def _pointed(task: AbsTaskRetrieval, dataset_path: str | Path, splits: Sequence[str]) -> AbsTaskRetrieval:
+    """``task`` reading the local release ``dataset_path`` (no revision), scored on ``splits``."""
+    task.metadata = task.metadata.model_copy(
+        update={"dataset": {"path": str(dataset_path), "revision": "local"}, "eval_splits": list(splits)}
+    )
+    return task
+
+
+def benchmark_tasks(release: str | Path | None = None) -> list[AbsTaskRetrieval]:
+    """The benchmark's tasks: for the published release (``release`` None) every class; for a local release
+    the three tasks, each relation's mini task only where the release has a mini split, and its latest-snapshot
+    task (on the release's own latest snapshot of that relation) only where it has snapshots."""
+    if release is None:
+        return [cls() for group in (TASKS, MINI_TASKS, LATEST_TASKS) for cls in group.values()]
+    opened = Release.open(release)
+    tasks = [
+        _pointed(TASKS[r](), opened.root, ["test"]) for r in opened.relations if "test" in opened.splits(r)
+    ]
+    for relation in opened.relations:
+        splits = opened.splits(relation)
+        if MINI_SPLIT in splits:
+            tasks.append(_pointed(MINI_TASKS[relation](), opened.root, [MINI_SPLIT]))
+        snapshots = [s for s in splits if s in opened.snapshots]
+        if snapshots:
+            tasks.append(_pointed(LATEST_TASKS[relation](), opened.root, [snapshots[-1]]))
+    return tasks
+
+
+def ratio_benchmark(release: str | Path | None = None):
+    """mteb's ``Benchmark`` of Ratio (see :func:`benchmark_tasks`), for ``mteb.evaluate`` and mteb's board."""
+    from mteb import Benchmark
+
+    return Benchmark(
+        name=BENCHMARK_NAME,
+        tasks=benchmark_tasks(release),
+        description=BENCHMARK_DESCRIPTION,
+        reference="https://github.com/ratio-bench/ratio",
+        citation=_BIBTEX,
+        benchmark_hf_repo=HUB_DATASET["path"],
+    )
+
+
+def write_descriptive_stats(release: str | Path, out: str | Path) -> list[Path]:
+    """mteb's descriptive statistics of each benchmark task with a split in ``release``, computed by mteb's own
+    ``calculate_descriptive_statistics`` and written to ``out/<type>/<Task>.json`` (mteb keeps them in its
+    package folder, ``mteb/descriptive_stats/``; the path is redirected for the call so nothing is written
+    into an installed mteb). Returns the files written."""
+    from unittest import mock
+
+    written = []
+    for task in benchmark_tasks(release):
+        path = Path(out) / str(task.metadata.type) / f"{task.metadata.name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staged = path.with_suffix(".json.tmp")
+        with mock.patch.object(TaskMetadata, "descriptive_stat_path", property(lambda _meta, at=staged: at)):
+            task.calculate_descriptive_statistics(overwrite_results=True)
+        staged.replace(path)  # atomic: a stats file is whole or absent
+        written.append(path)
+    return written

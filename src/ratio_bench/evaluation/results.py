@@ -62,6 +62,7 @@ def leaderboard_entry(
     identity: dict[str, Any] | None = None,
     submitter: str | None = None,
     cutoff: Cutoff | None = None,
+    candidates: int | None = None,
 ) -> dict[str, Any]:
     """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name).
     ``judged``: per relation, the run's figures against the release's judged pool at scoring time
@@ -70,7 +71,8 @@ def leaderboard_entry(
     ``identity``: what :func:`model_identity` says of the model (its weights' fingerprint, the training config it
     came from), so a card and the board can tell two models of one name apart; ``submitter``: who scored it
     (optional); ``cutoff``: the model's training-data cut-off (recorded with its source, and on a test snapshot
-    whether the score is ``clean``: true, false, or null when the cut-off is unknown). No clock time: the same model on the same release gives the same bytes (the board orders
+    whether the score is ``clean``: true, false, or null when the cut-off is unknown); ``candidates``: the
+    split's pool size (``n_candidates``: the pictures name it). No clock time: the same model on the same release gives the same bytes (the board orders
     re-scored entries by their file's modification time)."""
     entry = {
         "schema_version": 1,
@@ -93,6 +95,8 @@ def leaderboard_entry(
         entry["clean"] = cutoffs.is_clean(cutoff, split)
     if result.gold_ranks:
         entry["per_query"] = per_query(result.gold_ranks)
+    if candidates:
+        entry["n_candidates"] = candidates
     if submitter:
         entry["submitter"] = submitter
     if tuned_for:
@@ -147,14 +151,17 @@ def model_fingerprint(folder: str | Path) -> str:
 
 
 def model_identity(setup: ModelSetup) -> dict[str, Any]:
-    """``model_fingerprint`` (the weights folder's, as the embedding cache keys it) for a model in a folder,
-    and ``trained_from`` (config file and its sha256) for a ``ratio train`` model; nothing for built-in BM25,
-    whose name is its identity."""
+    """``model_fingerprint`` (the weights folder's, as the embedding cache keys it) and ``precision`` (the dtype
+    its weights were loaded in: the scorer's choice, never the folder's) for a model in a folder, and
+    ``trained_from`` (config file and its sha256) for a ``ratio train`` model; nothing for built-in BM25, whose
+    name is its identity."""
     from ratio_bench.retrieval.registry import training_summary
 
     if not setup.path:
         return {}
-    identity: dict[str, Any] = {"model_fingerprint": model_fingerprint(setup.path)}
+    from ratio_bench.retrieval.encoder import PRECISION
+
+    identity: dict[str, Any] = {"model_fingerprint": model_fingerprint(setup.path), "precision": PRECISION}
     tuned = training_summary(Path(setup.path).resolve())
     config = tuned[1].get("config") if tuned else None
     if isinstance(config, dict) and config.get("file") and config.get("sha256"):
@@ -261,9 +268,21 @@ def validate_submission(entry: Any) -> None:
             f"a sample of {entry['sample']['queries_per_relation']} queries per relation (ratio score --sample), "
             "never ranked; score without --sample for the board"
         )
+    _check_counts(entry)
     _check_judged(entry)
     _check_cutoff(entry)
     _check_per_query(entry)
+
+
+def _check_counts(entry: dict[str, Any]) -> None:
+    """What the schema cannot say: every scored relation was scored on some queries (a figure over no query,
+    ``n_queries`` 0 with 100% figures, is no figure)."""
+    counts = entry.get("n_queries", {})
+    for rel in entry["results"]:
+        if rel in counts and counts[rel] < 1:
+            raise SubmissionError(
+                f"invalid submission at n_queries/{rel}: {counts[rel]} queries; a figure needs at least one"
+            )
 
 
 def _check_cutoff(entry: dict[str, Any]) -> None:

@@ -195,6 +195,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
 
 def cmd_silver(args: argparse.Namespace) -> int:
     from ratio_bench.core.errors import shown
+    from ratio_bench.core.io import folder_lock
     from ratio_bench.core.options import parse_assignments, sample_size
     from ratio_bench.core.relations import RELATIONS
     from ratio_bench.core.yamlio import read_yaml_file
@@ -207,21 +208,25 @@ def cmd_silver(args: argparse.Namespace) -> int:
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
     )
-    release = Release.open(args.dataset)
-    raw, source = release.config, str(release.root / "manifest.json")
-    if args.config:
-        raw, source = read_yaml_file(args.config) or {}, f"--config {args.config}"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: must be a mapping (key: value) with a silver block, got {shown(raw)}")
-    try:
-        settings = SilverSettings.from_config(raw)
-    except SilverError as e:
-        raise SilverError(f"{source}: {e}") from None
-    settings.sample.update(sample)
-    judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
-    return run_job(
-        SilverJob(release, settings, judge.settings), judge, batch, args.dry_run, args.output_tokens
-    )
+    Release.open(args.dataset)  # no lock file beside a folder that is no release
+    with folder_lock(args.dataset, "ratio judge silver"):  # one writer, from reading the release to the swap
+        release = Release.open(args.dataset)
+        raw, source = release.config, str(release.root / "manifest.json")
+        if args.config:
+            raw, source = read_yaml_file(args.config) or {}, f"--config {args.config}"
+        if not isinstance(raw, dict):
+            raise ConfigError(
+                f"{source}: must be a mapping (key: value) with a silver block, got {shown(raw)}"
+            )
+        try:
+            settings = SilverSettings.from_config(raw)
+        except SilverError as e:
+            raise SilverError(f"{source}: {e}") from None
+        settings.sample.update(sample)
+        judge, batch = make_judge(args, (raw.get("silver") or {}).get("judge"))
+        return run_job(
+            SilverJob(release, settings, judge.settings), judge, batch, args.dry_run, args.output_tokens
+        )
 
 
 def _add_silver(judge: argparse._SubParsersAction) -> None:

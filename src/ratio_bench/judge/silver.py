@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio_bench.core.io import MANIFEST, atomic_path, prepare_output_dir, staged_dir, write_json
+from ratio_bench.core.io import MANIFEST, atomic_path, folder_lock, prepare_output_dir, staged_dir, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.config import SilverSettings
 from ratio_bench.dataset.contract import (
@@ -206,12 +206,14 @@ class SilverJob(JudgeJob):
 def run_silver(
     root: Path, settings: SilverSettings, judge: Judge, batch_judge: BatchJudge | None = None
 ) -> dict[str, Any]:
-    """The silver job without the command's messages: the report says whether it was written, and its sizes."""
-    job = SilverJob(root, settings, judge.settings)
-    requests = job.requests()
-    result = execute(
-        job, requests, estimate(requests, judge, None, batch_judge is not None), judge, batch_judge
-    )
+    """The silver job without the command's messages: the report says whether it was written, and its sizes.
+    The release's write lock is held from reading it to the swap (``core.io.folder_lock``)."""
+    with folder_lock(root, "ratio judge silver"):
+        job = SilverJob(root, settings, judge.settings)
+        requests = job.requests()
+        result = execute(
+            job, requests, estimate(requests, judge, None, batch_judge is not None), judge, batch_judge
+        )
     report: dict[str, Any] = {
         "requests_by_status": result.by_status,
         "judge_run": judge.summary(),

@@ -1,21 +1,21 @@
 """The board from a results repository, with the queue beside it.
 
 Every JSON file of the results repository is an entry, except MTEB documents (``mteb/``), saved runs
-(``runs/``) and provenance records. An entry is **verified** when the folder it sits in is the one a worker writes
-for a request (``<org>/<model>/<sha>/<setup>/``) and holds the worker's ``provenance.json`` naming that model,
-commit and setup and the entry's SHA-256 (an entry edited afterwards is no longer verified). Any other entry is
-**self-reported**: a file contributed by hand, checked against the schema like every entry. The results
-repository is the maintainers' (only workers and reviewed pull requests write it); what it holds is still read
-with a size cap and parsed strictly, and a bad file rejects itself only.
+(``runs/``), provenance records and the trusted keys. An entry is **verified** only when every step of
+:func:`ratio_bench.leaderboard.provenance.verify_folder` holds: its folder is a worker's
+(``<org>/<model>/<sha>/<setup>/``), holding a ``provenance.json`` signed by a key the maintainers list in
+``trusted_workers.json`` (read at the same revision), naming that model, commit and setup and the entry's SHA-256;
+and the requests repository, read at its head, has the FINISHED request the record names, pointing at that folder.
+Read without the requests repository, nothing is verified. Any other entry is **self-reported** (the first step
+that failed is its reason) and ranked apart. What the results repository holds is read with a size cap and
+parsed strictly, and a bad file rejects itself only.
 """
 
 from __future__ import annotations
 
-import hashlib
 import html
-import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -28,65 +28,232 @@ from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
 from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_text
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import hub
-from ratio_bench.leaderboard.requests import SHA, Queue, Request, now_utc, parse_time, read_queue
-from ratio_bench.leaderboard.worker import PROVENANCE, PROVENANCE_SCHEMA
+from ratio_bench.leaderboard.form import FormLimits
+from ratio_bench.leaderboard.provenance import (
+    PROVENANCE,
+    TRUSTED_WORKERS,
+    TrustedWorker,
+    Verdict,
+    folder_parts,
+    parse_trusted,
+    verify_folder,
+)
+from ratio_bench.leaderboard.requests import Queue, Request, now_utc, parse_time, read_queue
 
 SKIPPED_FOLDERS = ("mteb", "runs")
+MAX_REASON = 300
 
 
-def load_board_from_repo(ref: hub.RepoRef) -> lb.Board:
-    """The board of the results repository ``ref`` at its revision (default: main)."""
-    sha = hub.head(ref.repo_id, "dataset", ref.revision)
-    listed = hub.tree(ref.repo_id, "dataset", sha)
-    loaded, rejected = [], []
-    for path, size in sorted(listed.items()):
-        parts = path.split("/")
-        if not path.endswith(".json") or parts[-1] == PROVENANCE or set(parts[:-1]) & set(SKIPPED_FOLDERS):
-            continue
+@dataclass
+class RepoReader:
+    """The results repository at one commit, and what verification needs from it (the trusted keys, the queue),
+    each read once; folders' verdicts are kept, one per folder."""
+
+    ref: hub.RepoRef
+    sha: str
+    listed: dict[str, int]
+    trusted: dict[str, TrustedWorker]
+    queue: Queue | None
+    verdicts: dict[str, Verdict]
+
+    @classmethod
+    def open(cls, ref: hub.RepoRef, requests: str | None) -> RepoReader:
+        sha = hub.head(ref.repo_id, "dataset", ref.revision)
+        listed = hub.tree(ref.repo_id, "dataset", sha)
+        trusted, _ = parse_trusted(cls._small(ref, sha, listed, TRUSTED_WORKERS))
+        queue = read_queue(requests) if requests else None
+        return cls(ref, sha, listed, trusted, queue, {})
+
+    @staticmethod
+    def _small(ref: hub.RepoRef, sha: str, listed: dict[str, int], path: str) -> bytes | None:
+        if listed.get(path, lb.MAX_FILE_BYTES + 1) > lb.MAX_FILE_BYTES:
+            return None
         try:
-            if size > lb.MAX_FILE_BYTES:
-                raise SubmissionError(f"file is over the {lb.MAX_FILE_BYTES:,}-byte limit for one entry")
-            data = hub.read_small(ref.repo_id, "dataset", sha, path)
-            entry = lb.parse_entry(data)
-        except SubmissionError as e:
-            rejected.append(lb.Rejected(path, str(e)))
-            continue
-        entry["provenance"] = _provenance(ref, sha, listed, path, data, entry)
-        loaded.append((path, entry))
+            return hub.read_small(ref.repo_id, "dataset", sha, path)
+        except hub.LeaderboardError:
+            return None
+
+    def read(self, path: str) -> bytes | None:
+        return self._small(self.ref, self.sha, self.listed, path)
+
+    def verdict(self, folder: str) -> Verdict:
+        if folder not in self.verdicts:
+            record = self.read(f"{folder}/{PROVENANCE}") if folder_parts(folder) else None
+            self.verdicts[folder] = verify_folder(folder, record, self.trusted, self.queue)
+        return self.verdicts[folder]
+
+
+def load_board_from_repo(ref: hub.RepoRef, requests: str | None = None) -> lb.Board:
+    """The board of the results repository ``ref`` at its revision (default: main); ``requests``: the requests
+    repository whose FINISHED requests verified entries must be (None: every entry is self-reported)."""
+    loaded, rejected = read_entries(RepoReader.open(ref, requests))
     releases, inconsistent = lb.group_releases(loaded)
     return lb.Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
 
 
-def _provenance(
-    ref: hub.RepoRef, sha: str, listed: dict[str, int], path: str, data: bytes, entry: dict[str, Any]
-) -> dict[str, str]:
-    """``verified`` with the worker and the pinned commit, when the folder's provenance vouches for ``data``."""
+def read_entries(repo: RepoReader) -> tuple[list[tuple[str, dict[str, Any]]], list[lb.Rejected]]:
+    """Every entry file of the repository, parsed with the size cap and schema and given the loader's provenance
+    mark; a file that is no entry is rejected with its reason (the one reading loop of the board and exports)."""
+    loaded, rejected = [], []
+    for path, size in sorted(repo.listed.items()):
+        parts = path.split("/")
+        if (
+            not path.endswith(".json")
+            or parts[-1] == PROVENANCE
+            or path == TRUSTED_WORKERS
+            or set(parts[:-1]) & set(SKIPPED_FOLDERS)
+        ):
+            continue
+        try:
+            if size > lb.MAX_FILE_BYTES:
+                raise SubmissionError(f"file is over the {lb.MAX_FILE_BYTES:,}-byte limit for one entry")
+            data = hub.read_small(repo.ref.repo_id, "dataset", repo.sha, path)
+            entry = lb.parse_entry(data)
+        except SubmissionError as e:
+            rejected.append(lb.Rejected(path, str(e)))
+            continue
+        entry["provenance"] = provenance_mark(repo, path, data, entry)
+        loaded.append((path, entry))
+    return loaded, rejected
+
+
+def entry_verdict(repo: RepoReader, path: str, data: bytes, entry: dict[str, Any]) -> tuple[Verdict, str]:
+    """The folder's verdict and, for this entry, why it is not verified ("" when it is)."""
     folder, _, name = path.rpartition("/")
-    parts = folder.split("/")
-    record = f"{folder}/{PROVENANCE}"
-    if (
-        len(parts) != 4
-        or not SHA.match(parts[2])
-        or listed.get(record, lb.MAX_FILE_BYTES + 1) > lb.MAX_FILE_BYTES
-    ):
-        return {"status": "self-reported"}
-    try:
-        doc = json.loads(hub.read_small(ref.repo_id, "dataset", sha, record))
-    except (ValueError, hub.LeaderboardError):
-        return {"status": "self-reported"}
-    model, commit, setup = "/".join(parts[:2]), parts[2], parts[3]
-    vouched = (
-        isinstance(doc, dict)
-        and doc.get("schema") == PROVENANCE_SCHEMA
-        and (doc.get("model"), doc.get("sha"), doc.get("setup")) == (model, commit, setup)
-        and isinstance(doc.get("entries"), dict)
-        and doc["entries"].get(name) == hashlib.sha256(data).hexdigest()
-        and entry["model"] == f"{model}:{setup}"
-        and isinstance(doc.get("worker"), str)
+    verdict = repo.verdict(folder)
+    if not verdict.verified:
+        return verdict, verdict.reason
+    step = verdict.entry_step(name, data, entry["model"])
+    return verdict, "" if step.ok else f"{step.name}: {step.detail}"
+
+
+def provenance_mark(repo: RepoReader, path: str, data: bytes, entry: dict[str, Any]) -> dict[str, str]:
+    """The loader's mark: ``verified`` (worker, model@commit, signing time) or ``self-reported`` with the reason;
+    a worker-shaped folder names the row's repository and commit either way (a row is repo, commit, setup)."""
+    folder = path.rpartition("/")[0]
+    named = folder_parts(folder)
+    row = {"repo": named[0], "commit": named[1]} if named else {}
+    verdict, why = entry_verdict(repo, path, data, entry)
+    if why or verdict.record is None or verdict.worker is None:
+        return {"status": "self-reported", "detail": why[:MAX_REASON], **row}
+    record = verdict.record
+    return {
+        "status": "verified",
+        "detail": f"worker {verdict.worker.name[:80]}, {record['model']}@{record['sha'][:12]}",
+        "signed_at": str(record.get("signed_at", ""))[:40],
+        **row,
+    }
+
+
+# --- ratio leaderboard verify ----------------------------------------------------------------------------
+
+MAX_FOLDER_FILES = 10_000
+MAX_HASHED_BYTES = 1 << 30  # a saved run is a few MB; a bigger file is not hashed
+
+
+@dataclass(frozen=True)
+class FolderReport:
+    """``ratio leaderboard verify``'s answer for one folder: the folder's steps, then one step per entry."""
+
+    verdict: Verdict
+    entries: tuple[tuple[str, bool, str], ...]  # (entry file, verified, why / what was found)
+
+    @property
+    def verified(self) -> bool:
+        return self.verdict.verified and all(ok for _, ok, _ in self.entries)
+
+    def lines(self) -> list[str]:
+        word = "VERIFIED" if self.verified else "SELF-REPORTED"
+        out = [f"{self.verdict.folder}: {word}"]
+        out += [f"  {'ok  ' if s.ok else 'FAIL'} {s.name}: {s.detail}" for s in self.verdict.steps]
+        out += [f"  {'ok  ' if ok else 'FAIL'} entry {name}: {why}" for name, ok, why in self.entries]
+        return out
+
+
+def verify(target: str, results: hub.RepoRef | None, requests: str | None) -> list[FolderReport]:
+    """Verify ``target``: a local folder (as downloaded from the results repository: its last four path parts
+    are its place there), a folder of ``results`` (``ORG/MODEL/SHA/SETUP``) or a row ``ORG/MODEL[@SHA]:SETUP``
+    (every folder of that row). The trusted keys are ``results``'; the queue is ``requests`` at its head."""
+    from pathlib import Path
+
+    if results is None:
+        raise UsageError(
+            f"--results: give the results repository whose {TRUSTED_WORKERS} lists the trusted keys"
+        )
+    repo = RepoReader.open(results, requests)
+    local = Path(target)
+    if local.is_dir():
+        files = _local_files(local)
+        folder = "/".join(local.resolve().parts[-4:])
+        return [_report(repo, folder, files)]
+    folders = _folders_of(repo, target)
+    return [_report(repo, folder, _repo_files(repo, folder)) for folder in folders]
+
+
+def _report(repo: RepoReader, folder: str, files: dict[str, bytes]) -> FolderReport:
+    verdict = verify_folder(folder, files.get(PROVENANCE), repo.trusted, repo.queue, files)
+    entries = []
+    for name, data in sorted(files.items()):
+        if "/" in name or not name.endswith(".json") or name == PROVENANCE:
+            continue
+        try:
+            entry = lb.parse_entry(data)
+        except SubmissionError as e:
+            entries.append((name, False, f"not an entry the board shows ({e})"[:300]))
+            continue
+        step = verdict.entry_step(name, data, entry["model"])
+        entries.append((name, step.ok, step.detail))
+    return FolderReport(verdict, tuple(entries))
+
+
+def _folders_of(repo: RepoReader, target: str) -> list[str]:
+    """The folders a target names: one folder, or every folder of a row ``ORG/MODEL[@SHA]:SETUP``."""
+    if folder_parts(target.strip("/")):
+        folder = target.strip("/")
+        if not any(p.startswith(folder + "/") for p in repo.listed):
+            raise UsageError(f"{target}: no such folder in {repo.ref}")
+        return [folder]
+    model, _, setup = target.partition(":")
+    model, _, commit = model.partition("@")
+    folders = sorted(
+        {
+            p.rsplit("/", 1)[0]
+            for p in repo.listed
+            if (parts := folder_parts(p.rsplit("/", 1)[0]))
+            and parts[0] == model
+            and parts[2] == setup
+            and parts[1].startswith(commit)
+        }
     )
-    if not vouched:
-        return {"status": "self-reported"}
-    return {"status": "verified", "detail": f"worker {doc['worker'][:80]}, {model}@{commit[:12]}"}
+    if not folders:
+        raise UsageError(
+            f"{target}: no folder of that row in {repo.ref}; give a local folder, ORG/MODEL/SHA/SETUP or "
+            "ORG/MODEL[@SHA]:SETUP"
+        )
+    return folders
+
+
+def _local_files(folder) -> dict[str, bytes]:
+    paths = [p for p in sorted(folder.rglob("*")) if p.is_file()][:MAX_FOLDER_FILES]
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in paths
+        if p.stat().st_size <= MAX_HASHED_BYTES
+    }
+
+
+def _repo_files(repo: RepoReader, folder: str) -> dict[str, bytes]:
+    from pathlib import Path
+
+    out = {}
+    names = [p for p in sorted(repo.listed) if p.startswith(folder + "/")][:MAX_FOLDER_FILES]
+    for path in names:
+        if repo.listed[path] > MAX_HASHED_BYTES:
+            continue
+        with hub.hub_errors(f"dataset {repo.ref.repo_id}: {path}"):
+            local = hub.api().hf_hub_download(repo.ref.repo_id, path, repo_type="dataset", revision=repo.sha)
+        out[path[len(folder) + 1 :]] = Path(local).read_bytes()
+    return out
 
 
 # --- the queue ------------------------------------------------------------------------------------------------
@@ -174,15 +341,18 @@ def queue_html(queue: Queue, now: datetime | None = None, form: str = "") -> str
     return "\n".join([*parts, form, "</section>"])
 
 
-SUBMIT_FORM = """<form method="post" action="/leaderboard/submit">
+CSRF_SLOT = "@@ratio-csrf-token@@"  # replaced per visitor by the server (LiveBoard.page)
+SUBMIT_FORM = f"""<form method="post" action="/leaderboard/submit" autocomplete="off">
 <h3>Submit a model</h3>
+<input type="hidden" name="csrf" value="{CSRF_SLOT}">
 <label>Hub model <input name="model" required maxlength="200" placeholder="OWNER/NAME"></label>
 <label>Revision <input name="revision" maxlength="200" placeholder="main"></label>
 <label>Setup <select name="setup"><option>generic</option><option>none</option><option>saved</option>
 <option>recommended</option></select></label>
-<label>Your name <input name="submitter" required maxlength="100"></label>
 <label>Training-data cut-off <input name="training_cutoff" type="date"
  title="the last day of the model's training data; without it, its snapshot scores are marked unknown"></label>
+<label>Your Hub token <input name="token" type="password" required maxlength="256"
+ title="an access token of your Hub account: the submission is made as you, with it, once; it is not stored"></label>
 <button type="submit">Queue it</button>
 </form>"""
 FORM_POLICY = CONTENT_SECURITY_POLICY.replace("form-action 'none'", "form-action 'self'")
@@ -196,6 +366,7 @@ class LiveBoard:
     requests: str | None
     refresh_s: float = 60.0
     allow_submissions: bool = False
+    limits: FormLimits = field(default_factory=FormLimits)
     _page: str | None = None
     _built: float = 0.0
 
@@ -203,39 +374,53 @@ class LiveBoard:
     def policy(self) -> str:
         return FORM_POLICY if self.allow_submissions else CONTENT_SECURITY_POLICY
 
-    def page(self) -> str:
+    def page(self, csrf: str = "") -> str:
+        """The page, its form carrying ``csrf`` (the visitor's token: the page is cached, the token is not)."""
         if self._page is None or time.monotonic() - self._built > self.refresh_s:
             self._page, self._built = self.render(), time.monotonic()
-        return self._page
+        return self._page.replace(CSRF_SLOT, html.escape(csrf, quote=True))
 
     def render(self) -> str:
-        board = load_board_from_repo(self.results)
+        board = load_board_from_repo(self.results, self.requests)
         extra = ""
         if self.requests:
             extra = queue_html(read_queue(self.requests), form=SUBMIT_FORM if self.allow_submissions else "")
         return leaderboard_html(board, extra=extra, policy=self.policy)
 
-    def submit(self, form: dict[str, str]) -> tuple[int, str]:
-        """(HTTP status, HTML page) for a submission from the form: the checks of ``ratio leaderboard submit``."""
+    def submit(self, form: dict[str, str], client: str) -> tuple[int, str]:
+        """(HTTP status, HTML page) for a submission from the form, made as the Hub user whose token it carries
+        (``client``: the sender's address, for its rate limit): the checks of ``ratio leaderboard submit``."""
+        from ratio_bench.leaderboard.form import RateLimited, signed_in_user
         from ratio_bench.leaderboard.submit import submit
 
         try:
+            self.limits.per_client.hit(client)
+            token = form.get("token", "").strip()
+            user = signed_in_user(token)
+            self.limits.per_submitter.hit(user.lower())
+            self.limits.per_day.hit(user.lower())
             cutoff = form.get("training_cutoff", "").strip()
-            request = submit(
-                form.get("model", "").strip(),
-                form.get("revision", "").strip() or None,
-                form.get("setup", "generic"),
-                self.requests,
-                submitter=form.get("submitter", "").strip() or "-",
-                training_cutoff=parse_date(cutoff, "training-data cut-off") if cutoff else None,
-            )
+            with hub.as_user(token):
+                request = submit(
+                    form.get("model", "").strip(),
+                    form.get("revision", "").strip() or None,
+                    form.get("setup", "generic"),
+                    self.requests,
+                    training_cutoff=parse_date(cutoff, "training-data cut-off") if cutoff else None,
+                )
+        except RateLimited as e:
+            return 429, message_page("Not queued", str(e))
         except (hub.LeaderboardError, UsageError) as e:
-            return 422, _message_page("Not queued", str(e))
+            return 422, message_page("Not queued", str(e))
         self._page = None  # show it at once
-        return 200, _message_page("Queued", f"{request.label} is PENDING as {self.requests}: {request.path}")
+        return 200, message_page(
+            "Proposed",
+            f"{request.label}: pull request #{request.pr_num} on {self.requests} adds {request.path}; the "
+            "maintainers' admission queues it",
+        )
 
 
-def _message_page(title: str, text: str) -> str:
+def message_page(title: str, text: str) -> str:
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>'
         f"<body><h1>{html.escape(title)}</h1><p>{html_text(text)}</p>"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
 
-COMMANDS = ("submit", "worker")
+COMMANDS = ("submit", "admit", "worker", "keygen", "verify", "export-mteb", "eval-results", "init")
 JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
 
@@ -69,7 +69,8 @@ def cmd_board(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.hub import RepoRef
     from ratio_bench.leaderboard.requests import read_queue
 
-    board = load_board_from_repo(RepoRef.parse(args.from_repo, "--from"))
+    requests = RepoRef.parse(args.board_requests, "--requests").repo_id if args.board_requests else None
+    board = load_board_from_repo(RepoRef.parse(args.from_repo, "--from"), requests)
     if not args.board_requests:
         return render_board(board, args, f"--from {args.from_repo}")
     queue = read_queue(RepoRef.parse(args.board_requests, "--requests").repo_id)
@@ -80,22 +81,61 @@ def cmd_board(args: argparse.Namespace) -> int:
 def cmd_submit(args: argparse.Namespace) -> int:
     from ratio_bench.core.cutoffs import parse_date
     from ratio_bench.leaderboard.hub import RepoRef
+    from ratio_bench.leaderboard.init import results_for
     from ratio_bench.leaderboard.submit import submit
 
     cutoff = parse_date(args.training_cutoff, "--training-cutoff") if args.training_cutoff else None
     repo = RepoRef.parse(args.requests, "--requests").repo_id
-    request = submit(args.model, args.revision, args.setup, repo, args.submitter, args.max_params, cutoff)
+    sub = submit(args.model, args.revision, args.setup, repo, args.max_params, cutoff)
+    request = sub.request
     stated = f", training data up to {request.training_cutoff}" if request.training_cutoff else ""
     print(
-        f"queued {request.label} ({request.parameters:,} parameters, submitter {request.submitter}{stated}): "
-        f"{repo}: {request.path}"
+        f"proposed {request.label} ({request.parameters:,} parameters, submitter {request.submitter}{stated}) "
+        f"as pull request #{sub.pr_num} on {repo} ({sub.pr_url}), adding {request.path}; the maintainers' "
+        "admission queues it"
     )
+    results = results_for(repo)
+    print(
+        f"follow it: ratio leaderboard --from {results} --requests {repo} (status in {repo}: {request.path})"
+    )
+    print(
+        f"the result will appear in {results}: {request.model}/{request.sha}/{request.setup}/ "
+        f"(the results repository the workers of {repo} publish to)"
+    )
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.init import init_repos, repo_ids
+
+    for repo in init_repos(args.org, args.private):
+        wrote = f"wrote {', '.join(repo.written)}" if repo.written else "nothing to add"
+        kept = f"; kept {', '.join(repo.kept)} as they are" if repo.kept else ""
+        print(f"{repo.repo_id}: {repo.url} ({wrote}{kept})")
+    requests, results = repo_ids(args.org)
+    print(f"submit: ratio leaderboard submit ORG/MODEL --requests {requests}")
+    print(f"work: ratio leaderboard worker --requests {requests} --results {results} --dataset RELEASE")
+    return 0
+
+
+def cmd_admit(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.admission import admit
+    from ratio_bench.leaderboard.hub import RepoRef
+
+    verdicts = admit(RepoRef.parse(args.requests, "--requests").repo_id, args.max_params, print)
+    print(f"{sum(v.admitted for v in verdicts)} admitted, {sum(not v.admitted for v in verdicts)} refused")
     return 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.hub import RepoRef
-    from ratio_bench.leaderboard.worker import WorkerOptions, default_worker_id, local_dataset, run
+    from ratio_bench.leaderboard.worker import (
+        WorkerOptions,
+        default_log_file,
+        default_worker_id,
+        local_dataset,
+        run,
+    )
 
     if args.poll is not None and args.poll <= 0:
         raise UsageError("--poll: give a number of seconds above 0")
@@ -104,18 +144,24 @@ def cmd_worker(args: argparse.Namespace) -> int:
     requests = RepoRef.parse(args.requests, "--requests").repo_id
     results = RepoRef.parse(args.results, "--results").repo_id
     judging = _judging(args)
+    if not Path(args.dataset).is_dir():
+        RepoRef.parse(args.dataset, "--dataset")  # a bad --dataset is named before the key is asked for
+    key = _worker_key(args.key)
     dataset, source = local_dataset(args.dataset)
     opts = WorkerOptions(
         requests,
         results,
         dataset,
         source,
-        args.worker_id or default_worker_id(),
+        args.worker_id or default_worker_id(key),
         lease_s=args.lease,
         max_params=args.max_params,
         batch_size=args.batch_size,
         cache_dir=args.cache_dir,
         judging=judging,
+        key=key,
+        admit=args.admit,
+        log_file=args.log_file or default_log_file(args.cache_dir),
     )
 
     def log(line: str) -> None:
@@ -124,6 +170,72 @@ def cmd_worker(args: argparse.Namespace) -> int:
     done = run(opts, args.poll, log)
     log(f"{done} request(s) handled; the queue has nothing to claim")
     return 0
+
+
+def cmd_export_mteb(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.mteb_export import export_mteb
+
+    done = export_mteb(
+        args.results, args.out, include_self_reported=args.include_self_reported, release=args.release
+    )
+    for model in done:
+        run = f" [{model.experiment}]" if model.experiment else ""
+        print(f"{model.name}@{model.revision}{run}: {', '.join(model.tasks)} -> {model.folder}")
+    print(f"{len(done)} model run(s) in MTEB's layout under {args.out / 'results'}")
+    return 0
+
+
+def cmd_eval_results(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.hub_results import open_eval_results_prs, write_eval_results
+
+    results, models = write_eval_results(args.results, args.dataset, args.benchmark, args.out)
+    print(
+        f"{len(models)} model commit(s) with verified results; eval.yaml and <model>/<commit>/ under {args.out}"
+    )
+    for model, opened in open_eval_results_prs(results, models, args.benchmark) if args.open_prs else ():
+        print(f"{model}: pull request {opened.url}")
+    return 0
+
+
+def _worker_key(path: Path | None):
+    """The worker's signing key: ``--key`` or the file ``RATIO_WORKER_KEY`` names (required: results are signed)."""
+    import os
+
+    from ratio_bench.leaderboard.provenance import KEY_ENV, load_key
+
+    if path is not None:
+        return load_key(path, "--key")
+    if os.environ.get(KEY_ENV):
+        return load_key(Path(os.environ[KEY_ENV]), KEY_ENV)
+    raise UsageError(
+        f"--key: give the worker's private key file (or set {KEY_ENV}); make one with `ratio leaderboard keygen --out FILE`"
+    )
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    import json
+
+    from ratio_bench.leaderboard.provenance import TRUSTED_WORKERS, generate_key
+
+    key = generate_key(args.out)
+    print(f"wrote the private key to {args.out} (keep it secret; the worker reads it with --key)")
+    print(
+        f"key id {key.key_id}; for the maintainers to add to the results repository's {TRUSTED_WORKERS} workers:"
+    )
+    print(json.dumps(key.listing(args.name or f"worker-{key.key_id}", args.added_by or "MAINTAINER")))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard.board import verify
+    from ratio_bench.leaderboard.hub import RepoRef
+
+    results = RepoRef.parse(args.results, "--results") if args.results else None
+    requests = RepoRef.parse(args.requests, "--requests").repo_id if args.requests else None
+    reports = verify(args.target, results, requests)
+    for report in reports:
+        print("\n".join(report.lines()))
+    return 0 if all(r.verified for r in reports) else 1
 
 
 def _judging(args: argparse.Namespace):
@@ -157,9 +269,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     board.set_defaults(func=cmd_board)
     commands = board.add_subparsers(
-        dest="leaderboard_command", action=ResultsOrCommand, metavar="RESULTS | {submit,worker}"
+        dest="leaderboard_command",
+        action=ResultsOrCommand,
+        metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results,init}",
     )
 
+    p = commands.add_parser(
+        "init",
+        help="create ORG/requests and ORG/results, the service's dataset repos, with README and policy",
+    )
+    p.add_argument("org", metavar="ORG", help="the Hub user or organisation (the official one: ratio-bench)")
+    p.add_argument("--private", action="store_true", help="create the repositories private")
+    p.set_defaults(func=cmd_init)
     p = commands.add_parser("submit", help="queue a Hub model for scoring by the leaderboard's workers")
     p.add_argument(
         "model", help="a Hub repository OWNER/NAME (a sentence-transformers model) or a registered name"
@@ -167,7 +288,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--revision", help="branch, tag or commit (default: main); pinned to its commit")
     p.add_argument("--setup", choices=SETUPS, default="generic", help="prompt setup (default: generic)")
     p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
-    p.add_argument("--submitter", help="your name (default: the Hub user of your token)")
     p.add_argument(
         "--training-cutoff",
         metavar="YYYY-MM-DD",
@@ -176,6 +296,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--max-params", type=int, default=MAX_PARAMETERS, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_submit)
+
+    p = commands.add_parser(
+        "admit", help="review the queue's open pull requests: merge the valid, close the rest"
+    )
+    p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
+    p.add_argument("--max-params", type=int, default=MAX_PARAMETERS, help=f"default {MAX_PARAMETERS:,}")
+    p.set_defaults(func=cmd_admit)
 
     p = commands.add_parser("worker", help="score pending requests and publish the results")
     p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
@@ -193,7 +320,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help=f"how long a claim holds (default {DEFAULT_LEASE_S}); one model may take 80%% of it",
     )
-    p.add_argument("--worker-id", help="this worker's name in the queue (default: HOST-PID)")
+    p.add_argument("--worker-id", help="this worker's public name (default: worker-KEYID)")
+    p.add_argument(
+        "--key", type=Path, metavar="FILE",
+        help="the worker's private Ed25519 key (ratio leaderboard keygen; default: the file RATIO_WORKER_KEY names)",
+    )  # fmt: skip
+    p.add_argument(
+        "--admit", action="store_true", help="admit open pull requests first (ratio leaderboard admit)"
+    )
     p.add_argument(
         "--max-params",
         type=int,
@@ -202,6 +336,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    p.add_argument(
+        "--log-file",
+        type=Path,
+        help="each job's output and a failed job's traceback, appended (default: worker.log beside the "
+        "embedding cache); "
+        "the console gets one line per request",
+    )
     judge = add_judge_options(p, model_required=False, prefix=JUDGE_PREFIX, batch=False)
     judge.description = (
         "with --judge-model, each result's unjudged top 10 on the pool's sampled queries is judged and the "
@@ -217,3 +358,53 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"sampling seed of a new pool (default {DEFAULT_SEED})",
     )  # fmt: skip
     p.set_defaults(func=cmd_worker)
+
+    p = commands.add_parser("export-mteb", help="write entries in the MTEB results repository's layout")
+    p.add_argument(
+        "--results", required=True, metavar="REPO[@REV]|DIR", help="a results repository or folder"
+    )
+    p.add_argument(
+        "--out", required=True, type=Path, help="a checkout of MTEB's results repository (or any folder)"
+    )
+    p.add_argument(
+        "--release", metavar="VERSION", help="the release version to export (when there are several)"
+    )
+    p.add_argument(
+        "--include-self-reported",
+        action="store_true",
+        help="export unverified entries too (default: verified)",
+    )
+    p.set_defaults(func=cmd_export_mteb)
+
+    p = commands.add_parser("eval-results", help="the Hub's eval.yaml and each model's .eval_results files")
+    p.add_argument("--results", required=True, metavar="REPO[@REV]", help="the results repository")
+    p.add_argument("--dataset", required=True, type=Path, metavar="DIR", help="the release folder scored")
+    p.add_argument(
+        "--benchmark", default="ratio-bench/ratio", metavar="REPO", help="the benchmark dataset repo"
+    )
+    p.add_argument(
+        "--out", required=True, type=Path, help="folder for eval.yaml and <model>/<commit>/.eval_results/"
+    )
+    p.add_argument(
+        "--open-prs", action="store_true", help="also open a pull request on each model repository"
+    )
+    p.set_defaults(func=cmd_eval_results)
+    p = commands.add_parser(
+        "keygen", help="make a worker's signing key (its public half goes in trusted_workers.json)"
+    )
+    p.add_argument("--out", type=Path, required=True, metavar="FILE", help="where the private key is written")
+    p.add_argument("--name", help="the worker's public name in the listing (default: worker-KEYID)")
+    p.add_argument("--added-by", help="the maintainer who lists the key")
+    p.set_defaults(func=cmd_keygen)
+
+    p = commands.add_parser("verify", help="say whether a result folder or row is verified, step by step")
+    p.add_argument(
+        "target", help="a local folder, ORG/MODEL/SHA/SETUP in --results, or a row ORG/MODEL[@SHA]:SETUP"
+    )
+    p.add_argument(
+        "--results", metavar="REPO[@REV]", help="the results repository (its trusted_workers.json)"
+    )
+    p.add_argument(
+        "--requests", metavar="REPO", help="the requests repository (without it nothing is verified)"
+    )
+    p.set_defaults(func=cmd_verify)

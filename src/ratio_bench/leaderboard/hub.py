@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
 HUB_TIMEOUT_S = 60.0
+# The token of the user a served form acts for (:func:`as_user`); None: huggingface_hub's own resolution.
+_USER_TOKEN: ContextVar[str | None] = ContextVar("ratio_hub_user_token", default=None)
 MAX_SMALL_FILE = 1 << 20  # a request, an entry, a provenance record: a few KB each
 
 
@@ -47,11 +50,23 @@ def _bound_client_waits() -> None:
 
 def api() -> HfApi:
     """A client of the endpoint ``HF_ENDPOINT`` names now (huggingface_hub reads it once, at import), every
-    request bounded in time."""
+    request bounded in time, with the signed-in user's token inside :func:`as_user`."""
     from huggingface_hub import HfApi
 
     _bound_client_waits()
-    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=_USER_TOKEN.get())
+
+
+@contextmanager
+def as_user(token: str) -> Iterator[None]:
+    """Every Hub call inside the block (in this thread or task) made with ``token``: a served form submits as
+    the user who pasted it, never with the server's own token (a context variable, so concurrent requests in
+    a server's thread pool never see each other's)."""
+    reset = _USER_TOKEN.set(token)
+    try:
+        yield
+    finally:
+        _USER_TOKEN.reset(reset)
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,9 @@ class Scored:
     folder: str  # in the results repository
     out: Path  # the job's output: <split>.json entries and runs/<split>/
     provenance: dict[str, Any]
+    sign: Callable[[dict[str, Any]], dict[str, Any]] | None = (
+        None  # the worker's key: the round re-signs its record
+    )
 
 
 @dataclass
@@ -243,6 +246,10 @@ def round_files(
             provenance["entries"] = {**provenance["entries"], f"{split}.json": _sha256(data)}
         if at.sample is not None:
             out[f"{POOL_FOLDER}/{SAMPLE_FILE}"] = _json(at.sample, sort_keys=True)
+    if (
+        scored.sign is not None
+    ):  # the record changed (the round's outcome, re-judged entries): sign it as it is
+        provenance = scored.sign(provenance)
     out[f"{scored.folder}/provenance.json"] = _json(provenance, sort_keys=False)
     return out
 

@@ -6,18 +6,23 @@ only once, and its life is told by its ``status``: ``PENDING`` (submitted), ``RU
 (``reason``). Every change is one commit whose parent is the commit the writer read (``parent_commit``), so two
 writers never both change the queue from the same state: the second is refused and re-reads.
 
-The repository is writable by submitters, so its files are untrusted: each is read with a size cap and checked
-field by field (:func:`parse_request`); a bad one is listed as rejected and never claimed.
+Submitters do not write the queue: they open a pull request that the maintainers' admission merges
+(:mod:`ratio_bench.leaderboard.admission`). Its files are still read as untrusted (a size cap, field by field:
+:func:`parse_request`; a bad one is listed as rejected and never claimed), and what decides order and trust is the
+Hub's ledger (:mod:`ratio_bench.leaderboard.ledger`): a request is ordered by the time of the commit that last
+changed it (its admission, for a pending one), never by ``submitted_at``; a change by anyone the policy does not
+list is ignored; leases are written and compared on the Hub's clock.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 
-from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard import hub, ledger
 
 SCHEMA = "ratio-leaderboard-request/1"
 STATUSES = ("PENDING", "RUNNING", "FINISHED", "FAILED")
@@ -190,36 +195,59 @@ def parse_request(data: bytes, path: str) -> Request:
 
 @dataclass(frozen=True)
 class Queue:
-    """The requests repository at one commit: valid requests, and the files that are not (with reasons)."""
+    """The requests repository at one commit: valid requests, the files that are not (with reasons), and the
+    Hub's record of each request's last trusted change (``changes``: path -> who and when)."""
 
     repo_id: str
     sha: str
     requests: tuple[Request, ...]
     rejected: tuple[tuple[str, str], ...]
+    changes: Mapping[str, ledger.Change] = field(default_factory=dict)
+    policy: ledger.Policy = ledger.Policy()
 
     def find(self, path: str) -> Request | None:
         return next((r for r in self.requests if r.path == path), None)
 
+    def since(self, request: Request) -> datetime:
+        """When the Hub recorded ``request``'s current state (a pending one: its admission)."""
+        change = self.changes.get(request.path)
+        return change.date if change else datetime.max.replace(tzinfo=UTC)
+
     def claimable(self, now: datetime) -> list[Request]:
-        """Pending requests and running ones whose lease has expired, oldest first."""
+        """Pending requests and running ones whose lease has expired (``now``: the Hub's time), in the order the
+        Hub recorded them; a time a submitter wrote (``submitted_at``) orders nothing."""
         ready = [r for r in self.requests if r.status == "PENDING" or r.lease_expired(now)]
-        return sorted(ready, key=lambda r: (parse_time(r.submitted_at), r.path))
+        return sorted(ready, key=lambda r: (self.since(r), r.path))
+
+
+def is_request_path(path: str) -> bool:
+    """Requests sit at ``OWNER/MODEL/SHA_SETUP.json``; the policy files at the top are no requests."""
+    return path.endswith(".json") and "/" in path
 
 
 def read_queue(repo_id: str, sha: str | None = None) -> Queue:
-    """Every request file of the repository at ``sha`` (default: the head of main)."""
+    """Every request file of the repository at ``sha`` (default: the head of main), each at its newest version
+    written by a maintainer or worker (:func:`ledger.trusted_version`)."""
     sha = sha or hub.head(repo_id, "dataset")
-    requests, rejected = [], []
-    for path, size in sorted(hub.tree(repo_id, "dataset", sha).items()):
-        if not path.endswith(".json"):
-            continue
+    listed = hub.tree(repo_id, "dataset", sha)
+    policy = ledger.read_policy(repo_id, sha, listed)
+    paths = sorted(p for p in listed if is_request_path(p))
+    chain = ledger.history(repo_id, sha) if paths else []
+    changes = ledger.last_changes(repo_id, sha, paths, dict(chain)) if paths else {}
+    requests, rejected, trusted = [], [], {}
+    for path in paths:
         try:
-            if size > MAX_REQUEST_BYTES:
+            if listed[path] > MAX_REQUEST_BYTES:
                 raise RequestError(f"over {MAX_REQUEST_BYTES:,} bytes")
-            requests.append(parse_request(hub.read_small(repo_id, "dataset", sha, path), path))
+            found = changes.get(path) and ledger.trusted_version(repo_id, path, changes[path], policy, chain)
+            if not found:
+                who = ", ".join(changes[path].authors) if path in changes else "nobody known"
+                raise RequestError(f"written by {who or 'nobody known'}, not a maintainer or worker: ignored")
+            version, trusted[path] = found
+            requests.append(parse_request(hub.read_small(repo_id, "dataset", version, path), path))
         except RequestError as e:
             rejected.append((path, str(e)))
-    return Queue(repo_id, sha, tuple(requests), tuple(rejected))
+    return Queue(repo_id, sha, tuple(requests), tuple(rejected), trusted, policy)
 
 
 def write_request(repo_id: str, request: Request, parent: str, message: str) -> str:

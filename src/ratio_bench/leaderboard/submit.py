@@ -1,4 +1,4 @@
-"""``ratio leaderboard submit``: check a Hub model before it is queued, then queue it in one commit.
+"""``ratio leaderboard submit``: check a Hub model, then propose it to the queue as a pull request.
 
 The checks read the model's file list, its small JSON and tokenizer files and its safetensors headers, never its
 weights: the revision is pinned to a commit, the repo must be a sentence-transformers model (``modules.json``)
@@ -17,25 +17,16 @@ from pathlib import Path
 
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
-from ratio_bench.leaderboard.requests import (
-    SETUPS,
-    Request,
-    RequestError,
-    now_utc,
-    parse_request,
-    request_path,
-    stamp,
-    write_request,
-)
+from ratio_bench.leaderboard.requests import SETUPS, Request, now_utc, read_queue, request_path, stamp
 
 MAX_PARAMETERS = 2_000_000_000  # the stated cap (a 1.5B model fits; a CPU worker would take days past it)
 MAX_MODEL_BYTES = 10 << 30
 MAX_CONFIG_BYTES = 64 << 20
+MAX_PROMPT_CHARS = 2000  # what a request's prompts may hold (requests.parse_request)
 # What is downloaded of a model: configs, tokenizers and safetensors weights; never code or pickles.
 CONFIG_PATTERNS = ["*.json", "*.txt", "*.model"]
 MODEL_PATTERNS = [*CONFIG_PATTERNS, "*.safetensors"]
 PICKLES = re.compile(r"(^|/)(pytorch_model.*\.bin|.*\.(pt|pth|pkl|ckpt))$")
-SUBMITTER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@ -]{0,99}$")
 
 
 @dataclass(frozen=True)
@@ -81,8 +72,6 @@ def inspect_model(
     ref: str, revision: str | None, setup: str, max_params: int = MAX_PARAMETERS, folder: Path | None = None
 ) -> ModelCheck:
     """Check ``ref`` at ``revision`` (default: main) without its weights; ``folder``: a full download to check."""
-    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
-
     repo_id, registered = hub_model(ref)
     what = f"MODEL {ref}" + (f" --revision {revision}" if revision else "")
     with hub.hub_errors(what):
@@ -103,12 +92,7 @@ def inspect_model(
     configs = sum(size for path, size in sizes.items() if _matches(path, CONFIG_PATTERNS))
     if weights + configs > MAX_MODEL_BYTES or configs > MAX_CONFIG_BYTES:
         raise LeaderboardError(f"{label}: {weights + configs:,} bytes of model files, over the cap")
-    try:
-        with hub.hub_errors(label):
-            meta = hub.api().get_safetensors_metadata(repo_id, revision=sha)
-    except (NotASafetensorsRepoError, SafetensorsParsingError) as e:
-        raise LeaderboardError(f"{label}: unreadable safetensors header ({str(e)[:200]})") from None
-    parameters = sum(meta.parameter_count.values())
+    parameters = _parameters(repo_id, sha, label, sorted(p for p in sizes if p.endswith(".safetensors")))
     if parameters > max_params:
         raise LeaderboardError(f"{label}: {parameters:,} parameters, over the cap of {max_params:,}")
     if folder is not None:
@@ -121,6 +105,29 @@ def inspect_model(
                 )
             prompts = _check_folder(Path(tmp), label, setup, registered)
     return ModelCheck(repo_id, revision or "main", sha, setup, *prompts, parameters)
+
+
+def _parameters(repo_id: str, sha: str, label: str, files: list[str]) -> int:
+    """Parameters of the repo's safetensors weights, from their headers: the repo's weights at its root (one
+    file or an index of shards), else every safetensors file wherever it sits (a Router keeps each route's
+    weights in the route's own folder)."""
+    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
+
+    try:
+        with hub.hub_errors(label):
+            try:
+                return sum(hub.api().get_safetensors_metadata(repo_id, revision=sha).parameter_count.values())
+            except NotASafetensorsRepoError:
+                return sum(
+                    sum(
+                        hub.api()
+                        .parse_safetensors_file_metadata(repo_id, f, revision=sha)
+                        .parameter_count.values()
+                    )
+                    for f in files
+                )
+    except (NotASafetensorsRepoError, SafetensorsParsingError) as e:
+        raise LeaderboardError(f"{label}: unreadable safetensors header ({str(e)[:200]})") from None
 
 
 def _matches(path: str, patterns: list[str]) -> bool:
@@ -136,18 +143,26 @@ def _check_folder(
     from ratio_bench.retrieval.registry import (
         GENERIC,
         ModelUnavailableError,
+        check_loadable,
         check_model_folder,
         saved_prompts,
     )
 
     try:
         check_model_folder(folder, trust_remote_code=False)
+        check_loadable(folder)
         saved = saved_prompts(folder)
     except ModelUnavailableError as e:
         reason = str(e).replace(str(folder), label).split("; pass --trust-remote-code")[0]
         if "runs its own code" in reason:
             reason += ", which the leaderboard never runs"
         raise LeaderboardError(reason) from None
+    longest = max(saved or ("",), key=len)
+    if len(longest) > MAX_PROMPT_CHARS:
+        raise LeaderboardError(
+            f"{label}: config_sentence_transformers.json: a saved prompt of {len(longest):,} characters; "
+            f"at most {MAX_PROMPT_CHARS:,} (a request carries it)"
+        )
     setups = dict(registered or {"none": ("", ""), "generic": GENERIC})
     if saved and registered is None:
         setups["saved"] = saved
@@ -163,75 +178,100 @@ def _check_folder(
     return setups[setup]
 
 
+@dataclass(frozen=True)
+class Submission:
+    """A request proposed to the queue: the pull request that carries it (the admission merges or closes it)."""
+
+    request: Request
+    pr_num: int
+    pr_url: str
+
+    @property
+    def label(self) -> str:
+        return self.request.label
+
+    @property
+    def path(self) -> str:
+        return self.request.path
+
+
 def submit(
     ref: str,
     revision: str | None,
     setup: str,
     requests_repo: str,
-    submitter: str | None = None,
     max_params: int = MAX_PARAMETERS,
     training_cutoff: date | None = None,
-) -> Request:
-    """Check ``ref`` and queue it; returns the request written (its ``path`` in ``requests_repo``).
-    ``training_cutoff``: the last day of the model's training data, as the submitter states it (the worker's
-    entries record it, so the board can tell clean snapshot scores from contaminated ones)."""
+    token: str | None = None,
+) -> Submission:
+    """Check ``ref`` and propose it to the queue as a pull request on ``requests_repo`` (submitters never write
+    the queue: the maintainers' admission re-checks and merges it). The submitter is the Hub user of ``token``
+    (default: the saved login), never a name typed in. ``training_cutoff``: the last day of the model's training
+    data, as the submitter states it (the worker's entries record it, so the board can tell clean snapshot
+    scores from contaminated ones)."""
+    from ratio_bench.leaderboard.admission import open_request_of
+
     if setup not in SETUPS:
         raise LeaderboardError(f"--setup {setup}: choose one of {', '.join(SETUPS)}")
     checked = inspect_model(ref, revision, setup, max_params)
-    submitter = submitter or _whoami()
-    if not SUBMITTER.match(submitter):
-        raise LeaderboardError(f"--submitter {submitter[:40]!r}: letters, digits, . _ @ - and spaces only")
+    submitter = whoami(token)
     path = request_path(checked.repo_id, checked.sha, setup)
-    for _ in range(3):  # a commit by someone else in between: read again, check again
-        parent = hub.head(requests_repo, "dataset")
-        _check_not_queued(requests_repo, parent, path)
-        request = Request(
-            checked.repo_id,
-            checked.revision,
-            checked.sha,
-            setup,
-            checked.query_prompt,
-            checked.document_prompt,
-            "float32",
-            submitter,
-            stamp(now_utc()),
-            parameters=checked.parameters,
-            training_cutoff=training_cutoff.isoformat() if training_cutoff else None,
-        )
-        try:
-            write_request(requests_repo, request, parent, f"Submit {request.label}")
-            return request
-        except hub.StaleHead:
-            continue
-    raise LeaderboardError(f"--requests {requests_repo}: the queue kept changing while we wrote; try again")
-
-
-def _check_not_queued(repo_id: str, sha: str, path: str) -> None:
-    listed = hub.tree(repo_id, "dataset", sha)
-    if path not in listed:
-        return
-    where = f"--requests {repo_id}: {path}"
-    try:
-        earlier = parse_request(hub.read_small(repo_id, "dataset", sha, path), path)
-    except RequestError as e:
+    queue = read_queue(requests_repo)
+    _check_not_queued(queue, path)
+    if checked.repo_id.split("/")[0] in queue.policy.opt_out:
         raise LeaderboardError(
-            f"{where} exists but is not a valid request ({e}); ask the maintainers"
-        ) from None
-    if earlier.status == "FAILED":
+            f"{checked.label}: its author asked not to be scored ({requests_repo}: opt_out.json)"
+        )
+    mine = open_request_of(requests_repo, submitter, path)
+    if mine is not None:
+        raise LeaderboardError(f"already proposed by you in pull request #{mine} of {requests_repo}: {path}")
+    request = Request(
+        checked.repo_id,
+        checked.revision,
+        checked.sha,
+        setup,
+        checked.query_prompt,
+        checked.document_prompt,
+        "float32",
+        submitter,
+        stamp(now_utc()),  # shown only: the queue's order is the Hub's admission time
+        parameters=checked.parameters,
+        training_cutoff=training_cutoff.isoformat() if training_cutoff else None,
+    )
+    from huggingface_hub import CommitOperationAdd
+
+    with hub.hub_errors(f"--requests {requests_repo}"):
+        info = hub.api().create_commit(
+            requests_repo,
+            [CommitOperationAdd(path, request.to_json())],
+            commit_message=f"Submit {request.label}",
+            repo_type="dataset",
+            create_pr=True,
+            token=token,
+        )
+    return Submission(request, info.pr_num, info.pr_url)
+
+
+def _check_not_queued(queue, path: str) -> None:
+    earlier = queue.find(path)
+    if earlier is None or earlier.status == "FAILED":
         return  # a failed request may be submitted again (it starts over)
+    where = f"--requests {queue.repo_id}: {path}"
     result = f"; results at {earlier.result}" if earlier.result else ""
     raise LeaderboardError(
-        f"already {earlier.status} since {earlier.submitted_at} (submitted by {earlier.submitter}): {where}{result}"
+        f"already {earlier.status} since {stamp(queue.since(earlier))} (submitted by {earlier.submitter}): "
+        f"{where}{result}"
     )
 
 
-def _whoami() -> str:
+def whoami(token: str | None = None) -> str:
+    """The Hub user of ``token`` (default: the saved login): the only name a submission carries."""
     from huggingface_hub.errors import LocalTokenNotFoundError
 
     try:
         with hub.hub_errors("whoami"):
-            return hub.api().whoami()["name"]
+            return hub.api().whoami(token=token)["name"]
     except (LocalTokenNotFoundError, LeaderboardError):
         raise LeaderboardError(
-            "no Hub login to name the submitter: set HF_TOKEN (or `hf auth login`), or pass --submitter NAME"
+            "no Hub login to name the submitter: set HF_TOKEN (or `hf auth login`) to your own token"
         ) from None

@@ -13,24 +13,24 @@ up to :data:`~ratio_bench.leaderboard.requests.MAX_ATTEMPTS` attempts, then mark
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from ratio_bench import __version__
-from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.job import FAILURE, SUMMARY
+from ratio_bench.leaderboard.provenance import PROVENANCE, SCHEMA, WorkerKey, sha256, signed_at
 from ratio_bench.leaderboard.requests import (
     MAX_ATTEMPTS,
     Request,
@@ -44,8 +44,7 @@ from ratio_bench.leaderboard.submit import MAX_PARAMETERS
 if TYPE_CHECKING:
     from ratio_bench.leaderboard.judging import Judging
 
-PROVENANCE = "provenance.json"
-PROVENANCE_SCHEMA = "ratio-leaderboard-provenance/1"
+PROVENANCE_SCHEMA = SCHEMA
 DEFAULT_LEASE_S = 3 * 3600
 CLAIM_TRIES = 20
 
@@ -62,20 +61,39 @@ class WorkerOptions:
     batch_size: int = 64
     cache_dir: Path | None = None
     judging: Judging | None = None  # grow the results repository's judged pool after each result
+    key: WorkerKey | None = None  # signs what the worker publishes (:mod:`.provenance`); required to publish
+    admit: bool = False  # merge or close the queue's open pull requests before each claim
+    log_file: Path | None = None  # the jobs' output and tracebacks (None: the worker's own stderr)
 
     @property
     def job_timeout_s(self) -> float:
         return self.lease_s * 0.8  # time left to publish before the lease ends
 
 
-def default_worker_id() -> str:
-    return f"{socket.gethostname()}-{os.getpid()}"
+def default_worker_id(key: WorkerKey) -> str:
+    """The worker's public name by default: its key's id (never the host name or process id, which it publishes)."""
+    return f"worker-{key.key_id}"
+
+
+def default_log_file(cache_dir: Path | None) -> Path:
+    """Where a worker's jobs write their output: beside its embedding cache (``--cache-dir``, else the default
+    one under ``RATIO_CACHE``), one file that every worker there appends to."""
+    if cache_dir is not None:
+        return cache_dir.parent / "worker.log"
+    return Path(os.environ.get("RATIO_CACHE", Path.home() / ".cache" / "ratio")) / "worker.log"
 
 
 def local_dataset(text: str) -> tuple[Path, str]:
-    """(release folder, how the entries name its source) of ``--dataset``: a folder or a Hub ``REPO[@REV]``."""
+    """(release folder, how the entries name its source) of ``--dataset``: a folder or a Hub ``REPO[@REV]``. A
+    local folder is named by its release and manifest hash, never its path on this machine."""
     if Path(text).is_dir():
-        return Path(text), str(Path(text).resolve())
+        from ratio_bench.dataset.release import Release, manifest_sha256
+
+        release = Release.open(text)
+        named = (
+            f"local release {release.name} {release.version} (manifest {manifest_sha256(release.manifest)})"
+        )
+        return Path(text), named
     ref = RepoRef.parse(text, "--dataset")
     with hub.hub_errors(f"--dataset {ref}"):
         sha = hub.api().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
@@ -84,10 +102,11 @@ def local_dataset(text: str) -> tuple[Path, str]:
 
 
 def claim(repo_id: str, worker_id: str, lease_s: float, log: Callable[[str], None]) -> Request | None:
-    """Claim the oldest claimable request (None when there is none); a request out of attempts becomes FAILED."""
+    """Claim the request the Hub admitted first (None when there is none); a request out of attempts becomes
+    FAILED. Leases are written and read on the Hub's clock (:func:`ledger.hub_time`), never this machine's."""
     for _ in range(CLAIM_TRIES):
         queue = read_queue(repo_id)
-        now = now_utc()
+        now = ledger.hub_time(repo_id)
         ready = queue.claimable(now)
         if not ready:
             return None
@@ -125,7 +144,30 @@ def run_job(request: Request, opts: WorkerOptions, out: Path) -> str | None:
     if opts.cache_dir:
         command += ["--cache-dir", str(opts.cache_dir)]
     out.mkdir(parents=True)
-    proc = subprocess.Popen(command, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+    with _job_log(opts.log_file, request) as log:
+        proc = subprocess.Popen(
+            command, stdout=log, stderr=log, preexec_fn=_die_with_parent if sys.platform == "linux" else None
+        )
+        return _wait(proc, opts, out)
+
+
+@contextmanager
+def _job_log(path: Path | None, request: Request) -> Iterator[IO[bytes] | None]:
+    """The job's output (progress, warnings, a failure's traceback) appended to ``path`` under a header naming
+    the request, so the console keeps one line per request; None: the worker's own stderr."""
+    if path is None:
+        yield None
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as log:
+        log.write(
+            f"\n== {stamp(now_utc())} {request.label} {request.setup} attempt {request.attempts}\n".encode()
+        )
+        log.flush()
+        yield log
+
+
+def _wait(proc: subprocess.Popen, opts: WorkerOptions, out: Path) -> str | None:
     try:
         code = proc.wait(timeout=opts.job_timeout_s)
     except subprocess.TimeoutExpired:
@@ -156,20 +198,35 @@ def _exit_reason(code: int) -> str:
     return f"exit status {code}"
 
 
+class BadResult(LeaderboardError):
+    """A job's output the worker will not publish (figures out of bounds or not of this release): the request
+    fails with this reason."""
+
+
 def result_files(request: Request, opts: WorkerOptions, out: Path) -> tuple[str, dict[str, bytes]]:
-    """(folder, path -> bytes) to publish: the job's files and the provenance record binding them to the request."""
+    """(folder, path -> bytes) to publish: the job's files, each entry checked against its bounds and the release
+    (:class:`BadResult` otherwise), and the signed provenance record binding them to the request."""
+    from ratio_bench.evaluation.leaderboard import check_against_release, release_queries
+
+    if opts.key is None:
+        raise LeaderboardError(
+            "the worker has no signing key (--key FILE or RATIO_WORKER_KEY); nothing published"
+        )
     folder = f"{request.model}/{request.sha}/{request.setup}"
     files = {
-        f"{folder}/{p.relative_to(out).as_posix()}": p.read_bytes()
+        p.relative_to(out).as_posix(): p.read_bytes()
         for p in sorted(out.rglob("*"))
         if p.is_file() and p.name != SUMMARY
     }
     summary = json.loads((out / SUMMARY).read_bytes())
-    entries = {  # one per split the job scored (test, each snapshot, silver)
-        name: hashlib.sha256(data).hexdigest()
-        for path, data in files.items()
-        if (name := path[len(folder) + 1 :]) in {f"{s}.json" for s in summary["seconds"]}
+    entries = {
+        name: sha256(files[name]) for name in (f"{s}.json" for s in summary["seconds"]) if name in files
     }
+    for name in entries:
+        try:
+            check_against_release(files[name], release_queries(opts.dataset, name.removesuffix(".json")))
+        except ValueError as e:  # a SubmissionError: the reason the entry is not a result
+            raise BadResult(f"{name}: {e}; not published") from None
     provenance = {
         "schema": PROVENANCE_SCHEMA,
         "worker": opts.worker_id,
@@ -181,12 +238,14 @@ def result_files(request: Request, opts: WorkerOptions, out: Path) -> tuple[str,
         "submitter": request.submitter,
         "dataset": opts.dataset_source,
         "scored_at": stamp(now_utc()),
+        "signed_at": signed_at(),
         "seconds": summary["seconds"],
         "code_version": __version__,
         "entries": entries,
+        "files": {name: sha256(data) for name, data in files.items() if name not in entries},
     }
-    files[f"{folder}/{PROVENANCE}"] = (json.dumps(provenance, indent=2) + "\n").encode()
-    return folder, files
+    files[PROVENANCE] = (json.dumps(opts.key.sign(provenance), indent=2) + "\n").encode()
+    return folder, {f"{folder}/{name}": data for name, data in files.items()}
 
 
 def finish(opts: WorkerOptions, mine: Request, status: str, reason: str | None, result: str | None) -> bool:
@@ -203,7 +262,7 @@ def finish(opts: WorkerOptions, mine: Request, status: str, reason: str | None, 
         try:
             write_request(
                 opts.requests,
-                current.ended(status, now_utc(), reason=reason, result=result),
+                current.ended(status, ledger.hub_time(opts.requests), reason=reason, result=result),
                 queue.sha,
                 f"{status.capitalize()} {mine.label}",
             )
@@ -231,9 +290,18 @@ def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -
         reason = run_job(request, opts, Path(tmp) / "out")
         if reason is not None:
             ended = finish(opts, request, "FAILED", reason, None)
-            log(f"{request.label}: FAILED ({reason})" + ("" if ended else " [no longer ours: not recorded]"))
+            where = f"; the job's output is in {opts.log_file}" if opts.log_file else ""
+            log(
+                f"{request.label}: FAILED ({reason}){where}"
+                + ("" if ended else " [no longer ours: not recorded]")
+            )
             return "FAILED"
-        folder, files = result_files(request, opts, Path(tmp) / "out")
+        try:
+            folder, files = result_files(request, opts, Path(tmp) / "out")
+        except BadResult as e:
+            finish(opts, request, "FAILED", str(e), None)
+            log(f"{request.label}: FAILED ({e})")
+            return "FAILED"
         if not still_mine(opts, request):  # our lease ran out and another worker has it: it publishes
             log(f"{request.label}: the lease ran out before publishing; the result is dropped")
             return "DROPPED"
@@ -244,7 +312,7 @@ def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -
             from ratio_bench.leaderboard.judging import Scored, judge_round
 
             provenance = json.loads(files[f"{folder}/{PROVENANCE}"])
-            scored = Scored(request.label, folder, Path(tmp) / "out", provenance)
+            scored = Scored(request.label, folder, Path(tmp) / "out", provenance, sign=opts.key.sign)
             log(judge_round(opts.results, opts.dataset, scored, opts.judging))
     return "FINISHED"
 
@@ -253,6 +321,10 @@ def run(opts: WorkerOptions, poll_s: float | None, log: Callable[[str], None]) -
     """Claim and score until the queue is empty (``poll_s`` None), or for ever, looking every ``poll_s`` seconds."""
     done = 0
     while True:
+        if opts.admit:
+            from ratio_bench.leaderboard.admission import admit
+
+            admit(opts.requests, opts.max_params, log)
         request = claim(opts.requests, opts.worker_id, opts.lease_s, log)
         if request is None:
             if poll_s is None:

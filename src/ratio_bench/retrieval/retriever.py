@@ -20,7 +20,7 @@ import numpy as np
 from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
-from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.encoder import DenseEncoder, Role
 from ratio_bench.retrieval.registry import ModelSetup
 from ratio_bench.retrieval.search import exact_search
 
@@ -182,13 +182,16 @@ class DenseRetriever:
         dense.trust_remote_code = setup.trust_remote_code
         return dense
 
-    def embed(self, prompt: str, texts: Sequence[str], label: str = "encoding") -> np.ndarray:
-        """Vectors of ``texts`` under ``prompt``, from the embedding cache when there is one (its progress bar
-        titled ``label``: the corpus and the queries are told apart)."""
+    def embed(
+        self, prompt: str, texts: Sequence[str], label: str = "encoding", role: Role = "document"
+    ) -> np.ndarray:
+        """Vectors of ``texts`` under ``prompt`` (a routed model: through ``role``'s route, cached apart), from
+        the embedding cache when there is one (its progress bar titled ``label``: the corpus and the queries
+        are told apart)."""
         if self.cache is None:
-            return self.encoder.encode(texts, prompt)
+            return self.encoder.encode(texts, prompt, role)
         return self.cache.get_or_encode(
-            self.encoder.fingerprint, prompt, texts, lambda t: self.encoder.encode(t, prompt), label
+            self.encoder.cache_id(role), prompt, texts, lambda t: self.encoder.encode(t, prompt, role), label
         )
 
     def embed_corpus(self, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
@@ -199,15 +202,20 @@ class DenseRetriever:
         several splits' pools and queries): each text once, in full batches. Without a cache, nothing."""
         if self.cache is None:
             return
-        by_prompt: dict[str, dict[str, None]] = {self.document_prompt: dict.fromkeys(corpus)}
-        for move, texts in queries.items():
-            by_prompt.setdefault(self.prompt_for(move), {}).update(dict.fromkeys(texts))
-        for prompt, texts in by_prompt.items():
+        # one pass per (cache key, prompt): a routed model's query and document routes are keyed apart
+        wanted: dict[tuple[str, str], tuple[Role, dict[str, None]]] = {}
+        for role, prompt, texts in [("document", self.document_prompt, corpus)] + [
+            ("query", self.prompt_for(move), texts) for move, texts in queries.items()
+        ]:
+            wanted.setdefault((self.encoder.cache_id(role), prompt), (role, {}))[1].update(
+                dict.fromkeys(texts)
+            )
+        for (key, prompt), (role, texts) in wanted.items():
             self.cache.fill(
-                self.encoder.fingerprint,
+                key,
                 prompt,
                 list(texts),
-                lambda t, p=prompt: self.encoder.encode(t, p),
+                lambda t, p=prompt, r=role: self.encoder.encode(t, p, r),
                 f"encoding {len(texts):,} texts",
             )
 
@@ -222,7 +230,8 @@ class DenseRetriever:
         return self.query_prompts.get(move, self.query_prompt)
 
     def encode_queries(self, move: str, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-        return self.embed(self.prompt_for(move), texts, f"encoding {move} queries ({len(texts):,})")
+        label = f"encoding {move} queries ({len(texts):,})"
+        return self.embed(self.prompt_for(move), texts, label, role="query")
 
     def search(self, move, ids, texts, k, rows=None):
         if self.vectors is None:

@@ -3,8 +3,8 @@
 Every error a client can cause answers with a 4xx status and ``{"error": "<message>"}`` (validation errors
 included, through a custom handler), so clients have one shape to read. The page and its script and styles are
 package data served by the app itself: it works without network access. Swagger UI and ReDoc are not shipped
-with FastAPI; by default ``/docs`` and ``/redoc`` load them from a CDN, and ``docs_assets`` (``ratio serve
---docs-assets DIR``) serves them from a local folder instead (``swagger-ui-bundle.js``, ``swagger-ui.css`` and
+with FastAPI; by default ``/docs`` and ``/redoc`` list the endpoints in plain HTML (no CDN), and ``docs_assets`` (``ratio serve
+--docs-assets DIR``) serves the interactive pages from a local folder (``swagger-ui-bundle.js``, ``swagger-ui.css`` and
 ``redoc.standalone.js``, from the npm packages swagger-ui-dist and redoc). ``/openapi.json`` needs nothing.
 A request body is refused with 413 past :data:`MAX_BODY_BYTES` while it is being read (a query is at most
 2,000 characters; nothing a client sends needs more), so an endless body costs the server nothing.
@@ -21,14 +21,31 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ratio_bench import __version__
 from ratio_bench.core.errors import RatioError
-from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError, Searcher
+from ratio_bench.serve.guard import (
+    SESSION_COOKIE,
+    CsrfTokens,
+    HostCheck,
+    NoFrames,
+    SiteAddress,
+    same_origin,
+)
+from ratio_bench.serve.search import (
+    DEFAULT_K,
+    EMPTY_TEXT,
+    MAX_K,
+    MAX_QUERY_CHARS,
+    QueryError,
+    Searcher,
+    is_blank,
+)
 
 STATIC = files("ratio_bench.serve") / "static"
 DOCS_ASSETS = ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js")
@@ -66,7 +83,11 @@ class BodyLimit:
 
 
 class SearchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A search as the API and the MCP tool take it: strict types (``k: "5"`` or ``k: true`` is no integer),
+    no unknown fields, a text with something to search for. ``ratio mcp`` validates its tool arguments with
+    this very model, so both front doors refuse the same calls with the same messages."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str = Field(
         description=f"the sentence to find inspirations for (1 to {MAX_QUERY_CHARS:,} characters)",
@@ -75,6 +96,13 @@ class SearchRequest(BaseModel):
     )
     moves: list[str] | None = Field(None, description="a subset of the index's moves (default: all)")
     k: int = Field(DEFAULT_K, ge=1, le=MAX_K, description="results per move")
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if is_blank(text):
+            raise PydanticCustomError("blank_text", EMPTY_TEXT)
+        return text
 
 
 class Hit(BaseModel):
@@ -105,6 +133,12 @@ def _field(loc: tuple) -> str:
     return ".".join(parts) or "body"
 
 
+def first_error(errors: list) -> str:
+    """The first of pydantic's validation errors as one line, ``<field>: <message>`` (API and MCP alike)."""
+    first = errors[0]
+    return f"{_field(first['loc'])}: {first['msg']}"
+
+
 def check_docs_assets(folder: Path) -> None:
     missing = [name for name in DOCS_ASSETS if not (folder / name).is_file()]
     if missing:
@@ -119,9 +153,9 @@ class LiveBoard(Protocol):
     allow_submissions: bool
     policy: str
 
-    def page(self) -> str: ...
+    def page(self, csrf: str = "") -> str: ...
 
-    def submit(self, form: dict[str, str]) -> tuple[int, str]: ...
+    def submit(self, form: dict[str, str], client: str) -> tuple[int, str]: ...
 
 
 def create_app(
@@ -129,14 +163,19 @@ def create_app(
     docs_assets: Path | None = None,
     results: Path | None = None,
     live_board: LiveBoard | None = None,
+    site: SiteAddress | None = None,
 ) -> FastAPI:
     """The app over a loaded searcher (tests pass one built in-process; None: the leaderboard only).
 
     ``results`` (a folder of leaderboard entries) adds ``/leaderboard``: the page ``ratio leaderboard --html``
     writes, rendered on each request so a new submission shows without a restart. ``live_board`` serves a
     leaderboard service's page there instead (results repository and queue), and its submission form's
-    ``POST /leaderboard/submit`` when it takes submissions.
+    ``POST /leaderboard/submit`` when it takes submissions; ``site`` (the server's own addresses) is then
+    required: every request must name it as its ``Host`` and each submission come from its pages
+    (:mod:`ratio_bench.serve.guard`). No response of the app may be framed.
     """
+    if live_board is not None and live_board.allow_submissions and site is None:
+        raise RatioError("a leaderboard taking submissions needs the server's own address (site)")
     app = FastAPI(
         title="Ratio inspiration search",
         version=__version__,
@@ -145,11 +184,14 @@ def create_app(
         redoc_url=None,
     )
     app.add_middleware(BodyLimit)
+    app.add_middleware(NoFrames)
+    if site is not None:
+        app.add_middleware(HostCheck, site=site)  # added last: runs first
     _add_error_handlers(app)
     _add_api(app, searcher)
     _add_docs(app, docs_assets)
     if live_board is not None:
-        _live_board_routes(app, live_board)
+        _live_board_routes(app, live_board, site)
     elif results is not None:
         _add_leaderboard(app, results)
     else:
@@ -163,8 +205,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0]
-        return JSONResponse({"error": f"{_field(first['loc'])}: {first['msg']}"}, status_code=422)
+        return JSONResponse({"error": first_error(exc.errors())}, status_code=422)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
@@ -208,13 +249,38 @@ def _add_docs(app: FastAPI, docs_assets: Path | None) -> None:
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:
+        if not local:  # Swagger UI would come from a CDN: a blank page offline
+            return HTMLResponse(offline_api_page(app))
         return get_swagger_ui_html(openapi_url=app.openapi_url, title=f"{app.title} - API", **swagger)
 
     @app.get("/redoc", include_in_schema=False)
     def redoc_page() -> HTMLResponse:
+        if not local:
+            return HTMLResponse(offline_api_page(app))
         return get_redoc_html(openapi_url=app.openapi_url, title=f"{app.title} - ReDoc", **redoc)
 
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+
+
+def offline_api_page(app: FastAPI) -> str:
+    """``/docs`` without ``--docs-assets``: the API's endpoints from its own OpenAPI schema, in plain HTML that
+    loads nothing from elsewhere (Swagger UI and ReDoc are not shipped with FastAPI and would need a CDN)."""
+    from html import escape
+
+    rows = "".join(
+        f"<tr><td><code>{escape(method.upper())} {escape(path)}</code></td>"
+        f"<td>{escape(op.get('summary') or op.get('description') or '')}</td></tr>"
+        for path, item in app.openapi()["paths"].items()
+        for method, op in item.items()
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(app.title)} - API</title>"
+        "<link rel='stylesheet' href='/static/style.css'></head><body><main>"
+        f"<h1>{escape(app.title)} - API</h1><p>The schema: <a href='/openapi.json'>/openapi.json</a>. "
+        "Interactive docs (Swagger UI, ReDoc) are served when <code>ratio serve --docs-assets DIR</code> "
+        "holds their files; nothing here is loaded from elsewhere.</p>"
+        f"<table><tr><th>request</th><th>what</th></tr>{rows}</table></main></body></html>"
+    )
 
 
 def _add_leaderboard(app: FastAPI, results: Path) -> None:
@@ -256,27 +322,50 @@ def _add_page(app: FastAPI, searcher: Searcher | None) -> None:
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
 
 
-def _live_board_routes(app: FastAPI, board: LiveBoard) -> None:
+def _live_board_routes(app: FastAPI, board: LiveBoard, site: SiteAddress | None) -> None:
     """``/leaderboard`` from the service's repositories; ``POST /leaderboard/submit`` when it takes submissions.
     Both are plain functions: FastAPI runs them in its thread pool while they wait for the Hub."""
+    tokens = CsrfTokens()
 
     @app.get("/leaderboard", include_in_schema=False)
-    def leaderboard() -> HTMLResponse:
+    def leaderboard(request: Request) -> HTMLResponse:
+        session, new = tokens.session(request.cookies.get(SESSION_COOKIE))
         try:
-            page = board.page()
+            page = board.page(tokens.token(session) if board.allow_submissions else "")
         except RatioError as e:
             return JSONResponse({"error": str(e)}, status_code=502)
-        return HTMLResponse(page, headers={"Content-Security-Policy": board.policy})
+        response = HTMLResponse(page, headers={"Content-Security-Policy": board.policy})
+        if board.allow_submissions and new:
+            response.set_cookie(
+                SESSION_COOKIE, session, path="/leaderboard", httponly=True, samesite="strict",
+                secure=request.url.scheme == "https",
+            )  # fmt: skip
+        return response
 
     if board.allow_submissions:
 
         @app.post("/leaderboard/submit", include_in_schema=False)
-        def submit(body: bytes = Depends(_form_body)) -> HTMLResponse:
+        def submit(request: Request, body: bytes = Depends(_form_body)) -> HTMLResponse:
             from urllib.parse import parse_qs
 
             form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
-            status, page = board.submit(form)
-            return HTMLResponse(page, status_code=status, headers={"Content-Security-Policy": board.policy})
+            if not same_origin(request.headers, site):
+                status, page = 403, _refusal("the form is taken from this site's own page only (Origin)")
+            elif not tokens.valid(request.cookies.get(SESSION_COOKIE), form.get("csrf")):
+                status, page = 403, _refusal("the form's token is missing or stale; reload /leaderboard")
+            else:
+                client = request.client.host if request.client else "unknown"
+                status, page = board.submit(form, client)
+            headers = {"Content-Security-Policy": board.policy}
+            if status == 429:  # the page says how long; the header tells a script
+                headers["Retry-After"] = "60"
+            return HTMLResponse(page, status_code=status, headers=headers)
+
+
+def _refusal(reason: str) -> str:
+    from ratio_bench.leaderboard.board import message_page
+
+    return message_page("Not queued", reason)
 
 
 async def _form_body(request: Request) -> bytes:

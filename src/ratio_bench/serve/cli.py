@@ -143,6 +143,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ratio_bench.serve.app import check_docs_assets, create_app
+    from ratio_bench.serve.guard import SiteAddress
 
     if args.docs_assets:
         check_docs_assets(args.docs_assets)
@@ -155,11 +156,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.results and not args.results.is_dir():
         raise RatioError(f"--results {args.results}: no such folder (leaderboard entries, e.g. eval/results)")
     results, note = (None, "") if live else board_folder(args.results, Path.cwd())
+    port = sock.getsockname()[1]
+    site = (
+        SiteAddress.for_bind(args.host, port, args.public_host) if live and live.allow_submissions else None
+    )
     searcher = _searcher(args) if args.index else None
-    app = create_app(searcher, docs_assets=args.docs_assets, results=results, live_board=live)
+    app = create_app(searcher, docs_assets=args.docs_assets, results=results, live_board=live, site=site)
     if note:
         print(note, file=sys.stderr)
-    port = sock.getsockname()[1]
     print(f"serving on http://{args.host}:{port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
     uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
     return 0
@@ -183,8 +187,10 @@ def board_folder(results: Path | None, cwd: Path) -> tuple[Path | None, str]:
 def _live_board(args: argparse.Namespace):
     """The leaderboard service's page (``--leaderboard-from``), checked before anything is loaded."""
     if args.leaderboard_from is None:
-        if args.allow_submissions or args.leaderboard_requests:
-            raise UsageError("--allow-submissions and --leaderboard-requests go with --leaderboard-from REPO")
+        if args.allow_submissions or args.leaderboard_requests or args.public_host:
+            raise UsageError(
+                "--allow-submissions, --leaderboard-requests and --public-host go with --leaderboard-from REPO"
+            )
         return None
     if args.results:
         raise UsageError("--results and --leaderboard-from: serve one leaderboard, a folder or a repository")
@@ -283,7 +289,15 @@ def register(sub) -> None:
     board.add_argument(
         "--allow-submissions",
         action="store_true",
-        help="a submission form (the checks of `submit`; our token)",
+        help="a submission form (the checks of `submit`), made as the Hub user whose token it carries; "
+        "docs/security-form.md",
+    )
+    board.add_argument(
+        "--public-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="an address browsers use to reach the form (behind a proxy, or with --host 0.0.0.0); repeatable",
     )
     board.add_argument(
         "--refresh", type=float, default=60.0, metavar="SECONDS", help="re-read the repositories (default 60)"

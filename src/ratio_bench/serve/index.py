@@ -198,7 +198,7 @@ def _ann(retriever, setup, entry, texts, staging, report, key, ann_kind) -> None
     entry["ann"] = {"kind": ann_kind, "file": f"ann/{key}.faiss", **ann.ann_params(ann_kind, len(texts))}
     ann.save(index, staging / entry["ann"]["file"])
     rows = ann.sample_rows(len(texts))
-    queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt).astype(np.float32)
+    queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt, "query")
     measured = ann.measure(vectors, index, ann_kind, build_s, queries, rows)
     entry["ann"]["recall_at_10"] = round(measured.recall_at_10, 4)
     report.ann[key] = measured

@@ -27,7 +27,6 @@ MCP_PATH = "/mcp"
 
 def create_server(searcher: "Searcher") -> "MCPServer":
     """The MCP server over a loaded searcher (tests pass one built in-process)."""
-    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from pydantic import Field
 
@@ -35,7 +34,7 @@ def create_server(searcher: "Searcher") -> "MCPServer":
     from ratio_bench.serve.app import SearchResponse
     from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError
 
-    server = MCPServer(
+    server = _strict_server_class()(
         "ratio",
         version=__version__,
         instructions="Find sentences from other papers that address, broaden or specify a given sentence "
@@ -58,7 +57,7 @@ def create_server(searcher: "Searcher") -> "MCPServer":
         """Top-k sentences per ideation move: Address (approaches to the stated problem), Broaden (the statement
         at a broader scope), Specify (a concrete case of it); each with its score, paper id, title, date,
         venue, section and source link."""
-        try:
+        try:  # the arguments were checked against SearchRequest already (StrictServer.call_tool)
             results = searcher.search(text, moves, k)
         except QueryError as e:  # the API's own checks and messages (empty or too long text, unknown move)
             raise ToolError(str(e)) from e
@@ -70,6 +69,31 @@ def create_server(searcher: "Searcher") -> "MCPServer":
         return searcher.describe()
 
     return server
+
+
+def _strict_server_class() -> type:
+    """An MCPServer whose ``search_inspirations`` arguments are validated by the API's own
+    :class:`~ratio_bench.serve.app.SearchRequest` before the SDK sees them. The SDK's own validation is lax on
+    purpose (it parses ``"5"`` as JSON into 5, coerces ``true`` to 1 and drops unknown arguments), so the raw
+    arguments are checked first and only a valid call reaches it."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    from ratio_bench.serve.app import SearchRequest, first_error
+
+    class StrictServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+            if name == "search_inspirations":
+                try:
+                    arguments = SearchRequest.model_validate(arguments).model_dump()
+                except ValidationError as e:
+                    raise ToolError(first_error(e.errors())) from None
+            elif name == "describe_index" and arguments:
+                raise ToolError(f"{sorted(arguments)[0]}: describe_index takes no arguments")
+            return await super().call_tool(name, arguments, context)
+
+    return StrictServer
 
 
 def http_app(server: "MCPServer", host: str) -> "Starlette":

@@ -9,6 +9,7 @@ HNSW/IVF file), BM25's index is the one ``ratio index`` saved (memory-mapped). T
 from __future__ import annotations
 
 import threading
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,10 +36,19 @@ class QueryError(RatioError, ValueError):
         self.field = field
 
 
+EMPTY_TEXT = "text is empty: type a sentence (a problem, a claim, an idea) to search for"
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` has nothing to search for: only separators (spaces, line breaks, no-break and ideographic
+    spaces) and control or format characters (zero-width spaces, BOMs), which ``str.strip`` partly keeps."""
+    return all(unicodedata.category(c)[0] in "ZC" for c in text)
+
+
 def check_query(text: str, moves: Sequence[str] | None, k: int, available: Sequence[str]) -> list[str]:
     """The moves to answer (de-duplicated, default all), or a :class:`QueryError` saying what is wrong."""
-    if not text or not text.strip():
-        raise QueryError("text is empty: type a sentence (a problem, a claim, an idea) to search for", "text")
+    if not isinstance(text, str) or is_blank(text):
+        raise QueryError(EMPTY_TEXT, "text")
     if len(text) > MAX_QUERY_CHARS:
         raise QueryError(f"text is {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,}", "text")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:

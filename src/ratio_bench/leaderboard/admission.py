@@ -1,0 +1,256 @@
+"""``ratio leaderboard admit``: the maintainers' gate between a submitter's pull request and the queue.
+
+Submitters propose requests as pull requests on the requests repository (``ratio leaderboard submit``); only
+maintainers and workers write its main branch. Admission reads each open pull request and re-runs every check
+of ``submit`` on what the pull request really contains, not on what the submitter's tool said:
+
+- it adds exactly one file, at a request's path (``OWNER/MODEL/SHA_SETUP.json``), and changes nothing else (a
+  pull request of 1,000 requests, or one that edits someone's request or the policy, is refused whole);
+- the file parses (:func:`requests.parse_request`) and is a new request: ``PENDING``, no attempt, no worker,
+  lease, times or result (a forged ``RUNNING`` or ``FINISHED`` never enters);
+- its ``submitter`` is the pull request's author (the Hub account that opened it);
+- the model exists at that commit and passes the model checks (:func:`submit.inspect_model`), with the setup's
+  own prompts and parameter count;
+- it is not queued already (a ``FAILED`` request may start over), and no other pending request of the same
+  setup has the same weights (one job per set of weights, whatever the repo is called);
+- the model's author is not on the opt-out list (``opt_out.json``);
+- the submitter is within the limits (``policy.json``: at most ``max_pending`` requests pending or running, at most
+  ``max_per_day`` admitted in 24 hours of Hub time).
+
+A valid pull request is merged (the merge commit's time on the Hub orders the queue); an invalid one is closed
+with a one-line comment giving the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from ratio_bench.leaderboard import hub, ledger
+from ratio_bench.leaderboard.hub import LeaderboardError
+from ratio_bench.leaderboard.requests import (
+    MAX_REQUEST_BYTES,
+    Queue,
+    Request,
+    RequestError,
+    is_request_path,
+    parse_request,
+    parse_time,
+    read_queue,
+    stamp,
+)
+from ratio_bench.leaderboard.submit import inspect_model
+
+DAY = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What admission did with one pull request."""
+
+    num: int
+    author: str
+    path: str | None
+    admitted: bool
+    reason: str
+
+    def __str__(self) -> str:
+        what = "merged" if self.admitted else "closed"
+        return f"#{self.num} by {self.author}: {what} ({self.reason})" + (
+            f": {self.path}" if self.path else ""
+        )
+
+
+class Refused(LeaderboardError):
+    """A pull request admission closes (the message is the one-line reason commented on it)."""
+
+
+@dataclass
+class Round:
+    """One admission pass: the queue as merged so far, main's history, what each submitter has had admitted."""
+
+    repo_id: str
+    queue: Queue
+    main: list[tuple[str, ledger.Change]]
+    recent: dict[str, int]  # author -> pull requests merged in the last 24 hours
+    max_params: int
+    weights: dict[tuple[str, str], str]  # (model, sha) -> weights fingerprint, fetched once
+
+
+def open_request_of(repo_id: str, user: str, path: str) -> int | None:
+    """The number of ``user``'s open pull request that adds ``path``, if any."""
+    for pr in ledger.pull_requests(repo_id):
+        if pr.status == "open" and pr.author == user:
+            with hub.hub_errors(f"--requests {repo_id}"):
+                details = hub.api().get_discussion_details(repo_id, pr.num, repo_type="dataset")
+            if path in (details.diff or ""):
+                return pr.num
+    return None
+
+
+def weights_fingerprint(model: str, sha: str) -> str:
+    """SHA-256 over the model's safetensors files' own SHA-256 (as the Hub lists them): same weights, same print."""
+    with hub.hub_errors(f"{model}@{sha[:12]}"):
+        info = hub.api().model_info(model, revision=sha, files_metadata=True)
+    parts = sorted(
+        (s.lfs.sha256 if s.lfs else s.blob_id) or ""
+        for s in info.siblings or []
+        if s.rfilename.endswith(".safetensors")
+    )
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _the_request(r: Round, num: int, author: str) -> Request:
+    """The one new request pull request ``num`` adds, checked as a file; Refused otherwise."""
+    head, changed = ledger.pull_request_changes(r.repo_id, num, r.main)
+    if len(changed) != 1:
+        raise Refused(
+            f"a pull request adds exactly one request file; this one changes {len(changed):,} files"
+        )
+    ((path, blob),) = changed.items()
+    if blob is None or not is_request_path(path) or len(path) > 400:
+        raise Refused(f"{path[:200]}: a pull request may only add a request file OWNER/MODEL/SHA_SETUP.json")
+    current = r.queue.find(path)  # a FAILED request starts over; an ignored (untrusted) file is replaced
+    if current is not None and current.status != "FAILED":
+        raise Refused(f"{path}: already {current.status} in the queue")
+    sizes = hub.tree(r.repo_id, "dataset", head)
+    if sizes.get(path, 0) > MAX_REQUEST_BYTES:
+        raise Refused(f"{path}: over {MAX_REQUEST_BYTES:,} bytes")
+    try:
+        request = parse_request(hub.read_small(r.repo_id, "dataset", head, path), path)
+    except RequestError as e:
+        raise Refused(f"{path}: {e}") from None
+    fresh = replace(request, status="PENDING", attempts=0, worker=None, lease_expires=None, started_at=None,
+                    finished_at=None, reason=None, result=None)  # fmt: skip
+    if request != fresh:
+        raise Refused(
+            f"{path}: only a new PENDING request (no attempts, worker, lease, times or result) is admitted"
+        )
+    if request.submitter != author:
+        raise Refused(
+            f"{path}: field submitter {request.submitter[:100]!r} is not the pull request's author {author}"
+        )
+    return request
+
+
+def _check_policy(r: Round, request: Request) -> None:
+    """The opt-out list and the submitter's limits; Refused when one says no."""
+    policy = r.queue.policy
+    owner = request.model.split("/")[0]
+    if owner in policy.opt_out:
+        raise Refused(f"{request.model}: its author {owner} asked not to be scored (opt_out.json)")
+    pending = [
+        q for q in r.queue.requests if q.submitter == request.submitter and q.status in ("PENDING", "RUNNING")
+    ]
+    if len(pending) >= policy.max_pending:
+        raise Refused(
+            f"{request.submitter} has {len(pending)} requests pending or running, the limit is {policy.max_pending}; "
+            "submit again when one has finished"
+        )
+    if r.recent.get(request.submitter, 0) >= policy.max_per_day:
+        raise Refused(
+            f"{request.submitter} had {r.recent[request.submitter]} requests admitted in the last 24 hours, "
+            f"the limit is {policy.max_per_day}"
+        )
+
+
+def _fingerprint(r: Round, model: str, sha: str) -> str:
+    if (model, sha) not in r.weights:
+        r.weights[model, sha] = weights_fingerprint(model, sha)
+    return r.weights[model, sha]
+
+
+def _check_model(r: Round, request: Request) -> None:
+    """The model at the request's commit passes ``submit``'s checks, with the same prompts and parameters, and its
+    weights are not pending under another name; Refused otherwise."""
+    try:
+        checked = inspect_model(request.model, request.sha, request.setup, r.max_params)
+    except LeaderboardError as e:
+        raise Refused(str(e).splitlines()[0][:300]) from None
+    stated = (request.sha, request.query_prompt, request.document_prompt, request.parameters)
+    if stated != (checked.sha, checked.query_prompt, checked.document_prompt, checked.parameters):
+        raise Refused(f"{request.label}: its commit, prompts or parameter count differ from the model's")
+    mine = _fingerprint(r, request.model, request.sha)
+    for other in r.queue.requests:
+        same = other.status in ("PENDING", "RUNNING") and other.setup == request.setup
+        if same and _fingerprint(r, other.model, other.sha) == mine:
+            raise Refused(f"{request.label}: the same weights are queued already as {other.label}")
+
+
+def review(r: Round, num: int, author: str, opened: datetime) -> Request:
+    """Every check on pull request ``num`` (by ``author``, opened at ``opened`` on the Hub's clock); the request it
+    adds, or Refused with the reason."""
+    request = _the_request(r, num, author)
+    if abs(parse_time(request.submitted_at) - opened) > DAY:
+        raise Refused(
+            f"{request.path}: field submitted_at {request.submitted_at} is not when the pull request was opened "
+            f"({stamp(opened)})"
+        )
+    _check_policy(r, request)
+    _check_model(r, request)
+    return request
+
+
+def _act(r: Round, verdict: Verdict) -> None:
+    """Merge (admitted) or close with the reason as a comment (refused)."""
+    api = hub.api()
+    with hub.hub_errors(f"--requests {r.repo_id}: pull request #{verdict.num}"):
+        if verdict.admitted:
+            api.merge_pull_request(
+                r.repo_id, verdict.num, comment=f"Admitted: {verdict.reason}", repo_type="dataset"
+            )
+        else:
+            api.change_discussion_status(
+                r.repo_id, verdict.num, "closed", comment=f"Refused: {verdict.reason}", repo_type="dataset"
+            )
+
+
+def _still_open(r: Round, num: int) -> bool:
+    with hub.hub_errors(f"--requests {r.repo_id}: pull request #{num}"):
+        return hub.api().get_discussion_details(r.repo_id, num, repo_type="dataset").status == "open"
+
+
+def _decide(r: Round, pr) -> Verdict:
+    """Review pull request ``pr`` and merge or close it on the Hub (another admission that decided it first, a
+    second worker with ``--admit``, wins: this one reports that and goes on)."""
+    if not _still_open(r, pr.num):
+        return Verdict(pr.num, pr.author, None, False, "decided by another admission meanwhile")
+    try:
+        request = review(r, pr.num, pr.author, pr.created_at)
+        verdict = Verdict(pr.num, pr.author, request.path, True, f"{request.label} is queued")
+    except Refused as e:
+        verdict = Verdict(pr.num, pr.author, None, False, str(e))
+    try:
+        _act(r, verdict)
+    except hub.StaleHead:  # main changed the same file since the pull request began
+        verdict = replace(
+            verdict, admitted=False, reason="it conflicts with the queue's main branch; submit again"
+        )
+        _act(r, verdict)
+    except LeaderboardError:
+        if _still_open(r, pr.num):
+            raise
+        return replace(verdict, admitted=False, reason="decided by another admission meanwhile")
+    if verdict.admitted:
+        r.recent[pr.author] = r.recent.get(pr.author, 0) + 1
+    return verdict
+
+
+def admit(repo_id: str, max_params: int, log: Callable[[str], None]) -> list[Verdict]:
+    """Review every open pull request of the requests repository, oldest first: merge the valid, close the rest."""
+    prs = ledger.pull_requests(repo_id)
+    now = ledger.hub_time(repo_id)
+    recent: dict[str, int] = {}
+    for pr in prs:
+        if pr.status == "merged" and now - pr.created_at < DAY:
+            recent[pr.author] = recent.get(pr.author, 0) + 1
+    verdicts, weights = [], {}
+    for pr in (p for p in prs if p.status == "open"):
+        queue = read_queue(repo_id)  # again each time: the previous merge is part of it
+        r = Round(repo_id, queue, ledger.history(repo_id, queue.sha), recent, max_params, weights)
+        verdict = _decide(r, pr)
+        log(str(verdict))
+        verdicts.append(verdict)
+    return verdicts
