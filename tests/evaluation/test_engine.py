@@ -81,6 +81,7 @@ def test_engine_encodes_the_union_once_and_scores_each_split_as_alone(snapshots_
     }
     assert scored.texts_encoded == len(texts)  # a text in several pools is encoded once (one prompt: none)
     for s, data in zip(scored.splits, datas, strict=True):
+        assert s.entry["n_candidates"] == len(data.corpus_ids)  # each entry names its own pool's size
         alone = score(setup, data, cache=EmbeddingCache(tmp_path / "alone", progress=False))
         for (
             rel,
