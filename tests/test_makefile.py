@@ -46,8 +46,18 @@ def test_demo_targets_parse_and_point_at_the_next_step(target):
     assert lines[-1].startswith("echo") and "next: " in lines[-1]
 
 
-def test_search_demo_trains_a_move_aware_model_and_indexes_the_test_split_with_it():
+def test_search_demo_indexes_the_test_split_with_the_shipped_move_aware_model_without_training():
     lines = _dry_run("search-demo")
+    (index,) = (shlex.split(line)[1:] for line in lines if line.startswith(".venv/bin/ratio "))
+    args = build_parser().parse_args(index)
+    assert args.split == "test" and args.model == ["all-MiniLM-L6-v2-moves"]
+    from ratio_bench.retrieval.registry import REGISTRY
+
+    assert REGISTRY["all-MiniLM-L6-v2-moves"].move_aware
+
+
+def test_search_demo_unified_trains_a_move_aware_model_and_indexes_the_test_split_with_it():
+    lines = _dry_run("search-demo-unified")
     train, index = (shlex.split(line)[1:] for line in lines if line.startswith(".venv/bin/ratio "))
     assert train[:2] == ["train", "run"]
     config = build_parser().parse_args(train).config

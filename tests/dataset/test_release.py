@@ -27,7 +27,12 @@ def test_a_built_release_opens_with_its_identity_and_splits(small_release):
     release = Release.open(small_release)
     raw = (small_release / "manifest.json").read_bytes()
     assert (release.name, release.version) == (json.loads(raw)["name"], json.loads(raw)["version"])
-    assert "address" in release.relations and release.splits("corpus") == ("train", "validation", "test")
+    assert "address" in release.relations and release.splits("corpus") == (
+        "train",
+        "validation",
+        "test",
+        "mini",
+    )
     corpus = release.corpus("test")
     assert [(f.name, f.type) for f in corpus.schema] == [(f.name, f.type) for f in CORPUS_SCHEMA]
     assert corpus.num_rows == json.loads(raw)["rows"]["corpus"]["test"]

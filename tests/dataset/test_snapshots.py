@@ -83,8 +83,15 @@ def test_manifest_card_release_and_rebuild(snap_release, tmp_path):
     }
     assert [x["split"] for x in manifest["snapshots_left_out"]] == ["test_2022_02", "test_2022_03"]
     release = Release.open(root)
-    assert release.splits("address") == ("train", "validation", "test", "test_2022_01", "test_2022_02")
-    assert release.splits("specify") == ("test", "test_2022_01")
+    assert release.splits("address") == (
+        "train",
+        "validation",
+        "test",
+        "mini",
+        "test_2022_01",
+        "test_2022_02",
+    )
+    assert release.splits("specify") == ("test", "mini", "test_2022_01")
     assert release.corpus("test_2022_02", ["id"]).num_rows == 8
     assert release.split_hashes()["test_2022_01"] == jan["sha256"] != release.split_hashes()["test"]
     card = (root / "README.md").read_text()
@@ -161,6 +168,7 @@ def test_load_dataset_and_score_a_snapshot(snap_release, tmp_path):
     assert entry["dataset"]["split_sha256"] == snapshots["test_2022_02"]["sha256"]
     assert entry["dataset"]["split_hashes"] == Release.open(root).split_hashes()
     assert sorted(entry["dataset"]["split_hashes"]) == [
+        "mini",
         "test",
         "test_2022_01",
         "test_2022_02",

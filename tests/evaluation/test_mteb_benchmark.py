@@ -74,9 +74,11 @@ def test_a_release_gets_its_own_latest_snapshots_and_mini_tasks_only_where_it_ha
     assert [(t.metadata.name, t.metadata.eval_splits) for t in tasks] == [
         ("RatioAddress", ["test"]),
         ("RatioSpecify", ["test"]),
+        ("RatioAddressMini", ["mini"]),
         ("RatioAddressLatest", ["test_2022_02"]),
+        ("RatioSpecifyMini", ["mini"]),
         ("RatioSpecifyLatest", ["test_2022_01"]),
-    ]  # no mini split in this release: no mini task; broaden has no queries: no broaden task
+    ]  # every release has a mini split; broaden has no queries: no broaden task
     assert {t.metadata.dataset["path"] for t in tasks} == {str(root)}
     assert mteb_tasks.RatioAddress.metadata.dataset == mteb_tasks.HUB_DATASET  # the classes are left alone
 
@@ -136,7 +138,10 @@ def test_the_committed_statistics_pass_mtebs_quality_checks(stats_in_place):
 
 def test_descriptive_statistics_are_computed_by_mteb_into_our_folder(small_release, tmp_path):
     written = mteb_tasks.write_descriptive_stats(small_release, tmp_path / "stats")
-    assert [p.relative_to(tmp_path / "stats").as_posix() for p in written] == ["Retrieval/RatioAddress.json"]
+    assert [p.relative_to(tmp_path / "stats").as_posix() for p in written] == [
+        "Retrieval/RatioAddress.json",
+        "Retrieval/RatioAddressMini.json",
+    ]
     stats = json.loads(written[0].read_text(encoding="utf-8"))["test"]
     assert (stats["num_queries"], stats["num_documents"]) == (2, 3)  # the small release's test split
     assert not any(

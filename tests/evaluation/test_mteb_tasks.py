@@ -139,3 +139,12 @@ def test_snapshot_tasks_read_each_snapshot_through_the_stock_loader(tmp_path):
     data = RetrievalDatasetLoader(str(root), "local", split="test_2022_02", config="address").load()
     assert list(data["queries"]["id"]) == ours.queries["address"].ids
     assert sorted(data["corpus"]["id"]) == sorted(ours.corpus_ids) and len(ours.corpus_ids) == 8
+
+
+def test_mini_tasks_read_the_releases_mini_split(small_release):
+    for relation, cls in mteb_tasks.MINI_TASKS.items():
+        assert cls is getattr(mteb_tasks, cls.__qualname__) and cls.__qualname__ == f"{cls.metadata.name}"
+        assert cls.metadata.name == mteb_tasks.TASKS[relation].metadata.name + "Mini"
+        assert cls.metadata.eval_splits == ["mini"] and cls.metadata.hf_subsets == [relation]
+    [task] = mteb_tasks.ratio_tasks(["address"], small_release, ["mini"])
+    assert type(task).__name__ == "RatioAddressMini" and task.metadata.eval_splits == ["mini"]

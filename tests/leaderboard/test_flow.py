@@ -68,7 +68,8 @@ def test_submit_worker_results_board(board, tiny_models, small_release, tmp_path
     row = next(line for line in main.splitlines() if "org/tiny" in line)
     assert (
         row.startswith("| 1 | ")
-        and f"verified \\(worker w-{board.key.key_id[:6]}, org/tiny@{sha[:12]}\\)" in row
+        and f"verified \\(worker w-{board.key.key_id[:6]}, org/tiny@{sha[:12]}; submitted by {USER}, not"
+        in row
     )
     assert "someone-else" not in verified and "someone-else" in apart
     assert "=1" not in text.split("\n### ")[0]  # never tied beside the verified row

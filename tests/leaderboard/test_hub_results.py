@@ -7,8 +7,8 @@ import json
 
 import pytest
 import yaml
-from tests.helpers.results_repo import DATASET_SHA, SCORED_AT, SHA, self_reported, worker_folder
-from tests.leaderboard.conftest import RESULTS
+from tests.helpers.results_repo import DATASET_SHA, SCORED_AT, SHA, publish, self_reported, worker_folder
+from tests.leaderboard.conftest import REQUESTS, RESULTS
 
 from ratio_bench.evaluation import hub_eval
 from ratio_bench.evaluation.hub_eval import HubEvalError
@@ -87,25 +87,26 @@ def test_the_hub_docs_examples_validate_and_bad_items_are_refused():
 
 
 def _publish_results(board, *more: dict[str, bytes]) -> None:
-    files = worker_folder("org/m", "generic", {"test": {"address": [1, 2, 0], "specify": [1, 1]},
-                                               "test_2026_06": {"address": [2]}, "silver": {"address": [1]}})  # fmt: skip
-    files |= worker_folder("org/m", "none", {"test": {"address": [3, 3, 3]}})
-    for extra in more:
-        files |= extra
-    board.hub.state.commit(f"datasets/{RESULTS}", "main", files)
+    files = worker_folder(board.key, "org/m", "generic", {"test": {"address": [1, 2, 0], "specify": [1, 1]},
+                          "test_2026_06": {"address": [2]}, "silver": {"address": [1]}})  # fmt: skip
+    files |= worker_folder(board.key, "org/m", "none", {"test": {"address": [3, 3, 3]}})
+    publish(board, RESULTS, files, *more)
 
 
 def test_verified_entries_become_eval_results_files_linking_their_folder(hub_env):
     from ratio_bench.leaderboard.hub import RepoRef
     from ratio_bench.leaderboard.hub_results import eval_results_for, repo_results
 
-    edited = worker_folder("org/edited", "generic", {"test": {"address": [1]}})
+    edited = worker_folder(hub_env.key, "org/edited", "generic", {"test": {"address": [1]}})
     path = f"org/edited/{SHA}/generic/test.json"
     edited[path] = (
         edited[path].replace(b'"model"', b'"model"', 1).replace(b"1.0", b"1.00")
     )  # no longer vouched
     _publish_results(hub_env, self_reported(), edited)
-    results = repo_results(RepoRef.parse(RESULTS, "--results"))
+    assert not [
+        r for r in repo_results(RepoRef.parse(RESULTS, "--results")).results if r.verified
+    ]  # no queue
+    results = repo_results(RepoRef.parse(RESULTS, "--results"), REQUESTS)
     [model] = eval_results_for(results, BENCHMARK, hub_eval.benchmark_tasks(MANIFEST))
     assert (model.model, model.revision) == ("org/m", SHA)  # not the self-reported or the edited entry
     assert sorted(model.files) == [
@@ -135,7 +136,12 @@ def test_eval_results_command_writes_the_files_for_review(board, tmp_path):
     build_snapshots(tmp_path, snapshot_records(), release)
     _publish_results(board)
     out = tmp_path / "hub"
-    run = board.ratio("leaderboard", "eval-results", "--results", RESULTS, "--dataset", release, "--out", out)
+    alone = board.ratio(
+        "leaderboard", "eval-results", "--results", RESULTS, "--dataset", release, "--out", out
+    )
+    assert alone.code == 0 and "0 model commit(s)" in alone.out and "nothing is verified" in alone.err
+    run = board.ratio("leaderboard", "eval-results", "--results", RESULTS, "--requests", REQUESTS,
+                      "--dataset", release, "--out", out)  # fmt: skip
     assert run.code == 0, run.err
     assert "1 model commit(s)" in run.out
     tasks = hub_eval.validate_eval_yaml((out / "eval.yaml").read_bytes())
@@ -144,21 +150,11 @@ def test_eval_results_command_writes_the_files_for_review(board, tmp_path):
     assert written == ["ratio_address.yaml", "ratio_address_none.yaml", "ratio_specify.yaml"]
 
 
-def _devhub_has_pull_requests(url: str, repo: str) -> bool:
-    """Whether the loopback Hub answers the discussions route of an existing repo (pull requests live there)."""
-    import httpx
-
-    answer = httpx.get(f"{url}/api/models/{repo}/discussions", timeout=10)
-    return answer.status_code == 200 and "discussions" in answer.json()
-
-
 def test_a_pull_request_proposes_the_files_to_the_model_repo(hub_env):
     from ratio_bench.leaderboard.hub_results import open_eval_results_pr
 
     api = hub_env.api()
     api.create_repo("org/m")
-    if not _devhub_has_pull_requests(hub_env.hub.url, "org/m"):
-        pytest.skip("the devhub has no pull requests (/discussions) yet")
     commit = api.upload_file(path_or_fileobj=b"{}", path_in_repo="config.json", repo_id="org/m").oid
     files = {".eval_results/ratio_address.yaml": yaml.safe_dump(
         [{"dataset": {"id": BENCHMARK, "task_id": "RatioAddress"}, "value": 50.0}]).encode()}  # fmt: skip
@@ -188,12 +184,14 @@ def test_the_workers_one_call_proposes_a_models_verified_results(hub_env, tmp_pa
 
     api = hub_env.api()
     api.create_repo("org/m")
-    if not _devhub_has_pull_requests(hub_env.hub.url, "org/m"):
-        pytest.skip("the devhub has no pull requests (/discussions) yet")
     release = tmp_path / "ratio"
     build_snapshots(tmp_path, snapshot_records(), release)
     _publish_results(hub_env)
-    assert propose_eval_results(RESULTS, "org/other", SHA, release) is None  # nothing verified for it
-    opened = propose_eval_results(RESULTS, "org/m", SHA, release)
+    assert propose_eval_results(RESULTS, "org/other", SHA, release, requests=REQUESTS) is None  # none for it
+    opened = propose_eval_results(
+        RESULTS, "org/m", SHA, release, requests=REQUESTS, request_link="https://q/1"
+    )
     proposed = api.list_repo_files("org/m", revision=f"refs/pr/{opened.num}")
     assert {".eval_results/ratio_address.yaml", ".eval_results/ratio_specify.yaml"} <= set(proposed)
+    opening = api.get_discussion_details("org/m", opened.num).events[0].content
+    assert "the submission: https://q/1" in opening and f"/datasets/{RESULTS}/tree/" in opening

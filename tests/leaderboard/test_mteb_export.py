@@ -11,8 +11,8 @@ pytest.importorskip("mteb")
 
 from mteb import ResultCache  # noqa: E402
 from tests.helpers.entries import ranked_entry  # noqa: E402
-from tests.helpers.results_repo import SHA, self_reported, worker_folder  # noqa: E402
-from tests.leaderboard.conftest import RESULTS  # noqa: E402
+from tests.helpers.results_repo import SHA, publish, self_reported, worker_folder  # noqa: E402
+from tests.leaderboard.conftest import REQUESTS, RESULTS  # noqa: E402
 
 from ratio_bench.evaluation import mteb_tasks  # noqa: E402
 from ratio_bench.leaderboard.hub import LeaderboardError  # noqa: E402
@@ -23,10 +23,10 @@ GENERIC = {"test": {"address": [1, 1, 1, 0]}}
 
 
 def _publish(board, *more):
-    files = worker_folder("org/m", "saved", SAVED) | worker_folder("org/m", "generic", GENERIC)
-    for extra in more:
-        files |= extra
-    board.hub.state.commit(f"datasets/{RESULTS}", "main", files)
+    files = worker_folder(board.key, "org/m", "saved", SAVED) | worker_folder(
+        board.key, "org/m", "generic", GENERIC
+    )
+    publish(board, RESULTS, files, *more)
 
 
 def _read_back(out, relations_splits):
@@ -42,7 +42,12 @@ def _read_back(out, relations_splits):
 def test_verified_entries_are_exported_in_mtebs_layout_and_read_back_with_the_same_scores(board, tmp_path):
     _publish(board, self_reported())
     out = tmp_path / "results-repo"
-    run = board.ratio("leaderboard", "export-mteb", "--results", RESULTS, "--out", out)
+    alone = board.ratio("leaderboard", "export-mteb", "--results", RESULTS, "--out", out)
+    assert alone.code == 1 and "without the queue nothing is verified" in alone.err
+    assert "give the requests repository with --requests" in alone.err
+    run = board.ratio(
+        "leaderboard", "export-mteb", "--results", RESULTS, "--requests", REQUESTS, "--out", out
+    )
     assert run.code == 0, run.err
     model_dir = out / "results" / "org__m" / SHA
     assert sorted(p.relative_to(model_dir).as_posix() for p in model_dir.rglob("*.json")) == [
@@ -81,7 +86,7 @@ def test_verified_entries_are_exported_in_mtebs_layout_and_read_back_with_the_sa
 
 def test_self_reported_entries_only_when_asked(hub_env, tmp_path):
     _publish(hub_env, self_reported())
-    done = export_mteb(RESULTS, tmp_path / "out", include_self_reported=True)
+    done = export_mteb(RESULTS, tmp_path / "out", include_self_reported=True, requests=REQUESTS)
     mine = [m for m in done if m.name == "self-reported/my-model"]
     assert [(m.revision, m.experiment, m.tasks) for m in mine] == [("f" * 12, None, ("RatioAddress",))]
     loaded = _read_back(tmp_path / "out", {"address": ["test"]})

@@ -171,7 +171,8 @@ def test_encode_bars_say_whether_they_encode_the_corpus_or_a_moves_queries(tmp_p
         def cache_id(self, role):
             return self.fingerprint
 
-        def encode(self, texts, prompt, role="document"):
+        def encode(self, texts, prompt, role="document", progress=None):
+            progress(len(texts))  # one batch
             return fake_encode([])(texts)
 
     cache = EmbeddingCache(tmp_path, chunk_texts=4, progress=True)
@@ -193,3 +194,47 @@ def test_cache_info_and_prune_commands_report_sizes(tmp_path):
     assert_user_error(
         run_ratio("cache", "prune", "--cache-dir", tmp_path, "--max-size", "lots"), "--max-size", code=2
     )
+
+
+def test_the_bar_moves_per_batch_not_per_chunk(tmp_path, monkeypatch):
+    """A chunk of 4,096 texts takes minutes on a CPU: the bar must move with each batch the encoder finishes."""
+    from ratio_bench.retrieval import cache as cache_module
+
+    updates: list[int] = []
+    real = cache_module.tqdm
+
+    class Recording(real):
+        def update(self, n=1):
+            updates.append(n)
+            return super().update(n)
+
+    monkeypatch.setattr(cache_module, "tqdm", Recording)
+
+    def per_batch(texts, progress):
+        for start in range(0, len(texts), 2):  # batches of 2
+            progress(len(texts[start : start + 2]))
+        return fake_encode([])(texts)
+
+    cache = EmbeddingCache(tmp_path, chunk_texts=4, progress=True)
+    texts = [f"text {i}" for i in range(7)]
+    vectors = cache.get_or_encode("m", "p", texts, per_batch, "corpus", reports_progress=True)
+    assert updates == [2, 2, 2, 1] and np.array_equal(vectors, fake_encode([])(texts))
+
+
+def test_the_encoder_reports_each_batch_and_keeps_the_input_order():
+    from ratio_bench.retrieval.encoder import DenseEncoder
+
+    class Model:
+        def get_embedding_dimension(self):
+            return 2
+
+        def encode(self, texts, **kwargs):
+            assert len(texts) <= 3
+            return np.array([[len(t), ord(t[-1])] for t in texts], dtype=np.float32)
+
+    texts = ["a", "bbbbbbb", "cc", "dddd", "eeeee", "f", "ggg"]
+    seen: list[int] = []
+    vectors = DenseEncoder(Model(), "fp", batch_size=3).encode(texts, "", progress=seen.append)
+    assert seen == [3, 3, 1]
+    expected = np.array([[len(t), ord(t[-1])] for t in texts], dtype=np.float32)
+    assert np.array_equal(vectors, expected)

@@ -30,7 +30,7 @@ class FakeEncoder:
     def cache_id(self, role):
         return self.fingerprint
 
-    def encode(self, texts, prompt, role="document"):
+    def encode(self, texts, prompt, role="document", progress=None):
         self.calls.append((prompt, len(texts)))
         out = np.zeros((len(texts), 27), np.float32)
         for i, t in enumerate(texts):
@@ -121,9 +121,9 @@ class RoutedEncoder(FakeEncoder):
     def cache_id(self, role):
         return f"{self.fingerprint}:{role}"
 
-    def encode(self, texts, prompt, role="document"):
+    def encode(self, texts, prompt, role="document", progress=None):
         self.routes.append((role, len(texts)))
-        return super().encode(texts, prompt, role)
+        return super().encode(texts, prompt, role, progress)
 
 
 def test_warming_a_routed_model_caches_its_query_and_document_routes_apart(tmp_path):

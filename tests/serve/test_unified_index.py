@@ -33,9 +33,9 @@ def _count_encodes(monkeypatch) -> list[tuple[int, str]]:
     calls: list[tuple[int, str]] = []
     real = DenseEncoder.encode
 
-    def counting(self, texts, prompt, role="document"):
+    def counting(self, texts, prompt, role="document", progress=None):
         calls.append((len(texts), prompt))
-        return real(self, texts, prompt, role)
+        return real(self, texts, prompt, role, progress)
 
     monkeypatch.setattr(DenseEncoder, "encode", counting)
     return calls

@@ -27,8 +27,11 @@ from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import Period, periods_between
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig
+from ratio_bench.dataset.contract import MINI, split_sha256
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 
+MINI_QUERIES = 200  # per relation in the mini split (all of test's when it has fewer)
+MINI_POOL = 5000  # the mini split's candidates: its queries' golds plus seeded distractors from test's pool
 TITLE_KEY_MIN_CHARS = 20  # shorter normalised titles ("introduction", "") are not trusted to identify a work
 
 
@@ -46,7 +49,7 @@ class Assembly:
     @property
     def splits(self) -> list[str]:
         """The query splits to write: the partitions, then the snapshots in time order."""
-        return [*PARTITIONS, *self.report.get("snapshots", {}).get("periods", {})]
+        return [*PARTITIONS, MINI, *self.report.get("snapshots", {}).get("periods", {})]
 
 
 def check_shards(folder: Path, schema, what: str) -> list[Path]:
@@ -400,7 +403,32 @@ def _snapshot_pool(con: duckdb.DuckDBPyConnection, cfg: BuildConfig, period: Per
                     ORDER BY md5('{cfg.seed}:' || d.id), d.id LIMIT {size - n_golds}""")
 
 
-STAGES = (_route_papers, _dedup_pairs, _sample_queries, _sample_distractors, _candidates, _snapshots)
+def _mini(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
+    """The mini split: per relation a seeded ``MINI_QUERIES`` of test's queries, and a pool of ``MINI_POOL``: their
+    golds plus seeded candidates of test's pool (its distractors and other queries' golds, as in test itself).
+
+    Why: a dense model on a CPU needs about 15 minutes for test's 40,000-candidate pool and about a minute for
+    this one (BEIR users start from NanoBEIR the same way); its figures are a quick look, not the benchmark's.
+    """
+    order = f"md5('{cfg.seed}:{MINI}:' || query_id), query_id"
+    con.execute(f"""INSERT INTO queries SELECT * EXCLUDE (pick) REPLACE ('{MINI}' AS partition) FROM (
+                        SELECT *, row_number() OVER (PARTITION BY relation ORDER BY {order}) AS pick
+                        FROM queries WHERE partition = 'test') WHERE pick <= {MINI_QUERIES}""")
+    golds = f"SELECT gold_id FROM queries WHERE partition = '{MINI}'"
+    con.execute(f"""INSERT INTO candidates SELECT * REPLACE ('{MINI}' AS partition) FROM candidates
+                    WHERE partition = 'test' AND id IN ({golds})""")
+    n_golds = con.execute(f"SELECT count(*) FROM candidates WHERE partition = '{MINI}'").fetchone()[0]
+    con.execute(f"""INSERT INTO candidates SELECT * REPLACE ('{MINI}' AS partition) FROM candidates
+                    WHERE partition = 'test' AND id NOT IN ({golds})
+                    ORDER BY md5('{cfg.seed}:{MINI}:' || id), id LIMIT {max(MINI_POOL - n_golds, 0)}""")
+
+
+def mini_manifest(report: dict[str, Any], files: dict[str, str]) -> dict[str, Any]:
+    """The manifest's ``mini``: its stated and actual sizes and the SHA-256 of its files (``ratio check``)."""
+    return {**report, "sha256": split_sha256(files, MINI)}
+
+
+STAGES = (_route_papers, _dedup_pairs, _sample_queries, _sample_distractors, _candidates, _snapshots, _mini)
 
 
 def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
@@ -456,7 +484,31 @@ def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
     }
     if cfg.snapshots is not None:
         out["snapshots"] = _snapshot_report(con, cfg)
+    out[MINI] = _mini_report(con, cfg)
     return out
+
+
+def _mini_report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
+    """The mini split's stated sizes, and what it holds (fewer when test has fewer)."""
+    kept = dict(
+        con.execute(
+            f"SELECT relation, count(*) FROM queries WHERE partition = '{MINI}' GROUP BY ALL"
+        ).fetchall()
+    )
+    golds = con.execute(f"""SELECT count(*) FROM candidates WHERE partition = '{MINI}'
+                            AND id IN (SELECT gold_id FROM queries WHERE partition = '{MINI}')""").fetchone()[
+        0
+    ]
+    pool = con.execute(f"SELECT count(*) FROM candidates WHERE partition = '{MINI}'").fetchone()[0]
+    return {
+        "drawn_from": "test",
+        "seed": cfg.seed,
+        "queries_per_relation": MINI_QUERIES,
+        "pool_size": MINI_POOL,
+        "queries_by_relation": {r: kept.get(r, 0) for r in RELATIONS},
+        "golds": golds,
+        "candidates": pool,
+    }
 
 
 def _snapshot_report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from ratio_bench import __version__
 from ratio_bench.core.io import folder_lock, prepare_output_dir, staged_dir, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.corpus.readers import ReaderSettings
-from ratio_bench.dataset.assemble import assemble
+from ratio_bench.dataset.assemble import assemble, mini_manifest
 from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.check import require_passing
 from ratio_bench.dataset.config import BuildConfig
@@ -181,6 +181,7 @@ def _build(
             manifest["few_test_queries"] = {"min": MIN_TEST_QUERIES, "relations": few}
         if cfg.snapshots is not None:
             manifest |= snapshot_manifest(asm.report["snapshots"], manifest["files"], cfg.version)
+        manifest["mini"] = mini_manifest(asm.report["mini"], manifest["files"])
         write_json(stage / "manifest.json", json.loads(json.dumps(manifest, default=str)))
         asm.con.close()
         timings["write"] = round(time.perf_counter() - t2, 2)

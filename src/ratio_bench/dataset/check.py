@@ -26,6 +26,7 @@ from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.assemble import sql_str
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig, parse_config
 from ratio_bench.dataset.contract import (
+    MINI,
     SILVER,
     card_columns,
     card_configs,
@@ -407,6 +408,43 @@ def _snapshot_papers(r: _ReleaseViews) -> CheckResult:
     )
 
 
+def _mini_split(r: _ReleaseViews) -> CheckResult:
+    """The mini split is what the manifest says: its sizes, its files' SHA-256, and drawn from test (every query
+    one of test's, every candidate one of test's pool, its golds among them)."""
+    recorded = r.manifest.get(MINI)
+    has_rows = any(r.files[name].get(MINI) for name in config_names())
+    if recorded is None:
+        ok = not has_rows
+        return CheckResult(
+            "mini split", ok, "none (built before mini splits)" if ok else "rows but no manifest entry"
+        )
+    if not isinstance(recorded, dict):
+        return CheckResult("mini split", False, "the manifest's mini is not a mapping")
+    problems = []
+    if recorded.get("sha256") != split_sha256(r.manifest.get("files") or {}, MINI):
+        problems.append("its files do not match the manifest's mini sha256")
+    expected = recorded.get("queries_by_relation") or {}
+    for rel in RELATIONS:
+        n, outside = r.rows(f"""SELECT count(*), count(*) FILTER (WHERE query_id NOT IN
+                                (SELECT query_id FROM "{rel}" WHERE split = 'test')) FROM "{rel}" WHERE split = '{MINI}'""")[
+            0
+        ]
+        if n != expected.get(rel, 0):
+            problems.append(f"{rel}: {n} mini queries, the manifest says {expected.get(rel, 0)}")
+        if outside:
+            problems.append(f"{rel}: {outside} mini queries are not test queries")
+    pool, outside = r.rows(f"""SELECT count(*), count(*) FILTER (WHERE id NOT IN
+                               (SELECT id FROM corpus WHERE split = 'test')) FROM corpus WHERE split = '{MINI}'""")[
+        0
+    ]
+    if pool != recorded.get("candidates"):
+        problems.append(f"{pool} mini candidates, the manifest says {recorded.get('candidates')}")
+    if outside:
+        problems.append(f"{outside} mini candidates are not in test's pool")
+    detail = f"{sum(expected.values()) if all(isinstance(v, int) for v in expected.values()) else '?'} queries, {pool} candidates"
+    return CheckResult("mini split", not problems, _examples(problems) or detail)
+
+
 CHECKS: list[tuple[str, Callable[[_ReleaseViews], CheckResult]]] = [
     ("checksums", _checksums),
     ("configs and splits", _configs_and_splits),
@@ -419,6 +457,7 @@ CHECKS: list[tuple[str, Callable[[_ReleaseViews], CheckResult]]] = [
     ("snapshot hashes", _snapshot_hashes),
     ("snapshots inside their period", _snapshot_dates),
     ("snapshots disjoint", _snapshot_papers),
+    ("mini split", _mini_split),
 ]
 
 

@@ -32,6 +32,9 @@ KEEP = (
     JUDGMENTS,
 )  # what a rebuild or a silver run carries over from the release it replaces, if not its own
 SILVER = "silver"
+# A small seeded slice of test (NanoBEIR-style: queries per relation, one pool), for a look in a minute on a CPU;
+# its own pool under ``corpus/mini`` (cut in ``dataset/assemble.py: _mini``).
+MINI = "mini"
 SPLITS = (*PARTITIONS, SILVER)  # the silver split is a judged subset of test and retrieves from test's corpus
 
 
@@ -41,13 +44,13 @@ def corpus_split(split: str) -> str:
 
 
 def ordered_splits(snapshots: Iterable[str] = ()) -> tuple[str, ...]:
-    """A release's splits in reading order: the partitions, the snapshots in time order, silver.
+    """A release's splits in reading order: the partitions, mini, the snapshots in time order, silver.
 
     Snapshots are not fixed: a release has those its manifest lists (an append adds more); names that are no
     snapshot name (:func:`ratio_bench.core.snapshots.parse_split`) are ignored.
     """
     periods = sorted((p, s) for s in set(snapshots) if (p := parse_split(s)) is not None)
-    return (*PARTITIONS, *(s for _, s in periods), SILVER)
+    return (*PARTITIONS, MINI, *(s for _, s in periods), SILVER)
 
 
 def count_splits(counts: dict[str, dict[str, int]]) -> tuple[str, ...]:

@@ -63,6 +63,7 @@ class HubState:
         self.tokens_seen: set[str] = set()
         self.holds: dict[str, threading.Event] = {}  # path in repo -> released (tests: a download in flight)
         self.waiting: Counter[str] = Counter()  # path -> downloads held so far
+        self.faults: Counter[str] = Counter()  # "org/name/path" -> downloads still to answer 503 (outages)
         self.conflicts = 0  # commits refused because their parent was not the head
         self.meta: dict[str, dict] = {}  # sha -> {parent, author, date, title}
         self.writers: dict[str, list[str]] = {}  # repo -> users who may write its branches (none: open)
@@ -348,6 +349,10 @@ class HubHandler(BaseHTTPRequestHandler):
         data = self.state.read(repo, sha, path)
         if data is None:
             return self._not_found("Entry not found", "EntryNotFound")
+        where = f"{repo.split('/', 1)[1]}/{path}"
+        if self.state.faults[where] > 0 and self.command == "GET":
+            self.state.faults[where] -= 1
+            return self._send(503, b'{"error":"Service Unavailable"}')
         if path in self.state.holds and self.command == "GET":
             self.state.waiting[path] += 1
             self.state.holds[path].wait(timeout=60)
@@ -612,12 +617,14 @@ class HubHandler(BaseHTTPRequestHandler):
                 changes[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
             elif item["key"] in ("deletedFile", "deletedFolder"):
                 changes[item["value"]["path"]] = None
-        title = next((json.loads(x)["value"].get("summary", "") for x in body.splitlines()[:1]), "")
+        header = next((json.loads(x)["value"] for x in body.splitlines()[:1]), {})
+        title = header.get("summary", "")
         pr = None
-        if create_pr:  # from main's head, whatever parentCommit says (as on the Hub)
+        # from main's head, whatever parentCommit says (as on the Hub); the commit description opens it
+        if create_pr:
             if user is None:
                 return self._forbidden(repo, user)
-            pr = self.state.open_discussion(repo, user, title, "", pr=True)
+            pr = self.state.open_discussion(repo, user, title, str(header.get("description", "")), pr=True)
             branch, parent = f"refs/pr/{pr['num']}", None
         elif branch.startswith("refs/pr/"):
             found = self.state.discussions.get(repo, [])

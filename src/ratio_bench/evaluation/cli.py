@@ -18,16 +18,25 @@ SCORER = "stated by the scorer (ratio score --training-cutoff)"
 
 
 def cmd_models(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    from rich.markup import escape
     from rich.table import Table
 
     from ratio_bench.core.io import report_console
     from ratio_bench.retrieval.registry import available
 
+    rows = available()
+    if args.json:
+        print(json.dumps([dataclasses.asdict(r) for r in rows], indent=2))
+        return 0
     t = Table(title="Models (NAME[:SETUP] for `ratio score --model`)")
-    for col in ("name", "kind", "setups", "weights"):
+    for col in ("name", "kind", "setups", "move-aware", "weights"):
         t.add_column(col)
-    for row in available():
-        t.add_row(*row)
+    for r in rows:
+        aware = "yes" if r.move_aware else "no: ranks every move alike"
+        t.add_row(escape(r.name), r.kind, ", ".join(r.setups), aware, escape(r.where))
     report_console().print(t)
     return 0
 
@@ -174,6 +183,11 @@ def _add_scoring_args(p: argparse.ArgumentParser, models_required: bool = True) 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="list the models that can be scored and where their weights are")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one object per model (name, kind, setups, default_setup, available, where, move_aware, note)",
+    )
     p.set_defaults(func=cmd_models)
     _score_parser(sub)
     _analyze_parser(sub)

@@ -20,6 +20,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
+from ratio_bench.dataset.contract import MINI
 from ratio_bench.dataset.release import Release, card_data_files
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.retrieval.cache import EmbeddingCache
@@ -35,16 +36,16 @@ _BIBTEX = (
 )
 
 
-def _metadata(relation: str) -> TaskMetadata:
+def _metadata(relation: str, mini: bool = False) -> TaskMetadata:
     return TaskMetadata(
-        name=BY_NAME[relation].task_name,
-        description=BY_NAME[relation].description,
+        name=BY_NAME[relation].task_name + ("Mini" if mini else ""),
+        description=BY_NAME[relation].description + (MINI_NOTE if mini else ""),
         reference="https://github.com/ratio-bench/ratio",
         dataset=dict(HUB_DATASET),
         type="Retrieval",
         category="t2t",
         modalities=["text"],
-        eval_splits=["test"],
+        eval_splits=[MINI] if mini else ["test"],
         eval_langs={relation: ["eng-Latn"]},  # the hf_subset: the stock loader reads <relation>-* configs
         main_score="mrr_at_10",
         date=("2015-01-01", "2026-05-05"),
@@ -58,14 +59,20 @@ def _metadata(relation: str) -> TaskMetadata:
     )
 
 
-def _task_class(relation: str) -> type[AbsTaskRetrieval]:
+def _task_class(relation: str, mini: bool = False) -> type[AbsTaskRetrieval]:
     """A module-level class named after the task (``RatioAddress``), as mteb's task registry expects."""
-    name = BY_NAME[relation].task_name
-    return type(name, (AbsTaskRetrieval,), {"metadata": _metadata(relation), "__module__": __name__})
+    metadata = _metadata(relation, mini)
+    return type(metadata.name, (AbsTaskRetrieval,), {"metadata": metadata, "__module__": __name__})
 
 
+MINI_NOTE = (
+    " Mini: a seeded sample of the test split (up to 200 queries per relation) against a 5,000-candidate pool "
+    "drawn from the test pool, for a quick look; not comparable with test figures."
+)
 TASKS: dict[str, type[AbsTaskRetrieval]] = {r: _task_class(r) for r in RELATIONS}
-globals().update({cls.__name__: cls for cls in TASKS.values()})  # RatioAddress, RatioBroaden, RatioSpecify
+# RatioAddressMini, ...: the release's mini split (``eval_splits=["mini"]``), a minute on a CPU for a small model
+MINI_TASKS: dict[str, type[AbsTaskRetrieval]] = {r: _task_class(r, mini=True) for r in RELATIONS}
+globals().update({cls.__name__: cls for cls in (*TASKS.values(), *MINI_TASKS.values())})
 
 
 def ratio_tasks(
@@ -83,7 +90,7 @@ def ratio_tasks(
         local_release(dataset_path)
     tasks = []
     for relation in relations:
-        task = TASKS[relation]()
+        task = (MINI_TASKS if list(splits or ()) == [MINI] else TASKS)[relation]()
         update: dict[str, Any] = {}
         if dataset_path is not None:
             update["dataset"] = {"path": str(dataset_path), "revision": revision or "local"}
@@ -152,8 +159,9 @@ def cache_encoders(model: Any, setup: ModelSetup, cache: EmbeddingCache, batch_s
                 encoder.cache_id(role),
                 text_prompt,
                 texts,
-                lambda t: encoder.encode(t, text_prompt, role),
+                lambda t, progress: encoder.encode(t, text_prompt, role, progress),
                 label,
+                reports_progress=True,  # the bar moves per batch
             )
 
         return encode
@@ -170,6 +178,37 @@ def _fill_from_release(model: Any, setup: ModelSetup, dataset_path, split, relat
     data = load_split(dataset_path, split, relations)
     retriever = DenseRetriever.of(_encoder(model, setup), setup, cache)
     retriever.warm(data.corpus_texts, {rel: q.texts for rel, q in data.queries.items()})
+
+
+def mteb_encoder(model: Any, setup: ModelSetup) -> Any:
+    """mteb's wrapper of a sentence-transformers model; for a model with per-move query adapters, one whose
+    query vectors are mapped by the adapter of the task's move (its hf_subset is the relation)."""
+    import mteb
+    import numpy as np
+
+    from ratio_bench.retrieval.adapters import QueryAdapters
+
+    if not setup.adapters:
+        return mteb.SentenceTransformerEncoderWrapper(model)
+    adapters = QueryAdapters.load(setup.adapters)
+
+    class AdaptedEncoder(mteb.SentenceTransformerEncoderWrapper):
+        def encode(self, inputs, *, task_metadata, hf_split, hf_subset, prompt_type=None, **kwargs):
+            vectors = super().encode(
+                inputs,
+                task_metadata=task_metadata,
+                hf_split=hf_split,
+                hf_subset=hf_subset,
+                prompt_type=prompt_type,
+                **kwargs,
+            )
+            if getattr(prompt_type, "value", prompt_type) != "query":
+                return vectors
+            vectors = np.asarray(vectors, dtype=np.float32)
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            return adapters.apply(hf_subset, vectors)
+
+    return AdaptedEncoder(model)
 
 
 def score_with_mteb(
@@ -201,7 +240,7 @@ def score_with_mteb(
     check_model_folder(setup.path, setup.trust_remote_code)
     model = SentenceTransformer(setup.path, trust_remote_code=setup.trust_remote_code, local_files_only=True)
     model.prompts = {}  # the setup's prompts, not those saved with the model (setup `none` means none)
-    encoder = mteb.SentenceTransformerEncoderWrapper(model)
+    encoder = mteb_encoder(model, setup)
     # Set after construction: mteb validates prompt keys against the task names it ships, which lists the Ratio
     # tasks only once eval/mteb/ratio_retrieval.py is merged there; until then it would drop the per-move keys.
     encoder.model_prompts = model_prompts(setup, relations)
@@ -239,7 +278,7 @@ def score_with_mteb(
 
 # --- the Ratio benchmark: the three tasks, their mini versions and the latest dated test snapshot -------------
 
-MINI_SPLIT = "mini"  # a small fixed sample of test queries (a release may not have it: see ratio_benchmark)
+MINI_SPLIT = MINI  # a small fixed sample of test queries (a release may not have it: see ratio_benchmark)
 # The published release's latest test snapshot per relation (set with HUB_DATASET's revision at publishing; a
 # relation's snapshots need not end in the same month). ratio_benchmark(release) reads them from a release.
 LATEST_SNAPSHOTS = {"address": "test_2026_06", "broaden": "test_2026_05", "specify": "test_2026_06"}
@@ -265,20 +304,13 @@ def _variant(relation: str, suffix: str, split: str, note: str) -> type[AbsTaskR
                                                           "__module__": __name__})  # fmt: skip
 
 
-MINI_NOTE = (  # the same text as the mini split's own note (dataset contract)
-    " Mini: a seeded sample of the test split (up to 200 queries per relation) against a 5,000-candidate pool "
-    "drawn from the test pool, for a quick look; not comparable with test figures."
-)
 LATEST_NOTE = (
     " Latest: the newest dated test snapshot, queries and candidates from papers of one recent month."
 )
-MINI_TASKS: dict[str, type[AbsTaskRetrieval]] = {
-    r: _variant(r, "Mini", MINI_SPLIT, MINI_NOTE) for r in RELATIONS
-}
 LATEST_TASKS: dict[str, type[AbsTaskRetrieval]] = {
     r: _variant(r, "Latest", LATEST_SNAPSHOTS[r], LATEST_NOTE) for r in RELATIONS
 }
-globals().update({cls.__name__: cls for group in (MINI_TASKS, LATEST_TASKS) for cls in group.values()})
+globals().update({cls.__name__: cls for cls in LATEST_TASKS.values()})
 
 
 def _pointed(task: AbsTaskRetrieval, dataset_path: str | Path, splits: Sequence[str]) -> AbsTaskRetrieval:

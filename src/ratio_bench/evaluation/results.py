@@ -166,6 +166,15 @@ def model_identity(setup: ModelSetup) -> dict[str, Any]:
     config = tuned[1].get("config") if tuned else None
     if isinstance(config, dict) and config.get("file") and config.get("sha256"):
         identity["trained_from"] = {"config": Path(config["file"]).name, "config_sha256": config["sha256"]}
+    if setup.adapters:  # the base weights with per-move query adapters: another model, so another fingerprint
+        import hashlib
+
+        from ratio_bench.retrieval.adapters import QueryAdapters
+
+        adapters = QueryAdapters.load(setup.adapters).sha256
+        identity["model_fingerprint"] = hashlib.sha256(
+            f"{identity['model_fingerprint']}\nadapters {adapters}".encode()
+        ).hexdigest()
     return identity
 
 

@@ -29,6 +29,7 @@ from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_t
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.form import FormLimits
+from ratio_bench.leaderboard.lifecycle import submitted_by, third_party, wait_for
 from ratio_bench.leaderboard.provenance import (
     PROVENANCE,
     TRUSTED_WORKERS,
@@ -137,9 +138,12 @@ def provenance_mark(repo: RepoReader, path: str, data: bytes, entry: dict[str, A
     if why or verdict.record is None or verdict.worker is None:
         return {"status": "self-reported", "detail": why[:MAX_REASON], **row}
     record = verdict.record
+    submitter = record.get("submitter") if isinstance(record.get("submitter"), str) else None
+    whose = submitted_by(record["model"], submitter[:100] if submitter else None)
     return {
         "status": "verified",
-        "detail": f"worker {verdict.worker.name[:80]}, {record['model']}@{record['sha'][:12]}",
+        "detail": f"worker {verdict.worker.name[:80]}, {record['model']}@{record['sha'][:12]}"
+        + (f"; {whose}" if whose else ""),
         "signed_at": str(record.get("signed_at", ""))[:40],
         **row,
     }
@@ -278,13 +282,24 @@ def queue_rows(queue: Queue, now: datetime) -> list[tuple[str, list[str]]]:
         rows.append(
             (
                 r.status,
-                [r.status, f"{r.model}@{r.sha[:12]}", r.setup, r.submitter, r.submitted_at, _detail(r, now)],
+                [
+                    r.status,
+                    f"{r.model}@{r.sha[:12]}",
+                    r.setup,
+                    _submitter(r),
+                    r.submitted_at,
+                    _detail(r, now, queue),
+                ],  # fmt: skip
             )
         )
     return rows
 
 
-def _detail(r: Request, now: datetime) -> str:
+def _submitter(r: Request) -> str:
+    return f"{r.submitter} (not the model's author)" if third_party(r.model, r.submitter) else r.submitter
+
+
+def _detail(r: Request, now: datetime, queue: Queue) -> str:
     if r.status == "RUNNING":
         late = " (lease expired: will be claimed again)" if r.lease_expired(now) else ""
         return f"running for {_elapsed(r.started_at, now)} on {r.worker}, attempt {r.attempts}{late}"
@@ -292,7 +307,7 @@ def _detail(r: Request, now: datetime) -> str:
         return r.reason or ""
     if r.status == "FINISHED":
         return f"results: {r.result}"
-    return f"waiting for {_elapsed(r.submitted_at, now)}"
+    return f"waiting for {_elapsed(r.submitted_at, now)}; {wait_for(queue, now, r.path).text()}"
 
 
 QUEUE_HEAD = ["status", "model", "setup", "submitter", "submitted", "detail"]
@@ -416,7 +431,8 @@ class LiveBoard:
         return 200, message_page(
             "Proposed",
             f"{request.label}: pull request #{request.pr_num} on {self.requests} adds {request.path}; the "
-            "maintainers' admission queues it",
+            "maintainers' admission queues it"
+            + (f"; once admitted: {request.wait.text()}" if request.wait else ""),
         )
 
 

@@ -13,7 +13,17 @@ from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
 
-COMMANDS = ("submit", "admit", "worker", "keygen", "verify", "export-mteb", "eval-results", "init")
+COMMANDS = (
+    "submit",
+    "admit",
+    "worker",
+    "keygen",
+    "verify",
+    "export-mteb",
+    "eval-results",
+    "reproduce",
+    "init",
+)
 JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
 
@@ -94,6 +104,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
         f"as pull request #{sub.pr_num} on {repo} ({sub.pr_url}), adding {request.path}; the maintainers' "
         "admission queues it"
     )
+    if sub.wait is not None:
+        print(f"once admitted: {sub.wait.text()}")
+        print(
+            "you will hear of it on the pull request: admitted or refused (with the reason), then finished "
+            "(results, eval-results pull request, reproduce command) or failed (with the reason)"
+        )
     results = results_for(repo)
     print(
         f"follow it: ratio leaderboard --from {results} --requests {repo} (status in {repo}: {request.path})"
@@ -139,6 +155,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     if args.poll is not None and args.poll <= 0:
         raise UsageError("--poll: give a number of seconds above 0")
+    if args.infra_retries < 1 or args.retry_backoff < 0:
+        raise UsageError("--infra-retries: 1 or more; --retry-backoff: 0 seconds or more")
     if args.lease < 5:
         raise UsageError("--lease: at least 5 seconds (the time one model may take, with publishing)")
     requests = RepoRef.parse(args.requests, "--requests").repo_id
@@ -162,6 +180,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         key=key,
         admit=args.admit,
         log_file=args.log_file or default_log_file(args.cache_dir),
+        infra_retries=args.infra_retries,
+        retry_backoff_s=args.retry_backoff,
     )
 
     def log(line: str) -> None:
@@ -175,9 +195,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_export_mteb(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.mteb_export import export_mteb
 
+    requests = _requests_or_note(args.requests)
     done = export_mteb(
-        args.results, args.out, include_self_reported=args.include_self_reported, release=args.release
-    )
+        args.results, args.out, include_self_reported=args.include_self_reported, release=args.release,
+        requests=requests,
+    )  # fmt: skip
     for model in done:
         run = f" [{model.experiment}]" if model.experiment else ""
         print(f"{model.name}@{model.revision}{run}: {', '.join(model.tasks)} -> {model.folder}")
@@ -188,13 +210,43 @@ def cmd_export_mteb(args: argparse.Namespace) -> int:
 def cmd_eval_results(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.hub_results import open_eval_results_prs, write_eval_results
 
-    results, models = write_eval_results(args.results, args.dataset, args.benchmark, args.out)
+    requests = _requests_or_note(args.requests)
+    results, models = write_eval_results(args.results, args.dataset, args.benchmark, args.out, requests)
     print(
         f"{len(models)} model commit(s) with verified results; eval.yaml and <model>/<commit>/ under {args.out}"
     )
     for model, opened in open_eval_results_prs(results, models, args.benchmark) if args.open_prs else ():
         print(f"{model}: pull request {opened.url}")
     return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ratio_bench.core.io import write_json
+    from ratio_bench.leaderboard.lifecycle import figures, reproduce
+
+    entry = reproduce(args.model, args.setup, args.split, args.dataset, args.cache_dir)
+    if args.out:
+        write_json(args.out, entry)
+    print(
+        f"{args.model}:{args.setup} on {entry['dataset']['name']} {entry['dataset']['version']}: {figures(entry)}"
+    )
+    if args.out:
+        print(f"entry written to {args.out}; compare its results with the leaderboard's entry")
+    return 0
+
+
+def _requests_or_note(text: str | None) -> str | None:
+    """``--requests`` as a repo id; without it, a note that nothing can be verified (every entry self-reported)."""
+    from ratio_bench.leaderboard.hub import RepoRef
+
+    if text is None:
+        print(
+            "note: no --requests REPO given: without the queue nothing is verified (every entry counts as "
+            "self-reported)",
+            file=sys.stderr,
+        )
+        return None
+    return RepoRef.parse(text, "--requests").repo_id
 
 
 def _worker_key(path: Path | None):
@@ -271,7 +323,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     commands = board.add_subparsers(
         dest="leaderboard_command",
         action=ResultsOrCommand,
-        metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results,init}",
+        metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results,reproduce,init}",
     )
 
     p = commands.add_parser(
@@ -343,6 +395,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "embedding cache); "
         "the console gets one line per request",
     )
+    p.add_argument(
+        "--infra-retries", type=int, default=3, metavar="N",
+        help="tries of a job that fails for the infrastructure (Hub timeout or 5xx, full disk) before it is put "
+        "back in the queue, its attempt not spent (default 3)",
+    )  # fmt: skip
+    p.add_argument(
+        "--retry-backoff", type=float, default=30.0, metavar="SECONDS",
+        help="the first wait before such a retry, doubling each time (default 30)",
+    )  # fmt: skip
     judge = add_judge_options(p, model_required=False, prefix=JUDGE_PREFIX, batch=False)
     judge.description = (
         "with --judge-model, each result's unjudged top 10 on the pool's sampled queries is judged and the "
@@ -374,6 +435,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="export unverified entries too (default: verified)",
     )
+    p.add_argument(
+        "--requests", metavar="REPO", help="the requests repository (without it nothing is verified)"
+    )
     p.set_defaults(func=cmd_export_mteb)
 
     p = commands.add_parser("eval-results", help="the Hub's eval.yaml and each model's .eval_results files")
@@ -388,6 +452,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--open-prs", action="store_true", help="also open a pull request on each model repository"
     )
+    p.add_argument(
+        "--requests", metavar="REPO", help="the requests repository (without it nothing is verified)"
+    )
     p.set_defaults(func=cmd_eval_results)
     p = commands.add_parser(
         "keygen", help="make a worker's signing key (its public half goes in trusted_workers.json)"
@@ -396,6 +463,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", help="the worker's public name in the listing (default: worker-KEYID)")
     p.add_argument("--added-by", help="the maintainer who lists the key")
     p.set_defaults(func=cmd_keygen)
+
+    p = commands.add_parser(
+        "reproduce", help="score a leaderboard row again on this machine (the command each entry names)"
+    )
+    p.add_argument("model", metavar="ORG/NAME@SHA", help="the model repository at the commit the entry names")
+    p.add_argument("--setup", required=True, choices=SETUPS, help="the entry's prompt setup")
+    p.add_argument("--split", default="test", help="the entry's split (default: test)")
+    p.add_argument(
+        "--dataset", required=True, metavar="NAME@VERSION|DIR|REPO@REV",
+        help="the release: NAME@VERSION is the folder ./NAME, which must be that version",
+    )  # fmt: skip
+    p.add_argument("--out", type=Path, help="write the entry here (JSON)")
+    p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    p.set_defaults(func=cmd_reproduce)
 
     p = commands.add_parser("verify", help="say whether a result folder or row is verified, step by step")
     p.add_argument(

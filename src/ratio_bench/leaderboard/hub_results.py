@@ -19,8 +19,8 @@ from typing import Any
 from ratio_bench.evaluation import hub_eval
 from ratio_bench.leaderboard import board, hub
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
+from ratio_bench.leaderboard.provenance import PROVENANCE
 from ratio_bench.leaderboard.requests import SETUPS, SHA
-from ratio_bench.leaderboard.worker import PROVENANCE
 
 
 def is_verified(entry: dict[str, Any]) -> bool:
@@ -140,11 +140,12 @@ class OpenedPR:
 
 def open_eval_results_pr(
     model_repo: str, commit: str, files: dict[str, bytes], *, results_link: str | None = None,
-    benchmark: str = "ratio-bench/ratio",
+    benchmark: str = "ratio-bench/ratio", request_link: str | None = None,
 ) -> OpenedPR:  # fmt: skip
     """Open a pull request on ``model_repo`` adding ``files`` (``.eval_results/*.yaml``, checked again here),
-    the scores of its commit ``commit``; the description links the verified result folder. The model's authors
-    merge it or not: until then the Hub shows the scores as community-provided."""
+    the scores of its commit ``commit``; the description links the verified result folder and, from a worker, the
+    request's pull request on the queue. The model's authors merge it or not: until then the Hub shows the scores
+    as community-provided."""
     from huggingface_hub import CommitOperationAdd
 
     if not files:
@@ -160,6 +161,7 @@ def open_eval_results_pr(
         f"({hub.api().endpoint}/datasets/{benchmark}), in the Hub's `.eval_results` format "
         "(https://huggingface.co/docs/hub/eval-results). Each score was computed by a Ratio leaderboard worker"
         + (f"; the verified run: {results_link}" if results_link else "")
+        + (f"; the submission: {request_link}" if request_link else "")
         + ". Merge to show them on the model page; close to decline."
     )
     operations = [CommitOperationAdd(path, data) for path, data in sorted(files.items())]
@@ -172,15 +174,16 @@ def open_eval_results_pr(
 
 
 def write_eval_results(
-    results_repo: str, release: Path, benchmark: str, out: Path
+    results_repo: str, release: Path, benchmark: str, out: Path, requests: str | None = None
 ) -> tuple[RepoResults, list[ModelEvalResults]]:
     """``ratio leaderboard eval-results``: the release's ``eval.yaml`` and each model commit's ``.eval_results``
-    files (under ``<model>/<commit>/``) written to ``out``, for review before any pull request."""
+    files (under ``<model>/<commit>/``) written to ``out``, for review before any pull request. ``requests``: the
+    queue whose FINISHED requests make entries verified (None: nothing is, so no model gets files)."""
     from ratio_bench.core.io import atomic_path
     from ratio_bench.dataset.release import Release
 
     manifest = Release.open(release).manifest
-    results = repo_results(RepoRef.parse(results_repo, "--results"))
+    results = repo_results(RepoRef.parse(results_repo, "--results"), requests)
     models = eval_results_for(results, benchmark, hub_eval.benchmark_tasks(manifest))
     files = {hub_eval.EVAL_FILE: hub_eval.eval_yaml(manifest)}
     files |= {f"{m.model}/{m.revision}/{path}": data for m in models for path, data in m.files.items()}
@@ -203,17 +206,26 @@ def open_eval_results_prs(
 
 
 def propose_eval_results(
-    results_repo: str, model: str, revision: str, release: Path, benchmark: str = "ratio-bench/ratio"
-) -> OpenedPR | None:
+    results_repo: str, model: str, revision: str, release: Path, benchmark: str = "ratio-bench/ratio",
+    *, requests: str, request_link: str | None = None,
+) -> OpenedPR | None:  # fmt: skip
     """What the worker calls after publishing a result: the verified results of ``model`` at ``revision`` in the
-    results repository (read again, so the pull request carries only what the board verifies) proposed to the
-    model repository; None when it has none on a benchmark task."""
+    results repository (read again with the queue ``requests``, so the pull request carries only what the board
+    verifies) proposed to the model repository; None when it has none on a benchmark task. ``request_link``: the
+    request's pull request on the queue, which the description links back to."""
     from ratio_bench.dataset.release import Release
 
-    results = repo_results(RepoRef.parse(results_repo, "--results"))
+    results = repo_results(RepoRef.parse(results_repo, "--results"), requests)
     tasks = hub_eval.benchmark_tasks(Release.open(release).manifest)
     for found in eval_results_for(results, benchmark, tasks):
         if (found.model, found.revision) == (model, revision):
             link = results.folder_url(found.folders[0])
-            return open_eval_results_pr(model, revision, found.files, results_link=link, benchmark=benchmark)
+            return open_eval_results_pr(
+                model,
+                revision,
+                found.files,
+                results_link=link,
+                benchmark=benchmark,
+                request_link=request_link,
+            )
     return None

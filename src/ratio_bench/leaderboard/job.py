@@ -18,6 +18,9 @@ from datetime import date
 from pathlib import Path
 
 FAILURE = "failure.txt"
+FAILURE_CLASS = (
+    "failure_class.txt"  # infrastructure or model (lifecycle.classify): whether the worker retries
+)
 SUMMARY = "job.json"
 SUBMITTER = "stated by the submitter (ratio leaderboard submit --training-cutoff)"
 
@@ -31,8 +34,11 @@ def run_job(
     max_params: int,
     batch_size: int = 64,
     cache_dir: Path | None = None,
+    splits: tuple[str, ...] | None = None,
 ) -> None:
-    """Score the request in ``request_file`` (its ``path`` in the requests repo) into ``out``."""
+    """Score the request in ``request_file`` (its ``path`` in the requests repo) into ``out`` (``splits``: only
+    these, as ``ratio leaderboard reproduce`` asks; default every split a job scores). Each entry names the command
+    that reproduces it."""
     from ratio_bench.core import cutoffs
     from ratio_bench.core.io import write_json
     from ratio_bench.dataset.release import Release
@@ -40,6 +46,7 @@ def run_job(
     from ratio_bench.evaluation.results import mteb_results
     from ratio_bench.evaluation.runs import save_run
     from ratio_bench.leaderboard import hub
+    from ratio_bench.leaderboard.lifecycle import reproduce_command
     from ratio_bench.leaderboard.requests import parse_request
     from ratio_bench.leaderboard.submit import MODEL_PATTERNS, inspect_model
     from ratio_bench.retrieval.cache import EmbeddingCache
@@ -73,12 +80,12 @@ def run_job(
         engine.score(  # test and every snapshot must load (a verified job never skips one); silver may not
             setup,
             release,
-            job_splits(dataset),
+            splits or job_splits(dataset),
             cache=EmbeddingCache(cache_dir),
             batch_size=batch_size,
             keep_runs=True,
             pool=pool,
-            optional=("silver",),
+            optional=() if splits else ("silver",),  # a split reproduce asks for must load
         )
     )
     summary = {  # per split: its ranking; the model load and the encoding are the engine's, once for all
@@ -93,6 +100,9 @@ def run_job(
     }
     for split_score in scored.splits:
         split, result = split_score.split, split_score.result
+        split_score.entry["reproduce"] = reproduce_command(
+            request.model, request.sha, request.setup, split, release.name, release.version
+        )
         write_json(out / f"{split}.json", split_score.entry)
         for task, mteb_doc in mteb_results(result, split_score.data.manifest, split).items():
             write_json(out / "mteb" / split / f"{task}.json", mteb_doc)
@@ -139,8 +149,12 @@ def main(argv: list[str] | None = None) -> int:
             cache_dir=args.cache_dir,
         )
     except Exception as exc:  # noqa: BLE001 - any failure of a stranger's model is that request's FAILED reason
+        from ratio_bench.leaderboard.lifecycle import classify
+
         traceback.print_exc()
+        args.out.mkdir(parents=True, exist_ok=True)
         (args.out / FAILURE).write_text(one_line(exc) + "\n", encoding="utf-8")
+        (args.out / FAILURE_CLASS).write_text(classify(exc) + "\n", encoding="utf-8")
         return 1
     return 0
 

@@ -49,20 +49,22 @@ class ExportedModel:
     folder: Path
 
 
-def load_results(source: str) -> list[RepoResult]:
+def load_results(source: str, requests: str | None = None) -> list[RepoResult]:
     """The entries of ``source``: a folder or file of entries (never verified: a local file proves nothing) or a
-    results repository ``OWNER/NAME[@REV]`` on the Hub (marked by the board's checks)."""
+    results repository ``OWNER/NAME[@REV]`` on the Hub (marked by the board's checks against the queue
+    ``requests``; without it nothing is verified)."""
     if Path(source).exists():
         from ratio_bench.evaluation.leaderboard import load_board
 
         board = load_board(Path(source))
         return [RepoResult("", e, e["model"], None, None) for r in board.releases for e in r.entries]
-    return list(repo_results(RepoRef.parse(source, "--results")).results)
+    return list(repo_results(RepoRef.parse(source, "--results"), requests).results)
 
 
 def chosen(
-    results: list[RepoResult], include_self_reported: bool, release: str | None, where: str
-) -> list[RepoResult]:
+    results: list[RepoResult], include_self_reported: bool, release: str | None, where: str,
+    requests: str | None = None,
+) -> list[RepoResult]:  # fmt: skip
     """The entries to export: verified (or all), one release version, benchmark splits only, no carried copies."""
     picked = [
         r for r in results
@@ -70,9 +72,14 @@ def chosen(
         and (r.entry["split"] in EXPORTED_SPLITS or is_snapshot(r.entry["split"]))
     ]  # fmt: skip
     if not picked:
+        how = (
+            "give the requests repository with --requests (without it nothing is verified)"
+            if requests is None and not Path(where).exists()
+            else "a local folder has none: give the results repository OWNER/NAME and --requests"
+        )
         raise LeaderboardError(
-            f"--results {where}: no verified entries on a test split to export (a local folder has none: give the "
-            "results repository OWNER/NAME, or add --include-self-reported)"
+            f"--results {where}: no verified entries on a test split to export ({how}; or add "
+            "--include-self-reported)"
         )
     versions = sorted({r.entry["dataset"]["version"] for r in picked})
     if release is None and len(versions) > 1:
@@ -142,9 +149,11 @@ def task_results(group: list[RepoResult]) -> list[Any]:
 
 
 def export_mteb(
-    source: str, out: Path, *, include_self_reported: bool = False, release: str | None = None
-) -> list[ExportedModel]:
-    """Write the chosen entries of ``source`` under ``out/results/`` in MTEB's layout; returns what was written."""
+    source: str, out: Path, *, include_self_reported: bool = False, release: str | None = None,
+    requests: str | None = None,
+) -> list[ExportedModel]:  # fmt: skip
+    """Write the chosen entries of ``source`` under ``out/results/`` in MTEB's layout; returns what was written.
+    ``requests``: the queue whose FINISHED requests make a results repository's entries verified."""
     from mteb import ResultCache
 
     if out.exists() and not out.is_dir():
@@ -152,7 +161,7 @@ def export_mteb(
             f"--out {out}: is a file; give a folder (a checkout of MTEB's results repository)"
         )
     groups: dict[tuple[str, str | None, str | None], list[RepoResult]] = {}
-    for result in chosen(load_results(source), include_self_reported, release, source):
+    for result in chosen(load_results(source, requests), include_self_reported, release, source, requests):
         groups.setdefault((result.model, result.revision, result.setup), []).append(result)
     cache = ResultCache(out)
     exported = []

@@ -86,6 +86,11 @@ class Request:
             reason=None,
         )
 
+    def released(self, reason: str) -> Request:
+        """Back to PENDING after an infrastructure error, the attempt it was claimed with given back."""
+        return replace(self, status="PENDING", attempts=max(0, self.attempts - 1), worker=None,
+                       lease_expires=None, started_at=None, finished_at=None, reason=reason[:MAX_TEXT])  # fmt: skip
+
     def ended(
         self, status: str, now: datetime, reason: str | None = None, result: str | None = None
     ) -> Request:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
+from ratio_bench.leaderboard.lifecycle import Wait, wait_for
 from ratio_bench.leaderboard.requests import SETUPS, Request, now_utc, read_queue, request_path, stamp
 
 MAX_PARAMETERS = 2_000_000_000  # the stated cap (a 1.5B model fits; a CPU worker would take days past it)
@@ -185,6 +186,7 @@ class Submission:
     request: Request
     pr_num: int
     pr_url: str
+    wait: Wait | None = None  # where it would stand if admitted now, and the estimated wait
 
     @property
     def label(self) -> str:
@@ -249,7 +251,9 @@ def submit(
             create_pr=True,
             token=token,
         )
-    return Submission(request, info.pr_num, info.pr_url)
+    from ratio_bench.leaderboard.ledger import hub_time
+
+    return Submission(request, info.pr_num, info.pr_url, wait_for(queue, hub_time(requests_repo)))
 
 
 def _check_not_queued(queue, path: str) -> None:

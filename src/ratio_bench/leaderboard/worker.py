@@ -29,7 +29,7 @@ from typing import IO, TYPE_CHECKING
 from ratio_bench import __version__
 from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
-from ratio_bench.leaderboard.job import FAILURE, SUMMARY
+from ratio_bench.leaderboard.job import FAILURE, FAILURE_CLASS, SUMMARY
 from ratio_bench.leaderboard.provenance import PROVENANCE, SCHEMA, WorkerKey, sha256, signed_at
 from ratio_bench.leaderboard.requests import (
     MAX_ATTEMPTS,
@@ -64,6 +64,10 @@ class WorkerOptions:
     key: WorkerKey | None = None  # signs what the worker publishes (:mod:`.provenance`); required to publish
     admit: bool = False  # merge or close the queue's open pull requests before each claim
     log_file: Path | None = None  # the jobs' output and tracebacks (None: the worker's own stderr)
+    infra_retries: int = (
+        3  # tries of a job or a publish that fails for the infrastructure (Hub 5xx, full disk)
+    )
+    retry_backoff_s: float = 30.0  # the first wait between them (doubling)
 
     @property
     def job_timeout_s(self) -> float:
@@ -101,13 +105,21 @@ def local_dataset(text: str) -> tuple[Path, str]:
     return Path(folder), f"{ref.repo_id}@{sha}"
 
 
-def claim(repo_id: str, worker_id: str, lease_s: float, log: Callable[[str], None]) -> Request | None:
-    """Claim the request the Hub admitted first (None when there is none); a request out of attempts becomes
-    FAILED. Leases are written and read on the Hub's clock (:func:`ledger.hub_time`), never this machine's."""
+def claim(
+    repo_id: str,
+    worker_id: str,
+    lease_s: float,
+    log: Callable[[str], None],
+    skip: frozenset[str] = frozenset(),
+) -> Request | None:
+    """Claim the request the Hub admitted first (None when there is none; ``skip``: paths this worker put back
+    after an infrastructure error, left to a later pass); a request out of attempts, or of a model whose author
+    has opted out since its admission, becomes FAILED. Leases are
+    written and read on the Hub's clock (:func:`ledger.hub_time`), never this machine's."""
     for _ in range(CLAIM_TRIES):
         queue = read_queue(repo_id)
         now = ledger.hub_time(repo_id)
-        ready = queue.claimable(now)
+        ready = [r for r in queue.claimable(now) if r.path not in skip]
         if not ready:
             return None
         request = ready[0]
@@ -118,6 +130,9 @@ def claim(repo_id: str, worker_id: str, lease_s: float, log: Callable[[str], Non
                 reason=f"no result after {MAX_ATTEMPTS} attempts (each worker died or ran out of time)",
             )
             message = f"Give up {request.label}"
+        elif request.model.split("/")[0] in queue.policy.opt_out:  # the author opted out after admission
+            new = request.ended("FAILED", now, reason=f"its author asked not to be scored ({ledger.OPT_OUT})")
+            message = f"Opted out {request.label}"
         else:
             new = request.claimed(worker_id, now, lease_s)
             message = f"Claim {request.label} (attempt {new.attempts}) by {worker_id}"
@@ -129,6 +144,9 @@ def claim(repo_id: str, worker_id: str, lease_s: float, log: Callable[[str], Non
         if new.status == "RUNNING":
             return new
         log(f"{request.label}: FAILED ({new.reason})")
+        from ratio_bench.leaderboard.lifecycle import notify
+
+        notify(repo_id, new, f"Failed: {new.label}: {new.reason}.", log)
     raise LeaderboardError(
         f"--requests {repo_id}: the queue kept changing; {CLAIM_TRIES} claims failed in a row"
     )
@@ -136,7 +154,7 @@ def claim(repo_id: str, worker_id: str, lease_s: float, log: Callable[[str], Non
 
 def run_job(request: Request, opts: WorkerOptions, out: Path) -> str | None:
     """Run the job for ``request`` into ``out``; None on success, else the one-line reason it failed."""
-    request_file = out.parent / "request.json"
+    request_file = out.parent / f"request-{out.name}.json"
     request_file.write_bytes(request.to_json())
     command = [sys.executable, "-m", "ratio_bench.leaderboard.job", str(request_file), request.path,
                str(opts.dataset), str(out), "--max-params", str(opts.max_params),
@@ -183,6 +201,33 @@ def _wait(proc: subprocess.Popen, opts: WorkerOptions, out: Path) -> str | None:
     if (out / FAILURE).is_file():
         return (out / FAILURE).read_text(encoding="utf-8").strip()[:400]
     return f"the scoring process died ({_exit_reason(code)})"
+
+
+def failure_class(out: Path) -> str:
+    """How the job in ``out`` failed: ``infrastructure`` (retried) or ``model`` (the default: the request fails)."""
+    from ratio_bench.leaderboard.lifecycle import INFRASTRUCTURE, MODEL
+
+    found = out / FAILURE_CLASS
+    return INFRASTRUCTURE if found.is_file() and found.read_text().strip() == INFRASTRUCTURE else MODEL
+
+
+def run_with_retries(request: Request, opts: WorkerOptions, tmp: Path, log: Callable[[str], None]):
+    """(output folder, failure reason or None, whether it was the infrastructure's) of the job, retried with
+    backoff while it fails for the infrastructure; the claim, and so the submitter's attempt, stays the same."""
+    from ratio_bench.leaderboard.lifecycle import INFRASTRUCTURE
+
+    for attempt in range(1, opts.infra_retries + 1):
+        out = tmp / f"out-{attempt}"
+        reason = run_job(request, opts, out)
+        infra = reason is not None and failure_class(out) == INFRASTRUCTURE
+        if not infra or attempt == opts.infra_retries:
+            return out, reason, infra
+        wait = opts.retry_backoff_s * 2 ** (attempt - 1)
+        log(
+            f"{request.label}: infrastructure error ({reason}); retry {attempt}/{opts.infra_retries - 1} in {wait:g} s"
+        )
+        time.sleep(wait)
+    raise AssertionError("unreachable")
 
 
 def _die_with_parent() -> None:
@@ -250,6 +295,20 @@ def result_files(request: Request, opts: WorkerOptions, out: Path) -> tuple[str,
 
 def finish(opts: WorkerOptions, mine: Request, status: str, reason: str | None, result: str | None) -> bool:
     """Mark ``mine`` ended, if it is still ours (same worker, same attempt); False when another worker has it."""
+    return _rewrite(
+        opts, mine, lambda current, now: current.ended(status, now, reason=reason, result=result),
+        f"{status.capitalize()} {mine.label}",
+    )  # fmt: skip
+
+
+def put_back(opts: WorkerOptions, mine: Request, reason: str) -> bool:
+    """Return ``mine`` to the queue, PENDING, its attempt given back (an infrastructure error is nobody's
+    submission's fault); False when another worker has it."""
+    return _rewrite(opts, mine, lambda current, _: current.released(reason), f"Put back {mine.label}")
+
+
+def _rewrite(opts: WorkerOptions, mine: Request, change, message: str) -> bool:
+    """Write ``change(current, hub time)`` over ``mine`` if it is still ours, on top of the queue's head."""
     for _ in range(CLAIM_TRIES):
         queue = read_queue(opts.requests)
         current = queue.find(mine.path)
@@ -260,12 +319,7 @@ def finish(opts: WorkerOptions, mine: Request, status: str, reason: str | None, 
         ):
             return False
         try:
-            write_request(
-                opts.requests,
-                current.ended(status, ledger.hub_time(opts.requests), reason=reason, result=result),
-                queue.sha,
-                f"{status.capitalize()} {mine.label}",
-            )
+            write_request(opts.requests, change(current, ledger.hub_time(opts.requests)), queue.sha, message)
             return True
         except hub.StaleHead:
             continue
@@ -284,53 +338,117 @@ def still_mine(opts: WorkerOptions, mine: Request) -> bool:
 
 
 def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -> str:
-    """Score one claimed request and record how it ended; returns its final status."""
+    """Score one claimed request and record how it ended; returns its final status (``RETRY``: put back after an
+    infrastructure error). The submitter hears of the end on the request's pull request."""
+    from ratio_bench.leaderboard.lifecycle import delayed_text, failed_text, notify
+
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ratio-worker-") as tmp:
-        reason = run_job(request, opts, Path(tmp) / "out")
-        if reason is not None:
-            ended = finish(opts, request, "FAILED", reason, None)
-            where = f"; the job's output is in {opts.log_file}" if opts.log_file else ""
-            log(
-                f"{request.label}: FAILED ({reason}){where}"
-                + ("" if ended else " [no longer ours: not recorded]")
-            )
-            return "FAILED"
+        out, reason, infra = run_with_retries(request, opts, Path(tmp), log)
+        if reason is not None and infra:
+            back = put_back(opts, request, f"infrastructure error, retried later: {reason}")
+            log(f"{request.label}: put back in the queue, attempt not spent ({reason})" + _lost(back))
+            if back:
+                notify(opts.requests, request, delayed_text(request, reason), log)
+            return "RETRY"
         try:
-            folder, files = result_files(request, opts, Path(tmp) / "out")
+            if reason is not None:
+                raise BadResult(reason)
+            folder, files = result_files(request, opts, out)
         except BadResult as e:
-            finish(opts, request, "FAILED", str(e), None)
-            log(f"{request.label}: FAILED ({e})")
+            ended = finish(opts, request, "FAILED", str(e), None)
+            where = f"; the job's output is in {opts.log_file}" if opts.log_file else ""
+            log(f"{request.label}: FAILED ({e}){where}" + _lost(ended))
+            if ended:
+                notify(opts.requests, request, failed_text(request, str(e)), log)
             return "FAILED"
         if not still_mine(opts, request):  # our lease ran out and another worker has it: it publishes
             log(f"{request.label}: the lease ran out before publishing; the result is dropped")
             return "DROPPED"
-        hub.commit(opts.results, "dataset", files, f"Scores of {request.label} by {opts.worker_id}")
-        finish(opts, request, "FINISHED", None, folder)
+        publish(request, opts, folder, files, log)
         log(f"{request.label}: FINISHED in {time.monotonic() - start:.1f} s -> {opts.results}: {folder}/")
         if opts.judging is not None:  # after FINISHED: judging never costs the request its scores
             from ratio_bench.leaderboard.judging import Scored, judge_round
 
             provenance = json.loads(files[f"{folder}/{PROVENANCE}"])
-            scored = Scored(request.label, folder, Path(tmp) / "out", provenance, sign=opts.key.sign)
+            scored = Scored(request.label, folder, out, provenance, sign=opts.key.sign)
             log(judge_round(opts.results, opts.dataset, scored, opts.judging))
     return "FINISHED"
 
 
+def _lost(recorded: bool) -> str:
+    return "" if recorded else " [no longer ours: not recorded]"
+
+
+def publish(
+    request: Request, opts: WorkerOptions, folder: str, files: dict[str, bytes], log: Callable[[str], None]
+) -> None:
+    """Commit the folder (retried with backoff on an infrastructure error), mark the request FINISHED, propose the
+    verified results to the model repo and tell the submitter on the request's pull request."""
+    from ratio_bench.leaderboard.lifecycle import figures, finished_text, notify, request_pr, with_backoff
+
+    message = f"Scores of {request.label} by {opts.worker_id}"
+    with_backoff(
+        f"{request.label}: publishing",
+        lambda: hub.commit(opts.results, "dataset", files, message),
+        opts.infra_retries, opts.retry_backoff_s, log,
+    )  # fmt: skip
+    if not finish(opts, request, "FINISHED", None, folder):
+        return
+    test = json.loads(files.get(f"{folder}/test.json", b"{}") or b"{}")
+    eval_pr = _propose(request, opts, _pr_url(request_pr, opts, request, log), log)
+    url = f"{hub.api().endpoint}/datasets/{opts.results}/tree/main/{folder}"
+    shown = figures(test) if test.get("results") else "see the folder"
+    notify(
+        opts.requests, request, finished_text(request, url, shown, eval_pr, test.get("reproduce", "")), log
+    )
+
+
+def _pr_url(find, opts: WorkerOptions, request: Request, log: Callable[[str], None]) -> str | None:
+    try:
+        found = find(opts.requests, request.path)
+    except LeaderboardError as e:
+        log(f"{request.label}: its pull request could not be found ({e})")
+        return None
+    return found[1] if found else None
+
+
+def _propose(request: Request, opts: WorkerOptions, request_link: str | None, log) -> str | None:
+    """The model repo's eval-results pull request for the verified results (None when none or refused: logged)."""
+    from ratio_bench.evaluation.hub_eval import HubEvalError
+    from ratio_bench.leaderboard.hub_results import propose_eval_results
+
+    try:
+        opened = propose_eval_results(
+            opts.results, request.model, request.sha, opts.dataset, requests=opts.requests,
+            request_link=request_link,
+        )  # fmt: skip
+    except (LeaderboardError, HubEvalError) as e:
+        log(f"{request.label}: no eval-results pull request ({e})")
+        return None
+    if opened is None:
+        log(f"{request.label}: no verified result on a benchmark task to propose to {request.model}")
+        return None
+    log(f"{request.label}: eval results proposed to {request.model}: {opened.url}")
+    return opened.url
+
+
 def run(opts: WorkerOptions, poll_s: float | None, log: Callable[[str], None]) -> int:
     """Claim and score until the queue is empty (``poll_s`` None), or for ever, looking every ``poll_s`` seconds."""
-    done = 0
+    done, put_back_now = 0, set()
     while True:
         if opts.admit:
             from ratio_bench.leaderboard.admission import admit
 
             admit(opts.requests, opts.max_params, log)
-        request = claim(opts.requests, opts.worker_id, opts.lease_s, log)
+        request = claim(opts.requests, opts.worker_id, opts.lease_s, log, frozenset(put_back_now))
         if request is None:
             if poll_s is None:
                 return done
             time.sleep(poll_s)
+            put_back_now.clear()  # what was put back is tried again after a pause
             continue
         log(f"{request.label}: claimed by {opts.worker_id} (attempt {request.attempts}/{MAX_ATTEMPTS})")
-        process(request, opts, log)
+        if process(request, opts, log) == "RETRY":
+            put_back_now.add(request.path)  # a later pass (or another worker) takes it again
         done += 1

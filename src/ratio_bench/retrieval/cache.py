@@ -239,11 +239,18 @@ class EmbeddingCache:
         model_fp: str,
         prompt: str,
         texts: Sequence[str],
-        encode: Callable[[Sequence[str]], np.ndarray],
+        encode: Callable[..., np.ndarray],
         label: str = "encoding",
+        reports_progress: bool = False,
     ) -> np.ndarray:
         """Vectors of ``texts`` (row i: text i): cached ones read, the rest encoded (:meth:`fill`)."""
-        found = self.fill(model_fp, prompt, texts, encode, label)
+        found = self.fill(model_fp, prompt, texts, encode, label, reports_progress)
+        if reports_progress:
+            per_batch = encode
+
+            def encode(rest):  # the rare re-encoding below (a shard pruned under us) has no bar
+                return per_batch(rest, lambda n: None)
+
         keys = [text_key(model_fp, prompt, t) for t in texts]
         found.update({i: v for i, v in self.lookup(keys).items() if i not in found})
         rest = [i for i in range(len(texts)) if i not in found]  # a shard pruned under us: encoded again
@@ -258,11 +265,16 @@ class EmbeddingCache:
         model_fp: str,
         prompt: str,
         texts: Sequence[str],
-        encode: Callable[[Sequence[str]], np.ndarray],
+        encode: Callable[..., np.ndarray],
         label: str = "encoding",
+        reports_progress: bool = False,
     ) -> dict[int, np.ndarray]:
         """Encode the texts the cache lacks, in chunks of :data:`CHUNK_TEXTS`, each stored as soon as it is
-        done (an interrupted run resumes), under one bar titled ``label``; those vectors by position."""
+        done (an interrupted run resumes), under one bar titled ``label``; those vectors by position.
+
+        ``reports_progress``: ``encode`` takes a second argument, a callback it calls with the number of texts
+        of each batch it finishes, so the bar moves per batch (a chunk of 4,096 texts takes minutes on a CPU);
+        otherwise the bar moves per chunk."""
         self.refresh()
         keys = [text_key(model_fp, prompt, t) for t in texts]
         held = {k for k in keys if k in self._slots}
@@ -283,11 +295,14 @@ class EmbeddingCache:
         ) as bar:
             for start in range(0, len(missing), self.chunk_texts):
                 chunk = missing[start : start + self.chunk_texts]
-                vectors = np.asarray(encode([texts[i] for i in chunk]), dtype=np.float32)
+                batch = [texts[i] for i in chunk]
+                encoded = encode(batch, bar.update) if reports_progress else encode(batch)
+                vectors = np.asarray(encoded, dtype=np.float32)
                 self.put(model_fp, [keys[i] for i in chunk], vectors)
                 done.update(zip(chunk, vectors, strict=True))
                 self.texts_encoded += len(chunk)
-                bar.update(len(chunk))
+                if not reports_progress:
+                    bar.update(len(chunk))
         return done
 
     # --- size report and prune ------------------------------------------------------------------------------

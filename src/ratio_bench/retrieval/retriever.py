@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder, Role
@@ -58,6 +59,8 @@ class Retriever(Protocol):
     def index(self, ids: Sequence[str], texts: Sequence[str]) -> None: ...
 
     def prompt_for(self, move: str) -> str: ...
+
+    def query_variant(self, move: str) -> tuple[str, str]: ...
 
     def search(
         self, move: str, ids: Sequence[str], texts: Sequence[str], k: int, rows: np.ndarray | None = None
@@ -110,6 +113,9 @@ class LexicalRetriever:
     def prompt_for(self, move: str) -> str:
         return ""
 
+    def query_variant(self, move: str) -> tuple[str, str]:
+        return ("", "")
+
     def search(self, move, ids, texts, k, rows=None):
         rows = np.arange(len(self.texts)) if rows is None else rows
         key = rows.tobytes()
@@ -146,8 +152,9 @@ class LexicalRetriever:
 
 class DenseRetriever:
     """A sentence-transformers model: the corpus under the document prompt, queries under the move's prompt
-    (a unified model's instruction for that move; a specialist's one query prompt), exact inner-product search
-    unless a ``searcher`` (the service's ANN index) is given."""
+    (a unified model's instruction for that move; a specialist's one query prompt) and, for a model with per-move
+    query adapters, mapped by the move's adapter; exact inner-product search unless a ``searcher`` (the service's
+    ANN index) is given."""
 
     embeds: ClassVar[bool] = True
     ENTRY_TEXT: ClassVar[tuple[str, ...]] = ("name", "ref", "fingerprint", "vectors", "query_prompt")
@@ -161,10 +168,12 @@ class DenseRetriever:
         query_prompt: str,
         query_prompts: dict[str, str] | None = None,
         cache: EmbeddingCache | None = None,
+        adapters: QueryAdapters | None = None,
     ):
         self.encoder, self.name, self.cache = encoder, name, cache
         self.document_prompt, self.query_prompt = document_prompt, query_prompt
         self.query_prompts = query_prompts or {}
+        self.adapters = adapters
         self.trust_remote_code = False
         self.vectors: np.ndarray | None = None
         self.searcher: Searcher | None = None
@@ -176,8 +185,15 @@ class DenseRetriever:
     @classmethod
     def of(cls, encoder: DenseEncoder, setup: ModelSetup, cache: EmbeddingCache | None = None):
         """A loaded encoder with a resolved setup's prompts."""
+        adapters = QueryAdapters.load(setup.adapters) if setup.adapters else None
         dense = cls(
-            encoder, setup.name, setup.document_prompt, setup.query_prompt, dict(setup.query_prompts), cache
+            encoder,
+            setup.name,
+            setup.document_prompt,
+            setup.query_prompt,
+            dict(setup.query_prompts),
+            cache,
+            adapters,
         )
         dense.trust_remote_code = setup.trust_remote_code
         return dense
@@ -187,11 +203,16 @@ class DenseRetriever:
     ) -> np.ndarray:
         """Vectors of ``texts`` under ``prompt`` (a routed model: through ``role``'s route, cached apart), from
         the embedding cache when there is one (its progress bar titled ``label``: the corpus and the queries
-        are told apart)."""
+        are told apart; it moves per batch the encoder finishes)."""
         if self.cache is None:
             return self.encoder.encode(texts, prompt, role)
         return self.cache.get_or_encode(
-            self.encoder.cache_id(role), prompt, texts, lambda t: self.encoder.encode(t, prompt, role), label
+            self.encoder.cache_id(role),
+            prompt,
+            texts,
+            lambda t, progress: self.encoder.encode(t, prompt, role, progress),
+            label,
+            reports_progress=True,
         )
 
     def embed_corpus(self, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
@@ -215,8 +236,9 @@ class DenseRetriever:
                 key,
                 prompt,
                 list(texts),
-                lambda t, p=prompt, r=role: self.encoder.encode(t, p, r),
+                lambda t, progress, p=prompt, r=role: self.encoder.encode(t, p, r, progress),
                 f"encoding {len(texts):,} texts",
+                reports_progress=True,
             )
 
     def index(self, ids: Sequence[str], texts: Sequence[str]) -> None:
@@ -229,9 +251,19 @@ class DenseRetriever:
     def prompt_for(self, move: str) -> str:
         return self.query_prompts.get(move, self.query_prompt)
 
+    def query_variant(self, move: str) -> tuple[str, str]:
+        """What a move's query vectors depend on besides the text: its prompt, and its adapter (if it has one);
+        moves with equal variants rank alike, so a caller may search once for them."""
+        adapted = self.adapters is not None and move in self.adapters.weights
+        return (self.prompt_for(move), move if adapted else "")
+
     def encode_queries(self, move: str, ids: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+        """The move's query vectors: the base encoding under its prompt (cached, and warmed, as base vectors;
+        a routed model's query route), then its adapter, if any: a small matrix product, never cached, so the
+        cache's keys stay (model, prompt, text) and an adapter retrained is used at once."""
         label = f"encoding {move} queries ({len(texts):,})"
-        return self.embed(self.prompt_for(move), texts, label, role="query")
+        vectors = self.embed(self.prompt_for(move), texts, label, role="query")
+        return self.adapters.apply(move, vectors) if self.adapters is not None else vectors
 
     def search(self, move, ids, texts, k, rows=None):
         if self.vectors is None:
@@ -254,6 +286,8 @@ class DenseRetriever:
         }
         if self.query_prompts:
             entry["query_prompts"] = dict(self.query_prompts)
+        if self.adapters is not None:  # per-move query adapters, shipped with the registered model
+            entry["adapters_sha256"] = self.adapters.sha256
         return entry
 
     def save(self, root: Path, key: str) -> dict[str, Any]:
@@ -283,7 +317,20 @@ class DenseRetriever:
             raise SavedIndexError(
                 f"fingerprint: model {entry['name']} on this machine differs from the one the index was built with"
             )
-        dense = cls(encoder, entry["name"], "", entry["query_prompt"], entry.get("query_prompts", {}))
+        adapters = QueryAdapters.load(setup.adapters) if setup.adapters else None
+        if (adapters.sha256 if adapters else "") != entry.get("adapters_sha256", ""):
+            raise SavedIndexError(
+                f"adapters_sha256: model {entry['name']}'s query adapters on this machine differ from those the "
+                "index was built with"
+            )
+        dense = cls(
+            encoder,
+            entry["name"],
+            "",
+            entry["query_prompt"],
+            entry.get("query_prompts", {}),
+            adapters=adapters,
+        )
         dense.use_vectors(vectors, searcher)  # queries only, never cached: the corpus is the index's vectors
         return dense
 

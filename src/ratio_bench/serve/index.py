@@ -87,12 +87,15 @@ TOPICAL_NOTICE = "one model and one prompt for every move: results are topical, 
 
 def move_aware(manifest: dict[str, Any]) -> bool:
     """Whether the index's moves can rank differently: different models, or one model with a different query
-    prompt per move (a unified model). One model with one prompt (BM25, an untuned encoder) ranks every move
-    alike, which a user should be told rather than left to infer from three identical columns."""
+    prompt per move (a unified model), or per-move query adapters. One model with one prompt (BM25, an untuned
+    encoder) ranks every move alike, which a user should be told rather than left to infer from three identical
+    columns."""
     moves, models = manifest["moves"], manifest["models"]
     if len(moves) < 2 or len(set(moves.values())) > 1:
         return True
     entry = models[next(iter(moves.values()))]
+    if entry.get("adapters_sha256"):
+        return True
     prompts = entry.get("query_prompts", {})
     return len({prompts.get(m, entry.get("query_prompt")) for m in moves}) > 1
 
@@ -263,6 +266,8 @@ def check_manifest(manifest: dict[str, Any], root: Path) -> None:
         prompts = entry.get("query_prompts", {})
         if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
             raise fail(f"models.{key}.query_prompts", "a mapping of moves to prompts", prompts)
+        if not isinstance(entry.get("adapters_sha256", ""), str):
+            raise fail(f"models.{key}.adapters_sha256", "a SHA-256 text", entry["adapters_sha256"])
         if not isinstance(entry.get("trust_remote_code", False), bool):
             raise fail(f"models.{key}.trust_remote_code", "true or false", entry["trust_remote_code"])
         ann_entry = entry.get("ann")

@@ -134,10 +134,10 @@ class Searcher:
     ) -> dict[str, list[dict]]:
         """Top-``k`` candidates per move: rank (from 1), score (descending), text and provenance."""
         moves = check_query(text, moves, k, self.moves)
-        keys = {}  # move -> (model key, query prompt): one search per distinct pair
+        keys = {}  # move -> (model key, query prompt and adapter): one search per distinct variant
         for m in moves:
             key = self.index.manifest["moves"][m]
-            keys[m] = (key, self.models[key].prompt_for(m))
+            keys[m] = (key, *self.models[key].query_variant(m))
         found: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         with self.lock:
             for m, pair in keys.items():

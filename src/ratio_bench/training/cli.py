@@ -63,6 +63,22 @@ def cmd_train_all(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train_adapters(args: argparse.Namespace) -> int:
+    from ratio_bench.core.resources import preset
+    from ratio_bench.dataset.release import Release
+    from ratio_bench.training import adapters
+
+    config = adapters.load_config(preset("training", args.config))
+    release = Release.open(args.dataset)
+    encode = adapters.encoder_for(config.base, args.cache_dir, args.batch_size)
+    trained, choices = adapters.train_adapters(config, release, encode)
+    weights = adapters.write_outputs(args.out, config, release, trained, choices)
+    for line in adapters.describe(choices):
+        print(line)
+    print(f"{config.file}: query adapters -> {weights} (summary {args.out / adapters.SUMMARY})")
+    return 0
+
+
 def cmd_model_card(args: argparse.Namespace) -> int:
     from ratio_bench.training.card import write_card
 
@@ -107,6 +123,20 @@ def register(sub) -> None:
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_train_all)
+
+    p = stage.add_parser(
+        "adapters", help="per-move query adapters on a frozen model (seconds once its vectors are cached)"
+    )
+    p.add_argument(
+        "--config", required=True, help="an adapter config file, or a shipped one (adapters/all-MiniLM-L6-v2)"
+    )
+    p.add_argument(
+        "--dataset", type=Path, required=True, help="a release folder (its train and validation splits)"
+    )
+    p.add_argument("--out", type=Path, required=True, help="output folder (<name>.safetensors, summary.json)")
+    p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.set_defaults(func=cmd_train_adapters)
 
     p = stage.add_parser("card", help="(re-)render a tuned model's card: DIR/best/README.md")
     p.add_argument("dir", type=Path, metavar="DIR", help="a training output folder (ratio train --out)")
