@@ -144,3 +144,22 @@ def test_warming_an_unrouted_model_encodes_a_text_once_whatever_its_role(tmp_pat
     r = DenseRetriever(encoder, "m", "", "", cache=EmbeddingCache(tmp_path))
     r.warm(CORPUS, {"address": [CORPUS[0], "a new query"]})
     assert encoder.routes == [("document", 4)]  # one pass: the corpus and the one query it lacks
+
+
+def test_adapters_map_the_cached_base_query_vectors_and_are_recorded_in_the_index(tmp_path):
+    """The cache stores the base query vectors (keyed by model, prompt, text); a move's adapter is applied after
+    it, so an adapted and a plain retriever share one cache entry, and an index names the adapters' hash."""
+    from ratio_bench.retrieval.adapters import QueryAdapters
+
+    swap = np.eye(27, dtype=np.float32)[::-1]  # address: a map that reverses the letters' axes
+    adapters = QueryAdapters("fake", 27, {"address": swap}, {"address": np.zeros(27, np.float32)}, "ab" * 32)
+    cache = EmbeddingCache(tmp_path, progress=False)
+    plain = DenseRetriever(FakeEncoder(), "m", "", "", cache=cache)
+    adapted = DenseRetriever(FakeEncoder(), "m", "", "", cache=cache, adapters=adapters)
+    base = plain.encode_queries("address", ["q"], ["graph networks"])
+    mapped = adapted.encode_queries("address", ["q"], ["graph networks"])
+    assert adapted.encoder.calls == []  # the base vector came from the cache the plain one filled
+    assert np.allclose(mapped, base[:, ::-1]) and not np.allclose(mapped, base)
+    assert np.array_equal(adapted.encode_queries("broaden", ["q"], ["graph networks"]), base)  # no map: base
+    assert adapted.query_variant("address") != adapted.query_variant("broaden")
+    assert adapted.describe()["adapters_sha256"] == "ab" * 32 and "adapters_sha256" not in plain.describe()
