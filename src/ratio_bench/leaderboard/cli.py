@@ -65,12 +65,13 @@ class ResultsOrCommand(argparse._SubParsersAction):
 
 
 def cmd_board(args: argparse.Namespace) -> int:
-    from ratio_bench.evaluation.cli import cmd_leaderboard, render_board
+    from ratio_bench.evaluation.board_output import render_board
+    from ratio_bench.evaluation.leaderboard import load_board
 
     if args.from_repo is None:
         if args.board_requests:
             raise UsageError("--requests: the queue is shown with --from REPO (a results repository)")
-        return cmd_leaderboard(args)
+        return render_board(load_board(args.results), args, str(args.results))
     if getattr(args, "_results_given", False):
         raise UsageError(f"give RESULTS ({args.results}) or --from {args.from_repo}, not both")
     from ratio_bench.core.io import report_console
