@@ -69,7 +69,7 @@ def test_the_results_folder_page_is_rendered_again_only_when_a_file_changes(tmp_
 
 
 def _repo(board):
-    files = worker_folder("org/m", "generic", {"test": {"address": [1, 2, 3]}}) | self_reported()
+    files = worker_folder(board.key, "org/m", "generic", {"test": {"address": [1, 2, 3]}}) | self_reported()
     files["org/m/runs/test/run.json"] = b"{}"  # saved runs stay on the Hub
     files["big/entry.json"] = b" " * 1_000_001  # over the entry cap: listed, rejected, never downloaded
     board.hub.state.commit(f"datasets/{RESULTS}", "main", files)
