@@ -166,3 +166,19 @@ def test_indexing_serving_and_scoring_hold_no_retriever_kind_checks():
             if named in ("DenseRetriever", "LexicalRetriever", "BM25Retriever", "DenseEncoder"):
                 found.append(f"{name}:{node.lineno}: {named}, a kind's class, named")
     assert not found, "kind checks outside the retriever registry:\n" + "\n".join(found)
+
+
+MAX_FUNCTION_LINES = 100  # short functions: a longer one is split into steps that say what they do
+
+
+def test_no_function_is_over_a_hundred_lines():
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    found.append(
+                        f"{path.relative_to(ROOT.parent.parent)}:{node.lineno}: {node.name} ({lines})"
+                    )
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(found)
