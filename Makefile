@@ -86,9 +86,9 @@ browser:
 	apt-get install -y --no-install-recommends chromium chromium-driver
 
 # The README's picture of the search page (docs/search.png): a problem sentence typed into the page served from IDX,
-# e.g. ratio index --dataset ratio --split test --model all-MiniLM-L6-v2 --corpus-meta $(CORPUS) --out idx
+# e.g. ratio index --dataset ratio --split mini --model all-MiniLM-L6-v2-moves --corpus-meta $(CORPUS) --out idx
 IDX ?= idx
-SHOT_QUERY ?= Language models trained on web text repeat memorised facts that have since become outdated.
+SHOT_QUERY ?= Dense retrievers fail on rare technical terms that never appeared in their training data.
 screenshot: install
 	$(PY) -m tests.helpers.browser --index $(IDX) --out docs/search.png "$(SHOT_QUERY)"
 

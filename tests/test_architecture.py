@@ -121,3 +121,64 @@ def test_reading_a_release_loads_no_duckdb():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", f"importing ratio_bench.dataset.release loaded: {out.strip()}"
+
+
+def defines_register(path: Path) -> bool:
+    """Whether ``path`` is a command module: it adds subcommands with a top-level ``register(subparsers)``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return any(isinstance(n, ast.FunctionDef) and n.name == "register" for n in tree.body)
+
+
+def test_no_service_module_uses_a_cli_module_as_its_library():
+    """The service (leaderboard/, serve/) calls library modules, never a ``cli`` module: a command module there
+    may reach its own package's ``cli`` (the MCP command shares the search options), nothing else may reach any."""
+    found = []
+    for package in ("leaderboard", "serve"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for line, target in imports(path):
+                if target.split(".")[-1] != "cli":
+                    continue
+                own = target == f"ratio_bench.{package}.cli"
+                if not (own and defines_register(path)):
+                    found.append(f"{path.relative_to(ROOT.parent.parent)}:{line}: imports {target}")
+    assert not found, "service modules importing a CLI module:\n" + "\n".join(found)
+
+
+# Where models are indexed, searched and scored: a retriever's kind is looked up in retrieval/retriever.py's
+# RETRIEVERS (its class describes, saves and restores itself), never branched on here.
+KIND_FREE = ("serve/index.py", "serve/search.py", "evaluation/evaluate.py", "evaluation/engine.py")
+
+
+def test_indexing_serving_and_scoring_hold_no_retriever_kind_checks():
+    from ratio_bench.retrieval.retriever import RETRIEVERS
+
+    found = []
+    for name in KIND_FREE:
+        path = ROOT / name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Constant) and node.value in RETRIEVERS:
+                found.append(f"{name}:{node.lineno}: the kind {node.value!r}")
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "embeds":
+                found.append(f"{name}:{node.lineno}: embeds(kind)")
+            named = (
+                node.name if isinstance(node, ast.alias) else getattr(node, "id", getattr(node, "attr", None))
+            )
+            if named in ("DenseRetriever", "LexicalRetriever", "BM25Retriever", "DenseEncoder"):
+                found.append(f"{name}:{node.lineno}: {named}, a kind's class, named")
+    assert not found, "kind checks outside the retriever registry:\n" + "\n".join(found)
+
+
+MAX_FUNCTION_LINES = 100  # short functions: a longer one is split into steps that say what they do
+
+
+def test_no_function_is_over_a_hundred_lines():
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    found.append(
+                        f"{path.relative_to(ROOT.parent.parent)}:{node.lineno}: {node.name} ({lines})"
+                    )
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(found)

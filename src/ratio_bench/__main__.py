@@ -26,9 +26,9 @@ def print_install_check() -> int:
         )
         print(f"  {extra.name:<22} {state}")
     print("\nmodels (ratio models; NAME[:SETUP] for --model)")
-    for name, kind, setups, where in report.models:
-        state = "unavailable" if where.startswith("unavailable") else "available"
-        print(f"  {name:<22} {kind:<7} {state:<12} setups: {setups}")
+    for model in report.models:
+        state = "available" if model.available else "unavailable"
+        print(f"  {model.name:<22} {model.kind:<7} {state:<12} setups: {', '.join(model.setups)}")
     test = report.self_test
     print(f"\nself-test  {'passed' if test.passed else 'FAILED'} in {test.seconds:.2f} s: {test.detail}")
     if test.passed:

@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ratio_bench.leaderboard import cli as leaderboard_cli
     from ratio_bench.lexicon import cli as lexicon_cli
     from ratio_bench.mining import cli as mining_cli
+    from ratio_bench.retrieval import cli as retrieval_cli
     from ratio_bench.serve import cli as serve_cli
     from ratio_bench.serve import mcp as mcp_cli
     from ratio_bench.training import cli as training_cli
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         mining_cli,
         lexicon_cli,
         dataset_cli,
+        retrieval_cli,  # ratio cache
         evaluation_cli,
         judge_cli,
         serve_cli,

@@ -11,7 +11,7 @@ import pytest
 from tests.helpers.entries import ranked_entry
 from tests.helpers.training import build_tiny
 
-from ratio_bench.evaluation.cli import score_entry
+from ratio_bench.evaluation import engine
 from ratio_bench.evaluation.evaluate import load_split
 from ratio_bench.evaluation.model_meta import MAX_TEXT, ModelMeta, card_facts, check_model_meta
 from ratio_bench.evaluation.results import SubmissionError, validate_submission
@@ -39,14 +39,19 @@ def test_split(small_release):
     return load_split(small_release, "test")
 
 
+def _entry(setup, release, cache=None) -> dict:
+    """The test split's entry of ``setup``, scored by the engine (as ``ratio score`` and the worker do)."""
+    return engine.score(setup, release, ["test"], cache=cache).splits[0].entry
+
+
 def test_an_entry_carries_the_loaded_models_shape_its_card_and_the_measured_cost(
-    tmp_path, tiny_bert, test_split
+    tmp_path, tiny_bert, small_release
 ):
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(tiny_bert), device="cpu")
     setup = resolve(str(tiny_bert), "generic")
-    result, entry = score_entry(setup, test_split, "test", cache=EmbeddingCache(tmp_path / "c"))
+    entry = _entry(setup, small_release, EmbeddingCache(tmp_path / "c"))
     meta = entry["model_meta"]
     assert meta["parameters"] == sum(p.numel() for p in model.parameters()) > 0
     assert meta["embedding_dim"] == model.get_embedding_dimension() and meta["max_tokens"] == 64
@@ -55,13 +60,13 @@ def test_an_entry_carries_the_loaded_models_shape_its_card_and_the_measured_cost
     assert meta["throughput_texts_per_s"] > 0 and meta["peak_memory_mb"] > 10
     validate_submission(json.loads(json.dumps(entry)))
     # a re-score from the cache encodes nothing: no throughput is claimed for it
-    _, again = score_entry(setup, test_split, "test", cache=EmbeddingCache(tmp_path / "c"))
+    again = _entry(setup, small_release, EmbeddingCache(tmp_path / "c"))
     assert again["model_meta"]["throughput_texts_per_s"] is None
     assert again["model_meta"]["parameters"] == meta["parameters"]
 
 
-def test_bm25_has_no_model_shape_but_names_its_hardware(test_split):
-    _, entry = score_entry(resolve("bm25"), test_split, "test")
+def test_bm25_has_no_model_shape_but_names_its_hardware(small_release):
+    entry = _entry(resolve("bm25"), small_release)
     meta = entry["model_meta"]
     assert (
         meta["parameters"] is None

@@ -54,10 +54,36 @@ def test_mteb_path_agrees(small_release, reuse, monkeypatch, tmp_path):
         monkeypatch.setattr(SentenceTransformer, "encode_document", refuse)
     cache = EmbeddingCache(tmp_path / "c")
     theirs = score_with_mteb(setup, small_release, "test", ["address"], reuse_embeddings=reuse, cache=cache)
-    # reusing the cache is reported as such: the corpus and the queries were hits, nothing was encoded
-    assert (theirs.cache_hits, theirs.encode_calls) == ((2, 0) if reuse else (0, 0))
+    # mteb's encoder is answered from the cache ratio filled (keys: model, prompt, text): nothing encoded again
+    assert (theirs.cache_hits, theirs.encode_calls) == ((4, 0) if reuse else (2, 0))
     for k in ("recall_at_1", "recall_at_10", "mrr_at_10", "mrr_at_100", "ndcg_at_10", "map_at_10"):
         assert abs(ours.metrics["address"][k] - theirs.metrics["address"][k]) < 1e-4, k
+
+
+def test_mteb_encodes_the_shared_corpus_once_for_all_three_tasks(small_release, monkeypatch, tmp_path):
+    """mteb runs each relation as its own task; through the cached encoder the corpus they share is encoded once."""
+    pytest.importorskip("mteb")
+    from sentence_transformers import SentenceTransformer
+
+    from ratio_bench.evaluation.mteb_tasks import score_with_mteb
+
+    encoded: list[str] = []
+    real = SentenceTransformer.encode
+
+    def counting(self, sentences, *args, **kwargs):
+        encoded.extend([sentences] if isinstance(sentences, str) else sentences)
+        return real(self, sentences, *args, **kwargs)
+
+    monkeypatch.setattr(SentenceTransformer, "encode", counting)
+    data = load_split(small_release, "train")  # address and specify have queries: two tasks share the corpus
+    setup = resolve("all-MiniLM-L6-v2")
+    cache = EmbeddingCache(tmp_path / "c", progress=False)
+    result = score_with_mteb(setup, small_release, "train", ["address", "specify"], cache=cache)
+    assert set(result.metrics) == {"address", "specify"}
+    queries = [t for q in data.queries.values() for t in q.texts]
+    assert sorted(encoded) == sorted(set(data.corpus_texts) | set(queries))  # each text once
+    again = score_with_mteb(setup, small_release, "train", ["address", "specify"], cache=cache)
+    assert again.encode_calls == 0 and again.metrics == result.metrics
 
 
 def test_a_folder_that_is_no_release_is_refused(tmp_path):

@@ -69,7 +69,7 @@ def test_the_results_folder_page_is_rendered_again_only_when_a_file_changes(tmp_
 
 
 def _repo(board):
-    files = worker_folder("org/m", "generic", {"test": {"address": [1, 2, 3]}}) | self_reported()
+    files = worker_folder(board.key, "org/m", "generic", {"test": {"address": [1, 2, 3]}}) | self_reported()
     files["org/m/runs/test/run.json"] = b"{}"  # saved runs stay on the Hub
     files["big/entry.json"] = b" " * 1_000_001  # over the entry cap: listed, rejected, never downloaded
     board.hub.state.commit(f"datasets/{RESULTS}", "main", files)
@@ -82,11 +82,11 @@ def test_a_repo_read_in_one_download_gives_the_boards_entries_of_the_per_file_re
     _repo(hub_env)
     ref = hub.RepoRef(RESULTS, None, "--from")
     bulk, one_by_one = load_board_from_repo(ref, REQUESTS), load_board_from_repo(ref, REQUESTS, bulk=False)
-    assert [(e["model"], e["provenance"]) for r in bulk.releases for e in r.entries] == [
-        (e["model"], e["provenance"]) for r in one_by_one.releases for e in r.entries
+    assert [(e.model, e.provenance) for r in bulk.releases for e in r.entries] == [
+        (e.model, e.provenance) for r in one_by_one.releases for e in r.entries
     ]
     assert bulk.rejected == one_by_one.rejected and "big/entry.json" in [r.source for r in bulk.rejected]
-    assert [e["model"] for r in bulk.releases for e in r.entries] == ["my model"]
+    assert [e.model for r in bulk.releases for e in r.entries] == ["my model"]
     local = RepoReader.open(ref, None).local
     got = sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file())
     assert "org/m/runs/test/run.json" not in got and "big/entry.json" not in got

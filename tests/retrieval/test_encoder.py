@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ratio_bench.evaluation.evaluate import load_split, score
-from ratio_bench.retrieval.cache import EmbeddingCache, texts_fingerprint
+from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelUnavailableError, fingerprint, resolve
 
@@ -67,9 +67,7 @@ def test_a_tuned_folder_scores_with_its_saved_prompts(minilm, small_release, tmp
     saved = score(resolve(str(folder)), data, cache=cache)
     fp = fingerprint(folder)
     assert saved.model == "tuned:saved" and fp != fingerprint(setup.path)
-    qids, queries, _ = data.queries["address"]
-    expected = {
-        cache.path(fp, "doc: ", texts_fingerprint(data.corpus_ids, data.corpus_texts)),
-        cache.path(fp, "find: ", texts_fingerprint(qids, queries)),
-    }
-    assert set((tmp_path / "cache").rglob("*.npy")) == expected  # encoded with the prompts it was saved with
+    queries = {t for q in data.queries.values() for t in q.texts}
+    assert cache.holds(fp, "doc: ", data.corpus_texts) and cache.holds(fp, "find: ", sorted(queries))
+    assert not cache.holds(fp, "", data.corpus_texts[:1])  # encoded with the prompts it was saved with
+    assert cache.info().vectors == len(set(data.corpus_texts)) + len(queries)

@@ -186,17 +186,9 @@ def _require_passing_before(release: Release) -> None:
         )
 
 
-def _append(
-    dataset: Path,
-    corpus: list[Path],
-    version: str,
-    work_dir: Path | None,
-    progress: bool,
-    through: dt.date | None,
-) -> dict[str, Any]:
-    release = Release.open(dataset)  # read again under the lock: the release as it is now
-    check_manifest(release)
-    cfg = _append_config(release, version, through)
+def _appendable(release: Release, cfg: BuildConfig) -> list[Path]:
+    """The release's works indexes, after checking that the append can keep to the release: the same lexicon,
+    and a works index to keep already public works out of the new snapshots."""
     lexicon = Lexicon.load(cfg.lexicon)
     if lexicon.fingerprint() != release.manifest.get("lexicon_sha256"):
         raise AppendError(
@@ -211,6 +203,21 @@ def _append(
             "already public works out of the new snapshots; rebuild the release with this version of ratio",
             value=release.root,
         )
+    return works
+
+
+def _append(
+    dataset: Path,
+    corpus: list[Path],
+    version: str,
+    work_dir: Path | None,
+    progress: bool,
+    through: dt.date | None,
+) -> dict[str, Any]:
+    release = Release.open(dataset)  # read again under the lock: the release as it is now
+    check_manifest(release)
+    cfg = _append_config(release, version, through)
+    works = _appendable(release, cfg)
     _require_passing_before(release)
     root = release.root.resolve()
     work = work_dir or root.parent / f"{root.name}.work" / f"append-{version}"

@@ -99,6 +99,31 @@ def build_release(
         return _build(cfg, out, workers, progress, repo_hint, strict, options)
 
 
+def _mine(
+    cfg: BuildConfig, mined: Path, workers: int, progress: bool, strict: bool, options: BuildOptions
+) -> dict[str, Any]:
+    """Mine the corpus into ``mined`` (resumable); a busy or mismatched work folder is named with where it came
+    from (--work-dir, the config's work_dir, or the default beside --out) and the way out."""
+    try:
+        return run_mining(
+            cfg.corpus,
+            mined,
+            MiningSettings(
+                lexicon_dir=str(cfg.lexicon), reader=ReaderSettings(strict=strict), progress=progress
+            ),
+            workers=workers,
+        )
+    except (PlanMismatchError, FolderBusyError) as exc:
+        where = (
+            "--work-dir"
+            if options.work_dir
+            else "work_dir in " + cfg.path.name
+            if cfg.work_dir
+            else "the work folder"
+        )
+        raise type(exc)(f"{where} {mined.parent}: {exc} (or give --work-dir FOLDER)") from None
+
+
 def _build(
     cfg: BuildConfig,
     out: Path,
@@ -125,24 +150,7 @@ def _build(
     t0 = time.perf_counter()
     lexicon = Lexicon.load(cfg.lexicon)
     mined = work / "mined"
-    try:
-        stats = run_mining(
-            cfg.corpus,
-            mined,
-            MiningSettings(
-                lexicon_dir=str(cfg.lexicon), reader=ReaderSettings(strict=strict), progress=progress
-            ),
-            workers=workers,
-        )
-    except (PlanMismatchError, FolderBusyError) as exc:  # name where the folder came from, and the way out
-        where = (
-            "--work-dir"
-            if options.work_dir
-            else "work_dir in " + cfg.path.name
-            if cfg.work_dir
-            else "the work folder"
-        )
-        raise type(exc)(f"{where} {work}: {exc} (or give --work-dir FOLDER)") from None
+    stats = _mine(cfg, mined, workers, progress, strict, options)
     timings["mining"] = round(time.perf_counter() - t0, 2)
 
     t1 = time.perf_counter()

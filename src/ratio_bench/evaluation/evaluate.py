@@ -23,7 +23,7 @@ from ratio_bench.evaluation.metrics import DEFAULT_KS, evaluate_run
 from ratio_bench.evaluation.model_meta import EncodeStats, ModelMeta, measure, reset_peak_memory
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup
-from ratio_bench.retrieval.retriever import load_retriever
+from ratio_bench.retrieval.retriever import Retriever, load_retriever
 
 TOP_K = 100
 
@@ -94,6 +94,7 @@ class ScoreResult:
     seconds: float
     encode_calls: int = 0  # text lists encoded (cache misses; a chunked corpus counts once)
     cache_hits: int = 0
+    texts_encoded: int = 0  # texts the cache did not hold
     runs: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
     run_scores: dict[str, dict[str, list[float]]] = field(
         default_factory=dict, repr=False
@@ -115,7 +116,26 @@ def score(
     keep_runs: bool = False,
     pools: dict[str, np.ndarray] | None = None,
 ) -> ScoreResult:
-    """Score ``setup`` on every relation of ``data``.
+    """Load ``setup`` and score it on every relation of ``data`` (several splits: :mod:`.engine`, which loads
+    the model once for all of them)."""
+    cache = cache or EmbeddingCache()
+    start = time.perf_counter()
+    reset_peak_memory()  # the entry's peak memory is this run's
+    retriever = load_retriever(setup, cache, batch_size)
+    result = rank(retriever, setup.name, data, cache, ks, keep_runs, pools)
+    return replace(result, seconds=time.perf_counter() - start, model_meta=measured_meta(setup, retriever))
+
+
+def rank(
+    retriever: Retriever,
+    name: str,
+    data: SplitData,
+    cache: EmbeddingCache,
+    ks: Sequence[int] = DEFAULT_KS,
+    keep_runs: bool = False,
+    pools: dict[str, np.ndarray] | None = None,
+) -> ScoreResult:
+    """Score a loaded ``retriever`` on every relation of ``data``.
 
     ``pools`` optionally restricts a relation's candidates to some corpus rows (oracle operation filtering);
     dense models then search a subset of the cached corpus embeddings, so nothing is encoded again.
@@ -124,10 +144,7 @@ def score(
     top_k = max(max(ks), 1)
     runs: dict[str, dict[str, list[str]]] = {}
     run_scores: dict[str, dict[str, list[float]]] = {}
-    cache = cache or EmbeddingCache()
-    misses_before, hits_before = cache.misses, cache.hits
-    reset_peak_memory()  # the entry's peak memory is this run's
-    retriever = load_retriever(setup, cache, batch_size)
+    misses_before, hits_before, texts_before = cache.misses, cache.hits, cache.texts_encoded
     retriever.index(data.corpus_ids, data.corpus_texts)
     for rel, q in data.queries.items():
         if not q.ids:
@@ -136,15 +153,15 @@ def score(
         sc, idx = retriever.search(rel, q.ids, q.texts, top_k, rows)
         runs[rel] = {qid: [data.corpus_ids[j] for j in row] for qid, row in zip(q.ids, idx, strict=True)}
         run_scores[rel] = {qid: [float(x) for x in row] for qid, row in zip(q.ids, sc, strict=True)}
-    result = result_of_runs(setup.name, runs, data.queries, ks)
+    result = result_of_runs(name, runs, data.queries, ks)
     return replace(
         result,
         seconds=time.perf_counter() - start,
         encode_calls=cache.misses - misses_before,
         cache_hits=cache.hits - hits_before,
+        texts_encoded=cache.texts_encoded - texts_before,
         runs=runs if keep_runs else {},
         run_scores=run_scores if keep_runs else {},
-        model_meta=measured_meta(setup, retriever),
     )
 
 

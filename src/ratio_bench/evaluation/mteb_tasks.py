@@ -24,7 +24,8 @@ from ratio_bench.dataset.contract import MINI
 from ratio_bench.dataset.release import Release, card_data_files
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.retrieval.cache import EmbeddingCache
-from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint
+from ratio_bench.retrieval.encoder import DenseEncoder, Role
+from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint, is_routed
 
 # The published release (``ratio publish`` tags it with its version); a task for another release or a local
 # folder is made by ratio_tasks(dataset_path=..., revision=...).
@@ -134,37 +135,49 @@ def model_prompts(setup: ModelSetup, relations: Sequence[str]) -> dict[str, str]
     return {key: text for key, text in prompts.items() if text}
 
 
-def _serve_ratio_embeddings(
-    model: Any, setup: ModelSetup, dataset_path, split: str, relations, cache: EmbeddingCache
-) -> None:
-    """Make ``model`` answer mteb's encode calls from ratio's embedding cache (encoding what is missing).
+def _encoder(model: Any, setup: ModelSetup, batch_size: int = 64) -> DenseEncoder:
+    """mteb's loaded model as ratio's encoder: the same cache keys as ``ratio score`` (a Router model's two
+    routes apart)."""
+    return DenseEncoder(model, fingerprint(setup.path), batch_size, routed=is_routed(setup.path))
 
-    With the same vectors on both paths, an agreement check isolates what mteb and ratio each do on their
-    own: loading the tasks, searching and computing metrics.
+
+def cache_encoders(model: Any, setup: ModelSetup, cache: EmbeddingCache, batch_size: int = 64) -> None:
+    """Answer mteb's encode calls (``encode_query``/``encode_document``, a whole task's texts at once) from
+    the embedding cache, encoding only the texts it lacks.
+
+    mteb's own ``CachedEmbeddingWrapper`` keys its store by task, so the corpus the three Ratio tasks share
+    would still be encoded once per task; keyed by (model, prompt, text), it is encoded once for all three, and
+    not at all when ``ratio score`` encoded it already (the keys are the same: mteb passes the setup's prompts).
     """
-    import numpy as np
+    encoder = _encoder(model, setup, batch_size)
 
-    from ratio_bench.retrieval.encoder import DenseEncoder
+    def cached(role: Role):
+        def encode(sentences, prompt: str | None = None, **_: Any):
+            texts, text_prompt = list(sentences), prompt or ""
+            label = f"encoding {len(texts):,} {role} texts (mteb)"
+            return cache.get_or_encode(  # a routed model: each role through its route, cached apart
+                encoder.cache_id(role),
+                text_prompt,
+                texts,
+                lambda t, progress: encoder.encode(t, text_prompt, role, progress),
+                label,
+                reports_progress=True,  # the bar moves per batch
+            )
+
+        return encode
+
+    model.encode_query = cached("query")
+    model.encode_document = cached("document")
+
+
+def _fill_from_release(model: Any, setup: ModelSetup, dataset_path, split, relations, cache) -> None:
+    """Encode the split's corpus and queries into the cache through ratio's retriever (``--reuse-embeddings``:
+    mteb then reads every vector from the cache, so an agreement check isolates loading, search and metrics)."""
     from ratio_bench.retrieval.retriever import DenseRetriever
 
     data = load_split(dataset_path, split, relations)
-    retriever = DenseRetriever.of(DenseEncoder(model, fingerprint(setup.path)), setup, cache)
-
-    docs = dict(
-        zip(data.corpus_texts, retriever.embed_corpus(data.corpus_ids, data.corpus_texts), strict=True)
-    )
-    queries: dict[str, Any] = {}
-    for rel, q in data.queries.items():
-        if q.ids:  # a unified model's instruction for this move (others: the setup's query prompt); a model
-            # with query adapters gets them from its mteb wrapper (mteb_encoder), so it is served the base vectors
-            vectors = retriever.embed(retriever.prompt_for(rel), q.ids, q.texts)
-            queries |= dict(zip(q.texts, vectors, strict=True))
-
-    def serve(table: dict[str, Any]):
-        return lambda sentences, **_: np.stack([table[t] for t in sentences])
-
-    model.encode_query = serve(queries)
-    model.encode_document = serve(docs)
+    retriever = DenseRetriever.of(_encoder(model, setup), setup, cache)
+    retriever.warm(data.corpus_texts, {rel: q.texts for rel, q in data.queries.items()})
 
 
 def mteb_encoder(model: Any, setup: ModelSetup) -> Any:
@@ -209,9 +222,9 @@ def score_with_mteb(
 ) -> ScoreResult:
     """Run ``mteb.evaluate`` on the Ratio tasks and return the scores in :class:`ScoreResult` form.
 
-    ``reuse_embeddings`` hands mteb the vectors of ratio's embedding cache instead of letting it encode (see
-    ``_serve_ratio_embeddings``; ``cache``, default ~/.cache/ratio/embeddings, and its hits and misses are
-    the result's); by default mteb encodes everything itself, as it would for any user.
+    mteb's encoder is answered from the embedding cache (:func:`cache_encoders`; ``cache``, default
+    ~/.cache/ratio/embeddings, its hits and misses the result's): the shared corpus is encoded once for the three
+    tasks. ``reuse_embeddings`` fills the cache through ratio's own retriever first.
     """
     import time
 
@@ -235,7 +248,8 @@ def score_with_mteb(
     cache = cache or EmbeddingCache()
     misses, hits = cache.misses, cache.hits
     if reuse_embeddings:
-        _serve_ratio_embeddings(model, setup, dataset_path, split, relations, cache)
+        _fill_from_release(model, setup, dataset_path, split, relations, cache)
+    cache_encoders(model, setup, cache, batch_size)
     tasks = ratio_tasks(relations, dataset_path, [split])
     result = mteb.evaluate(
         encoder, tasks, cache=None, encode_kwargs={"batch_size": batch_size}, show_progress_bar=False

@@ -65,12 +65,13 @@ class ResultsOrCommand(argparse._SubParsersAction):
 
 
 def cmd_board(args: argparse.Namespace) -> int:
-    from ratio_bench.evaluation.cli import cmd_leaderboard, render_board
+    from ratio_bench.evaluation.board_output import render_board
+    from ratio_bench.evaluation.leaderboard import load_board
 
     if args.from_repo is None:
         if args.board_requests:
             raise UsageError("--requests: the queue is shown with --from REPO (a results repository)")
-        return cmd_leaderboard(args)
+        return render_board(load_board(args.results), args, str(args.results))
     if getattr(args, "_results_given", False):
         raise UsageError(f"give RESULTS ({args.results}) or --from {args.from_repo}, not both")
     from ratio_bench.core.io import report_console
@@ -305,12 +306,6 @@ def _judging(args: argparse.Namespace):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.leaderboard.judging import DEFAULT_SAMPLE, DEFAULT_SEED, POOL_FOLDER
-    from ratio_bench.leaderboard.requests import SETUPS
-    from ratio_bench.leaderboard.submit import MAX_PARAMETERS
-    from ratio_bench.leaderboard.worker import DEFAULT_LEASE_S
-    from ratio_bench.llm.options import add_judge_options
-
     board = sub.choices["leaderboard"]
     board.add_argument(
         "--from", dest="from_repo", metavar="REPO[@REV]", help="render a results repository on the Hub"
@@ -324,6 +319,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         action=ResultsOrCommand,
         metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results,reproduce,init}",
     )
+    _queue_commands(commands)
+    _worker_command(commands)
+    _hub_commands(commands)
+    _trust_commands(commands)
+
+
+def _queue_commands(commands: argparse._SubParsersAction) -> None:
+    """``init``, ``submit`` and ``admit``: the maintainers' repositories and the way into the queue."""
+    from ratio_bench.leaderboard.requests import SETUPS
+    from ratio_bench.leaderboard.submit import MAX_PARAMETERS
 
     p = commands.add_parser(
         "init",
@@ -354,6 +359,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
     p.add_argument("--max-params", type=int, default=MAX_PARAMETERS, help=f"default {MAX_PARAMETERS:,}")
     p.set_defaults(func=cmd_admit)
+
+
+def _worker_command(commands: argparse._SubParsersAction) -> None:
+    """``worker``: claim, score, sign and publish (and, with --judge-model, grow the judged pool)."""
+    from ratio_bench.leaderboard.judging import DEFAULT_SAMPLE, DEFAULT_SEED, POOL_FOLDER
+    from ratio_bench.leaderboard.submit import MAX_PARAMETERS
+    from ratio_bench.leaderboard.worker import DEFAULT_LEASE_S
+    from ratio_bench.llm.options import add_judge_options
 
     p = commands.add_parser("worker", help="score pending requests and publish the results")
     p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
@@ -419,6 +432,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     p.set_defaults(func=cmd_worker)
 
+
+def _hub_commands(commands: argparse._SubParsersAction) -> None:
+    """``export-mteb`` and ``eval-results``: verified results where researchers already look."""
     p = commands.add_parser("export-mteb", help="write entries in the MTEB results repository's layout")
     p.add_argument(
         "--results", required=True, metavar="REPO[@REV]|DIR", help="a results repository or folder"
@@ -455,6 +471,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--requests", metavar="REPO", help="the requests repository (without it nothing is verified)"
     )
     p.set_defaults(func=cmd_eval_results)
+
+
+def _trust_commands(commands: argparse._SubParsersAction) -> None:
+    """``keygen``, ``reproduce`` and ``verify``: what lets a stranger check a row."""
+    from ratio_bench.leaderboard.requests import SETUPS
+
     p = commands.add_parser(
         "keygen", help="make a worker's signing key (its public half goes in trusted_workers.json)"
     )

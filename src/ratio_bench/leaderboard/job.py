@@ -4,7 +4,7 @@ The worker runs each claimed request here, so that a stranger's model that hangs
 interpreter costs one request, not the worker: the worker kills the job at its deadline (before its lease ends)
 and dies with it (the job is killed when its worker is). The job downloads the model at the pinned commit (configs,
 tokenizers and safetensors only), repeats the submission checks on those files, scores the release's test split,
-each of its test snapshots (a living benchmark's verified scores are per snapshot) and silver when it has queries through :func:`ratio_bench.evaluation.cli.score_entry`, the code of ``ratio
+each of its test snapshots (a living benchmark's verified scores are per snapshot) and silver when it has queries through :func:`ratio_bench.evaluation.engine.score` (the model loaded once for all), the code of ``ratio
 score``, and writes under OUT: ``<split>.json`` (the leaderboard entry), ``mteb/<split>/<Task>.json`` and
 ``runs/<split>/`` (the saved run). A failure writes one line to ``OUT/failure.txt`` and exits 1.
 """
@@ -41,10 +41,8 @@ def run_job(
     that reproduces it."""
     from ratio_bench.core import cutoffs
     from ratio_bench.core.io import write_json
-    from ratio_bench.dataset.release import DatasetError, Release
-    from ratio_bench.evaluation.cli import score_entry
-    from ratio_bench.evaluation.evaluate import load_split
-    from ratio_bench.evaluation.pool import POOL_MANIFEST, JudgedPool, default_pool_dir
+    from ratio_bench.dataset.release import Release
+    from ratio_bench.evaluation import engine
     from ratio_bench.evaluation.results import mteb_results
     from ratio_bench.evaluation.runs import save_run
     from ratio_bench.leaderboard import hub
@@ -77,30 +75,39 @@ def run_job(
         if request.training_cutoff
         else cutoffs.unknown("not stated by the submitter (ratio leaderboard submit --training-cutoff)"),
     )
-    cache = EmbeddingCache(cache_dir)
-    summary = {"seconds": {}, "n_queries": {}}
     release = Release.open(dataset)
-    for split in splits or job_splits(dataset):
-        try:
-            data = load_split(dataset, split)
-        except DatasetError:
-            if (
-                split != "silver" or splits
-            ):  # test and every snapshot must load: a verified job never skips one quietly
-                raise
-            continue  # no silver split in this release
-        pool_dir = default_pool_dir(dataset)
-        pool = JudgedPool(pool_dir, data.manifest) if (pool_dir / POOL_MANIFEST).exists() else None
-        result, entry = score_entry(
-            setup, data, split, cache=cache, batch_size=batch_size, keep_runs=True, pool=pool
+    pool = engine.judged_pool_for(dataset, release.manifest, None, "mined")
+    scored = (
+        engine.score(  # test and every snapshot must load (a verified job never skips one); silver may not
+            setup,
+            release,
+            splits or job_splits(dataset),
+            cache=EmbeddingCache(cache_dir),
+            batch_size=batch_size,
+            keep_runs=True,
+            pool=pool,
+            optional=() if splits else ("silver",),  # a split reproduce asks for must load
         )
-        entry["reproduce"] = reproduce_command(
+    )
+    summary = {  # per split: its ranking; the model load and the encoding are the engine's, once for all
+        "seconds": {},
+        "n_queries": {},
+        "engine": {
+            "seconds": round(scored.seconds, 3),
+            "model_loads": scored.model_loads,
+            "texts_encoded": scored.texts_encoded,
+            "texts_cached": scored.texts_cached,
+        },
+    }
+    for split_score in scored.splits:
+        split, result = split_score.split, split_score.result
+        split_score.entry["reproduce"] = reproduce_command(
             request.model, request.sha, request.setup, split, release.name, release.version
         )
-        write_json(out / f"{split}.json", entry)
-        for task, mteb_doc in mteb_results(result, data.manifest, split).items():
+        write_json(out / f"{split}.json", split_score.entry)
+        for task, mteb_doc in mteb_results(result, split_score.data.manifest, split).items():
             write_json(out / "mteb" / split / f"{task}.json", mteb_doc)
-        save_run(result, data.manifest, split, out / "runs" / split)
+        save_run(result, split_score.data.manifest, split, out / "runs" / split)
         summary["seconds"][split] = round(result.seconds, 3)
         summary["n_queries"][split] = result.n_queries
     write_json(out / SUMMARY, summary)

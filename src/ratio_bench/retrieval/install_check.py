@@ -14,8 +14,12 @@ import importlib.util
 import platform
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ratio_bench.core.extras import EXTRAS
+
+if TYPE_CHECKING:
+    from ratio_bench.retrieval.registry import Availability
 
 PACKAGES = ("ratio-bench", "torch", "sentence-transformers", "mteb", "bm25s", "huggingface-hub")
 # Extras a user installs (compare is a developer's benchmark extra), each with the modules that make it present.
@@ -84,7 +88,7 @@ class InstallReport:
     packages: tuple[PackageVersion, ...]
     torch: TorchBuild
     extras: tuple[ExtraStatus, ...]
-    models: tuple[tuple[str, str, str, str], ...]  # as `ratio models`: name, kind, setups, where or why not
+    models: tuple[Availability, ...]  # as `ratio models`: name, kind, setups, where or why not
     self_test: SelfTest
 
 

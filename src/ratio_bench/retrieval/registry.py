@@ -689,24 +689,44 @@ def _check_safetensors(path: Path) -> None:
         raise ModelUnavailableError(f"{path}: damaged weights ({e}); copy or download the model again") from e
 
 
+_FILE_HASHES: dict[
+    tuple, dict[str, str]
+] = {}  # (folder, its files' names, sizes and mtimes) -> name -> sha256
+
+
+def file_hashes(path: str | Path) -> dict[str, str]:
+    """sha256 of every file of a model folder by relative name, hashed once per process while the files are
+    unchanged (same names, sizes and modification times), in path order: scoring N splits, the entry's identity and the
+    cache key all read one hashing of the weights."""
+    root = Path(path)
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    stamp = tuple((f.relative_to(root).as_posix(), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    key = (str(root.resolve()), stamp)
+    if key not in _FILE_HASHES:
+        hashes = {}
+        for f in files:
+            file_hash = hashlib.sha256()
+            with open(f, "rb") as fh:
+                while block := fh.read(1 << 22):  # hashlib.file_digest needs Python 3.11
+                    file_hash.update(block)
+            hashes[f.relative_to(root).as_posix()] = file_hash.hexdigest()
+        _FILE_HASHES[key] = hashes
+    return _FILE_HASHES[key]
+
+
 def fingerprint(path: str | Path, ignore: frozenset[str] = frozenset()) -> str:
     """Identity of a model folder: every file's relative name and bytes (weights included).
 
     Checkpoints of one fine-tuning run share names, sizes and configs and differ only in their weights, so the
-    weights are hashed in full (about 1 GB/s; seconds even for a 1.5B model, against hours of encoding).
+    weights are hashed in full (about 1 GB/s; seconds even for a 1.5B model, against hours of encoding), once
+    per process (:func:`file_hashes`).
     ``ignore``: relative names left out (a results entry leaves out the card, ``README.md``, which re-rendering
     the card with those very results rewrites).
     """
     h = hashlib.sha256()
-    root = Path(path)
-    for f in sorted(
-        p for p in root.rglob("*") if p.is_file() and p.relative_to(root).as_posix() not in ignore
-    ):
-        file_hash = hashlib.sha256()
-        with open(f, "rb") as fh:
-            while block := fh.read(1 << 22):  # hashlib.file_digest needs Python 3.11
-                file_hash.update(block)
-        h.update(f"{f.relative_to(root).as_posix()}\t{file_hash.hexdigest()}\n".encode())
+    for name, digest in file_hashes(path).items():  # in the folder's path order
+        if name not in ignore:
+            h.update(f"{name}\t{digest}\n".encode())
     return h.hexdigest()
 
 

@@ -10,9 +10,11 @@ Layout (self-describing; ``manifest.json`` says what everything is)::
     IDX/bm25/<key>/            a BM25 model's bm25s index (score matrix, vocabulary, parameters; no pickle)
     IDX/models/<key>/          a model given as a folder, copied (registered models are named, not copied)
 
-Candidates are encoded once per distinct model, through the embedding cache (so a release split that
-``ratio score`` already encoded costs nothing, and an interrupted encoding resumes). BM25's index is built once
-and saved (an index of an older build without one is rebuilt from the texts when loaded). The folder is built beside its destination
+Each distinct model is a :class:`~ratio_bench.retrieval.retriever.Retriever` that describes itself and saves
+its own files here (``describe``/``save``; the searcher makes it again with ``restore``), so nothing in this
+module or the searcher branches on a model's kind. Candidates are encoded once per distinct model, through the
+embedding cache (so a release split that ``ratio score`` already encoded costs nothing, and an interrupted
+encoding resumes). BM25's index is built once and saved (an index of an older build without one is rebuilt from the texts when loaded). The folder is built beside its destination
 and renamed into place; only an empty folder or an earlier index of ours is ever replaced.
 
 An index may come from someone else, so loading one trusts nothing in its manifest: every path it names must
@@ -39,11 +41,9 @@ from ratio_bench.core.errors import RatioError, UsageError, field_name, shown
 from ratio_bench.core.io import artefact_kind, folder_files, read_json_file, staged_dir, write_json
 from ratio_bench.core.options import parse_assignment
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.retrieval.adapters import QueryAdapters
-from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
-from ratio_bench.retrieval.retriever import DenseRetriever, embeds
+from ratio_bench.retrieval.retriever import RETRIEVERS, load_retriever
 from ratio_bench.serve import ann
 from ratio_bench.serve.candidates import Candidates
 
@@ -146,8 +146,8 @@ def build_index(
 
 
 def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remote_code, report) -> None:
-    """Candidates, vectors, ANN files and the manifest into the staging folder ``staging``."""
-    (staging / "vectors").mkdir()
+    """Candidates, each distinct model's saved index (vectors, ANN files, a BM25 index) and the manifest."""
+    (staging / "vectors").mkdir()  # the layout's folder for vector files, present in every index
     ids, texts = candidates.ids, candidates.texts
     pq.write_table(candidates.table, staging / "candidates.parquet", compression="zstd")
 
@@ -160,17 +160,20 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
         setup = _identity(resolve(models[move], trust_remote_code=trust_remote_code))
         if setup not in keys:
             key = keys[setup] = _key(setup, set(entries))
-            entries[key] = _model_entry(models[move], setup)
-            if embeds(setup.kind):
-                if not is_registered(models[move]):  # a folder: the index keeps a copy
-                    if setup.path not in copies:
-                        copies[setup.path] = f"models/{key}"
-                        shutil.copytree(setup.path, staging / copies[setup.path])  # links are copied as files
-                    entries[key]["folder"] = copies[setup.path]
-                _encode(setup, entries[key], ids, texts, staging, cache, batch_size, report, key, ann_kind)
-            else:  # BM25: its index saved once here, loaded by every search
-                entries[key]["bm25"] = f"bm25/{key}"
-                BM25Retriever(texts, setup.setup).save(staging / entries[key]["bm25"])
+            retriever = load_retriever(setup, cache, batch_size)
+            entries[key] = {"ref": models[move], "name": setup.name, "kind": setup.kind, "setup": setup.setup}
+            if setup.path and not is_registered(models[move]):  # a folder: the index keeps a copy
+                if setup.path not in copies:
+                    copies[setup.path] = f"models/{key}"
+                    shutil.copytree(setup.path, staging / copies[setup.path])  # links are copied as files
+                entries[key]["folder"] = copies[setup.path]
+            hits, start = cache.hits, time.perf_counter()
+            retriever.index(ids, texts)
+            report.encode_s[key] = time.perf_counter() - start
+            report.cache_hits += cache.hits - hits
+            entries[key] |= retriever.describe() | retriever.save(staging, key)
+            if ann_kind and retriever.embeds:
+                _ann(retriever, setup, entries[key], texts, staging, report, key, ann_kind)
             report.models[key] = setup.name
         moves[move] = keys[setup]
     manifest = {
@@ -188,46 +191,20 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
     write_json(staging / "manifest.json", manifest)
 
 
-def _model_entry(ref: str, setup: ModelSetup) -> dict[str, Any]:
-    entry: dict[str, Any] = {"ref": ref, "name": setup.name, "kind": setup.kind, "setup": setup.setup}
-    if embeds(setup.kind):
-        entry |= {  # the weights' fingerprint is added by _encode, from the encoder it loads
-            "query_prompt": setup.query_prompt,
-            "document_prompt": setup.document_prompt,
-            "trust_remote_code": setup.trust_remote_code,
-        }
-        if setup.query_prompts:  # a unified model: one instruction per move over one set of vectors
-            entry["query_prompts"] = dict(setup.query_prompts)
-        if (
-            setup.adapters
-        ):  # per-move query adapters, shipped with the registered model: checked at search time
-            entry["adapters_sha256"] = QueryAdapters.load(setup.adapters).sha256
-    return entry
-
-
-def _encode(setup, entry, ids, texts, staging, cache, batch_size, report, key, ann_kind) -> None:
-    retriever = DenseRetriever.load(setup, cache, batch_size)
-    entry["fingerprint"] = retriever.encoder.fingerprint
-    hits = cache.hits
+def _ann(retriever, setup, entry, texts, staging, report, key, ann_kind) -> None:
+    """A faiss ANN index over a retriever's vectors, with its recall@10 against exact search measured."""
+    vectors = np.asarray(retriever.vectors, dtype=np.float32)
     start = time.perf_counter()
-    vectors = np.asarray(retriever.embed_corpus(ids, texts), dtype=np.float32)
-    report.encode_s[key] = time.perf_counter() - start
-    report.cache_hits += cache.hits - hits
-    entry["vectors"] = f"vectors/{key}.npy"
-    entry["dim"] = int(vectors.shape[1])
-    np.save(staging / entry["vectors"], vectors)
-    if ann_kind:
-        start = time.perf_counter()
-        index = ann.build_ann(vectors, ann_kind)
-        build_s = time.perf_counter() - start
-        (staging / "ann").mkdir(exist_ok=True)
-        entry["ann"] = {"kind": ann_kind, "file": f"ann/{key}.faiss", **ann.ann_params(ann_kind, len(ids))}
-        ann.save(index, staging / entry["ann"]["file"])
-        rows = ann.sample_rows(len(ids))
-        queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt, "query")
-        measured = ann.measure(vectors, index, ann_kind, build_s, queries, rows)
-        entry["ann"]["recall_at_10"] = round(measured.recall_at_10, 4)
-        report.ann[key] = measured
+    index = ann.build_ann(vectors, ann_kind)
+    build_s = time.perf_counter() - start
+    (staging / "ann").mkdir(exist_ok=True)
+    entry["ann"] = {"kind": ann_kind, "file": f"ann/{key}.faiss", **ann.ann_params(ann_kind, len(texts))}
+    ann.save(index, staging / entry["ann"]["file"])
+    rows = ann.sample_rows(len(texts))
+    queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt, "query")
+    measured = ann.measure(vectors, index, ann_kind, build_s, queries, rows)
+    entry["ann"]["recall_at_10"] = round(measured.recall_at_10, 4)
+    report.ann[key] = measured
 
 
 @dataclass
@@ -248,10 +225,6 @@ class Index:
 
     def __len__(self) -> int:
         return self.table.num_rows
-
-
-# The fields the searcher reads from each kind of model entry (all text).
-_ENTRY_TEXT = {"bm25": ("name", "setup"), "dense": ("name", "ref", "fingerprint", "vectors", "query_prompt")}
 
 
 def check_manifest(manifest: dict[str, Any], root: Path) -> None:
@@ -282,13 +255,14 @@ def check_manifest(manifest: dict[str, Any], root: Path) -> None:
     for name, entry in models.items():
         key = field_name(name)
         kind = entry.get("kind")
-        if not isinstance(kind, str) or kind not in _ENTRY_TEXT:
-            raise fail(f"models.{key}.kind", "bm25 or dense", kind)
-        for text in _ENTRY_TEXT[kind]:
+        if not isinstance(kind, str) or kind not in RETRIEVERS:
+            raise fail(f"models.{key}.kind", " or ".join(RETRIEVERS), kind)
+        for text in RETRIEVERS[kind].ENTRY_TEXT:  # the fields its kind's restore reads
             if not isinstance(entry.get(text), str):
                 raise fail(f"models.{key}.{text}", "a string", entry.get(text))
-        if not isinstance(entry.get("bm25", ""), str):
-            raise fail(f"models.{key}.bm25", "a folder name", entry["bm25"])
+        for path in RETRIEVERS[kind].ENTRY_PATHS:  # the files it names, if any
+            if not isinstance(entry.get(path, ""), str):
+                raise fail(f"models.{key}.{path}", "a file or folder name", entry[path])
         prompts = entry.get("query_prompts", {})
         if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
             raise fail(f"models.{key}.query_prompts", "a mapping of moves to prompts", prompts)
@@ -325,7 +299,7 @@ def load_index(path: str | Path) -> Index:
         vectors = {
             key: np.load(root / m["vectors"], mmap_mode="r")
             for key, m in manifest["models"].items()
-            if embeds(m["kind"])
+            if "vectors" in m
         }
     except (OSError, ValueError, KeyError) as e:
         raise IndexFolderError(
@@ -345,7 +319,9 @@ def _check_paths(root: Path, manifest: dict[str, Any]) -> None:
     try:
         for key, m in manifest["models"].items():
             named += [
-                (f"manifest field models.{key}.{f}", m[f]) for f in ("vectors", "folder", "bm25") if f in m
+                (f"manifest field models.{key}.{f}", m[f])
+                for f in RETRIEVERS[m["kind"]].ENTRY_PATHS
+                if f in m
             ]
             if m.get("ann"):
                 named.append((f"manifest field models.{key}.ann.file", m["ann"]["file"]))
@@ -355,7 +331,7 @@ def _check_paths(root: Path, manifest: dict[str, Any]) -> None:
         ) from e
     for what, value in named:
         where = _inside(root, value, what)
-        if what.endswith((".folder", ".bm25")):
+        if where.is_dir():
             _check_model_tree(root, where, what)
 
 

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ratio_bench.core.errors import RatioError
-from ratio_bench.retrieval.adapters import QueryAdapters
-from ratio_bench.retrieval.bm25 import BM25Retriever
-from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
-from ratio_bench.retrieval.retriever import DenseRetriever, LexicalRetriever, Retriever, embeds
+from ratio_bench.retrieval.retriever import RETRIEVERS, Retriever, SavedIndexError
 from ratio_bench.serve import ann
 from ratio_bench.serve.index import TOPICAL_NOTICE, Index, IndexFolderError, move_aware
 from ratio_bench.serve.links import source_url
@@ -82,77 +79,49 @@ class Searcher:
         return self.index.moves
 
     def _load(self, key: str, entry: dict, exact: bool) -> Retriever:
-        if not embeds(entry["kind"]):
-            return self._lexical(key, entry)
-        vectors = self.index.vectors[key]
-        if entry.get("ann") and not exact:  # before the model: a damaged file is refused in a moment
-            faiss_index = ann.load(
-                self.index.root / entry["ann"]["file"], entry["ann"]["kind"], vectors.shape
+        """The retriever of one model entry, restored from its saved files by its kind's class."""
+        root = self.index.root
+        try:
+            return RETRIEVERS[entry["kind"]].restore(
+                root,
+                entry,
+                self._setup(key, entry),
+                [r["text"] for r in self.rows],
+                self._searcher_for(exact),
             )
-        else:
-            faiss_index = ann.flat_index(vectors)
-        setup = self._setup(key, entry)
-        encoder = DenseEncoder.load(setup, batch_size=1)
-        if encoder.fingerprint != entry["fingerprint"]:
-            raise IndexFolderError(
-                f"--index {self.index.root}: model {entry['name']} on this machine differs from the one the "
-                f"index was built with; rebuild the index with `ratio index`"
-            )
-        adapters = QueryAdapters.load(setup.adapters) if setup.adapters else None
-        if (adapters.sha256 if adapters else "") != entry.get("adapters_sha256", ""):
-            raise IndexFolderError(
-                f"--index {self.index.root}: model {entry['name']}'s query adapters on this machine differ from "
-                "those the index was built with; rebuild the index with `ratio index`"
-            )
-        dense = DenseRetriever(
-            encoder,
-            entry["name"],
-            "",
-            entry["query_prompt"],
-            entry.get("query_prompts", {}),
-            adapters=adapters,
-        )  # queries only, never cached: the corpus is the index's vectors
-        dense.use_vectors(
-            vectors, lambda q, k: faiss_index.search(q.astype(np.float32), min(k, len(self.rows)))
-        )
-        return dense
+        except SavedIndexError as e:
+            raise IndexFolderError(f"--index {root}: models.{key}.{e}; rebuild it with `ratio index`") from e
 
-    def _lexical(self, key: str, entry: dict) -> LexicalRetriever:
-        """BM25 from the index's saved bm25s files (an index without them, from an older build: rebuilt)."""
-        lexical = LexicalRetriever(entry["name"], entry["setup"])
-        texts = [r["text"] for r in self.rows]
-        if "bm25" not in entry:
-            lexical.index([r["id"] for r in self.rows], texts)
-            return lexical
-        try:  # load_index checked that the folder lies inside the index
-            saved = BM25Retriever.load(self.index.root / entry["bm25"], entry["setup"])
-        except (OSError, ValueError, TypeError, KeyError) as e:
-            raise IndexFolderError(
-                f"--index {self.index.root}: models.{key}.bm25 cannot be read ({e}); rebuild it with `ratio index`"
-            ) from e
-        if saved.n_docs != len(texts):
-            raise IndexFolderError(
-                f"--index {self.index.root}: models.{key}.bm25 indexes {saved.n_docs} documents for "
-                f"{len(texts)} candidates; rebuild it with `ratio index`"
-            )
-        lexical.use_index(texts, saved)
-        return lexical
+    def _searcher_for(self, exact: bool):
+        """Vectors to a faiss searcher: the entry's ANN file, or (``exact``, or none saved) a flat index."""
+
+        def searcher(vectors: np.ndarray, entry: dict) -> Callable:
+            if entry.get("ann") and not exact:
+                index = ann.load(self.index.root / entry["ann"]["file"], entry["ann"]["kind"], vectors.shape)
+            else:
+                index = ann.flat_index(vectors)
+            return lambda q, k: index.search(q.astype(np.float32), min(k, len(self.rows)))
+
+        return searcher
 
     def _setup(self, key: str, entry: dict) -> ModelSetup:
-        """A dense model's folder inside the index, or a model registered on this machine; never a path
-        elsewhere (a manifest's reference is a name, not something to look for on disk)."""
+        """A model's folder inside the index, or a model registered on this machine; never a path
+        elsewhere (a manifest's reference is a name, not something to look for on disk). An entry with neither
+        (an older index's BM25) is a setup without weights."""
         if "folder" in entry:  # load_index checked that it lies inside the index
             folder = self.index.root / entry["folder"]
             return ModelSetup(
                 entry["name"],
-                "dense",
+                entry["kind"],
                 str(folder),
                 entry["setup"],
-                entry["query_prompt"],
-                entry["document_prompt"],
+                entry.get("query_prompt", ""),
+                entry.get("document_prompt", ""),
                 self.trust_remote_code,
             )
-        if not is_registered(entry["ref"]):
+        if "ref" not in entry:
+            return ModelSetup(entry["name"], entry["kind"], None, entry["setup"], "", "")
+        if not isinstance(entry["ref"], str) or not is_registered(entry["ref"]):
             raise IndexFolderError(
                 f"--index {self.index.root}: manifest field models.{key}.ref ({entry['ref']!r}) is not a "
                 "registered model name (a model folder is read only from the field folder, inside the index); rebuild "

@@ -284,7 +284,7 @@ def encoder_for(base: str, cache_dir: str | Path | None, batch_size: int = 64) -
     setup = resolve(base, "none")
     cache = EmbeddingCache(Path(cache_dir) if cache_dir else None)
     retriever = DenseRetriever.load(setup, cache, batch_size)
-    return lambda ids, texts: np.asarray(retriever.embed("", ids, texts, f"encoding {len(texts):,} texts"))
+    return lambda ids, texts: np.asarray(retriever.embed("", texts, f"encoding {len(texts):,} texts"))
 
 
 def describe(choices: list[Choice]) -> list[str]:
