@@ -623,7 +623,7 @@ CASES = [
     (
         "train-all-unknown-dir",
         ["train-all", "--dir", "devel", "--dataset", "{tmp}", "--out", "{tmp}/t"],
-        ["--dir devel", "spec, dev"],
+        ["--dir devel", "spec, adapters, dev"],
         1,
     ),
     ("mcp-bad-http", ["mcp", "--index", "{tmp}", "--http", "8000"], ["--http 8000", "HOST:PORT"], 2),
@@ -780,7 +780,7 @@ CASES = [
     (
         "score-unknown-split",
         ["score", "--model", "bm25", "--dataset", "{release}", "--split", "test_2030_01"],
-        ["test_2030_01", "train, validation, test, silver"],
+        ["test_2030_01", "train, validation, test, mini, silver"],
         1,
     ),
     (
