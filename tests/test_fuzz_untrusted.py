@@ -21,8 +21,10 @@ from tests.helpers.corpus import shared_record, write_jsonl
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.config import load_config
-from ratio_bench.evaluation.board_cells import judged_rows, metric_cells
+from ratio_bench.evaluation.board_cells import judged_rows
 from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+from ratio_bench.evaluation.board_ranks import ranked
+from ratio_bench.evaluation.board_view import Row, cells, columns
 from ratio_bench.evaluation.leaderboard import Board, group_releases, parse_entry
 from ratio_bench.serve import candidates
 from ratio_bench.serve.index import build_index, load_index
@@ -140,11 +142,13 @@ def check_submission(data: bytes) -> None:
         assert_one_line(e)
         return
     # a valid entry goes on the board beside real ones, is ranked and rendered
-    releases, rejected = group_releases([("fuzz.json", entry), ("real.json", OTHER)])
+    releases, rejected = group_releases(
+        [("fuzz.json", entry), ("real.json", parse_entry(json.dumps(OTHER).encode()))]
+    )
     board = Board(releases, tuple())
     for release in releases:
-        for e in release.entries:
-            metric_cells(e)
+        for rank, e in ranked(release):
+            cells(Row(rank, e), columns(release.entries))
         judged_rows(release)
     leaderboard_markdown(board)
     assert len(rejected) + sum(len(r.entries) for r in releases) == 2

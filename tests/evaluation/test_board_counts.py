@@ -58,7 +58,7 @@ def test_markdown_shows_n_and_marks_small_intervals(tmp_path):
 def test_html_shows_n_and_marks_small_intervals(tmp_path):
     page = leaderboard_html(small_board(tmp_path))
     assert '<th class="sortable" data-type="number" data-relation="broaden">broaden n</th>' in page
-    assert 'data-relation="broaden" data-value="6.0">6</td>' in page
+    assert 'data-relation="broaden" data-value="6">6</td>' in page
     assert f"0.0{FEW_MARK} [0.0-0.0]" in page and "0.0 [0.0-0.0]" not in page
     assert "fewer than 30 queries" in page
 

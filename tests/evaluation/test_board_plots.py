@@ -20,6 +20,7 @@ from ratio_bench.evaluation.board_plots import (
     trend_figure,
     trend_png,
 )
+from ratio_bench.evaluation.entry import Entry
 from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries
 
 pytest.importorskip("matplotlib")
@@ -28,7 +29,8 @@ LONG_NAME = "an-untrusted-release-name-that-goes-on-" * 3
 
 
 def _board(entries, name: str = "ratio") -> Board:
-    return Board((ReleaseEntries(name, "1.0", SHA, tuple(entries)),), ())
+    """A board of one build holding ``entries`` (documents, read into records as the loader reads files)."""
+    return Board((ReleaseEntries(name, "1.0", SHA, tuple(map(Entry.from_json, entries))),), ())
 
 
 def _inside(fig) -> None:
@@ -71,7 +73,11 @@ def test_bar_panels_are_bounded_and_say_so():
         for split in ("test", "silver", "validation", "train", "test")
     ]
     board = Board(
-        tuple(ReleaseEntries(f"r{i}", "1.0", f"{i}" * 64, tuple(entries)) for i in range(3)), ()
+        tuple(
+            ReleaseEntries(f"r{i}", "1.0", f"{i}" * 64, tuple(map(Entry.from_json, entries)))
+            for i in range(3)
+        ),
+        (),
     )  # 3 builds x 3 relations x 4 splits = 36 panels
     fig = plot_figure(board)
     assert len(fig.axes) == MAX_PANELS

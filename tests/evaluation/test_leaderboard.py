@@ -133,7 +133,7 @@ def test_two_release_builds_are_two_tables_never_ranked_together(tmp_path):
     write(folder, "a-strong.json", entry("strong:none", 0.3, SHA_A))
     write(folder, "b-best.json", entry("best:none", 0.5, SHA_B, name="ratio-next"))
     board = load_board(folder)
-    assert [(r.manifest_sha256, [e["model"] for e in r.entries]) for r in board.releases] == [
+    assert [(r.manifest_sha256, [e.model for e in r.entries]) for r in board.releases] == [
         (SHA_A, ["strong:none", "weak:none"]),
         (SHA_B, ["best:none"]),
     ]
@@ -157,7 +157,7 @@ def test_specialists_rank_after_full_entries_and_a_unified_model_is_listed(tmp_p
         write(folder, f"{name}.json", content)
     board = load_board(folder)
     assert not board.rejected
-    assert [(e["model"], e.get("tuned_for")) for e in board.releases[0].entries] == [
+    assert [(e.model, e.tuned_for) for e in board.releases[0].entries] == [
         ("m generic-Tuned", "all"),  # all three relations, best mean
         ("base:generic", None),
         ("m generic-Tuned", "specify"),  # higher MRR@10, but on one relation only
@@ -203,7 +203,7 @@ def test_a_rescored_model_keeps_its_newest_entry_and_namesakes_are_told_apart(tm
         write(folder, name, content)
     board = load_board(folder)
     (release,) = board.releases
-    assert [e["results"]["address"]["mrr_at_10"] for e in release.entries] == [0.2, 0.05]
+    assert [e.results["address"]["mrr_at_10"] for e in release.entries] == [0.2, 0.05]
     assert release.superseded == (("z-old.json", "a-new.json"),)
     assert (
         "1 re-scored entry superseded by the newest of the same model (z-old.json by a-new.json)"
@@ -240,7 +240,7 @@ def test_a_tie_between_two_releases_goes_to_the_first_file(tmp_path):
     write(folder, "a.json", entry("real:none", 0.2, SHA_A))
     write(folder, "b.json", entry("forged:none", 0.45, SHA_A, name="renamed"))
     board = load_board(folder)
-    assert [e["model"] for e in board.releases[0].entries] == ["real:none"]
+    assert [e.model for e in board.releases[0].entries] == ["real:none"]
     assert [r.source for r in board.rejected] == ["b.json"]
     assert "(named by 1 other entry)" in board.rejected[0].reason
 
@@ -358,7 +358,7 @@ def test_judged_figures_are_a_table_of_their_own_escaped_and_filterable_by_relat
         "invalid submission at judged/address/queries: 100 judged of 50 scored queries",
         "invalid submission at judged/broaden: no results for broaden to go with it",
     ]
-    assert [e["model"] for e in board.releases[0].entries] == ["a:none", "b:none", "e:none"]
+    assert [e.model for e in board.releases[0].entries] == ["a:none", "b:none", "e:none"]
     markdown = leaderboard_markdown(board)
     assert "| b\\:none | test | address | gpt-x | 100 | 25.0 | 99.0 | 30.0 | 99.0 | 30.0 |" in markdown
     rendered = Tags(MarkdownIt("commonmark").enable("table").render(markdown))
@@ -416,7 +416,7 @@ def test_an_unchanged_snapshot_score_of_an_older_version_shows_under_the_newest(
     write(folder, "new-feb.json", scored("new:none", "test_2022_02", SHA_B, "0.2.0", new_hashes))
     board = load_board(folder)
     newest = next(r for r in board.releases if r.version == "0.2.0")
-    assert [(e["model"], e["split"], e.get("scored_on")) for e in newest.entries] == [
+    assert [(e.model, e.split, e.scored_on) for e in newest.entries] == [
         ("old:none", "test_2022_01", "0.1.0"),
         ("new:none", "test_2022_02", None),
     ]
@@ -570,7 +570,7 @@ def test_html_and_terminal_show_intervals_and_ties(tmp_path):
 def snapshot_board() -> Any:
     """Two models on two monthly snapshots (one with a training-data cut-off between them), and one entry on
     the whole test split, which the trend leaves out."""
-    from tests.helpers.entries import ranked_entry
+    from tests.helpers.entries import ranked_record
 
     from ratio_bench.core.cutoffs import NONE, Cutoff
     from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries
@@ -578,12 +578,12 @@ def snapshot_board() -> Any:
     stated = Cutoff(date(2025, 1, 20), "stated by the scorer").fields()
     lexical = NONE.fields()
     entries = [
-        ranked_entry("old:none", {"address": PATTERN * 5}, "test_2025_01", **stated),
-        ranked_entry("old:none", {"address": [0, *(PATTERN * 5)[1:]]}, "test_2025_02", **stated),
-        ranked_entry("new:none", {"address": [1] * 50}, "test_2025_01"),
-        ranked_entry("new:none", {"address": [2] * 50}, "test_2025_02"),
-        ranked_entry("bm25:unigram", {"address": [3] * 50}, "test_2025_02", **lexical),
-        ranked_entry("whole:none", {"address": PATTERN}, "test"),
+        ranked_record("old:none", {"address": PATTERN * 5}, "test_2025_01", **stated),
+        ranked_record("old:none", {"address": [0, *(PATTERN * 5)[1:]]}, "test_2025_02", **stated),
+        ranked_record("new:none", {"address": [1] * 50}, "test_2025_01"),
+        ranked_record("new:none", {"address": [2] * 50}, "test_2025_02"),
+        ranked_record("bm25:unigram", {"address": [3] * 50}, "test_2025_02", **lexical),
+        ranked_record("whole:none", {"address": PATTERN}, "test"),
     ]
     return Board((ReleaseEntries("ratio", "1.0", SHA_A, tuple(entries)),), ())
 
@@ -625,7 +625,7 @@ def test_clean_only_pools_each_models_clean_queries_for_intervals_and_ties():
     """Three models clean on the same two snapshots: the pooled clean queries give each figure an interval;
     two models one query apart are tied, a far weaker one is not; a model whose January is contaminated pools
     February only (other queries: never tied with the rest)."""
-    from tests.helpers.entries import ranked_entry
+    from tests.helpers.entries import ranked_record
 
     from ratio_bench.core.cutoffs import NONE, Cutoff
     from ratio_bench.evaluation.board_terminal import terminal_clean_table
@@ -636,8 +636,8 @@ def test_clean_only_pools_each_models_clean_queries_for_intervals_and_ties():
 
     def on(model, jan, feb, cutoff=old):
         return [
-            ranked_entry(model, {"address": jan}, "test_2025_01", **cutoff, model_fingerprint=model * 64),
-            ranked_entry(model, {"address": feb}, "test_2025_02", **cutoff, model_fingerprint=model * 64),
+            ranked_record(model, {"address": jan}, "test_2025_01", **cutoff, model_fingerprint=model * 64),
+            ranked_record(model, {"address": feb}, "test_2025_02", **cutoff, model_fingerprint=model * 64),
         ]
 
     entries = [
@@ -662,7 +662,7 @@ def test_a_snapshot_name_no_calendar_holds_rejects_its_entry_only(tmp_path, spli
     write(tmp_path, "good.json", entry("good:none"))
     write(tmp_path, "bad.json", entry("bad:none") | {"split": split})
     board = load_board(tmp_path)
-    assert [e["model"] for r in board.releases for e in r.entries] == ["good:none"]
+    assert [e.model for r in board.releases for e in r.entries] == ["good:none"]
     assert [r.source for r in board.rejected] == ["bad.json"] and "split" in board.rejected[0].reason
 
 
@@ -688,7 +688,7 @@ def test_one_forged_entry_cannot_redirect_or_double_carried_scores(tmp_path):
     write(tmp_path, "fake.json", scored("fake:none", "test_2022_02", "f" * 64, "9.9.9", forged))
     board = load_board(tmp_path)
     real = next(r for r in board.releases if r.version == "0.2.0")
-    shown = sorted((e["model"], e["split"], e.get("scored_on")) for e in real.entries)
+    shown = sorted((e.model, e.split, e.scored_on) for e in real.entries)
     assert ("old:none", "test_2022_01", "0.1.0") in shown
     assert [m for m, split, _ in shown if split == "test_2022_01"].count("both:none") == 1
 
@@ -727,10 +727,10 @@ def test_a_row_is_repo_and_setup_two_setups_and_a_renamed_copy_keep_their_rows(t
     )
     board = load_board(folder)
     (release,) = board.releases
-    rows = {e["model"]: e for e in release.entries}
+    rows = {e.model: e for e in release.entries}
     assert rows.keys() == {"m:generic", "m:none", "copy:generic"} and release.superseded == ()
-    assert rows["copy:generic"]["same_weights_as"] == "m"
-    assert "same_weights_as" not in rows["m:generic"] and "same_weights_as" not in rows["m:none"]
+    assert rows["copy:generic"].same_weights_as == "m"
+    assert rows["m:generic"].same_weights_as is None and rows["m:none"].same_weights_as is None
     assert "same weights as m" in leaderboard_markdown(board)
 
 
@@ -752,7 +752,7 @@ def test_figures_over_no_queries_or_not_the_builds_queries_are_rejected_not_rank
     write(folder, "many.json", many)
     write(folder, "zero.json", zero)
     board = load_board(folder)
-    assert [e["model"] for r in board.releases for e in r.entries] == ["a:none", "b:none"]
+    assert [e.model for r in board.releases for e in r.entries] == ["a:none", "b:none"]
     reasons = {r.source: r.reason for r in board.rejected}
     assert (
         reasons["zero.json"]

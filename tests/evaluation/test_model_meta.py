@@ -121,6 +121,7 @@ def test_out_of_bounds_model_meta_rejects_the_entry(meta, where):
 
 def test_the_mteb_export_carries_the_model_facts():
     pytest.importorskip("mteb")
+    from ratio_bench.evaluation.entry import Entry
     from ratio_bench.leaderboard.hub_results import RepoResult
     from ratio_bench.leaderboard.mteb_export import model_meta
 
@@ -130,7 +131,9 @@ def test_the_mteb_export_carries_the_model_facts():
         throughput_texts_per_s=120.5, peak_memory_mb=900.0,
     )  # fmt: skip
     entry = ranked_entry("org/m:saved", {"address": [1]}) | {"model_meta": block.to_json()}
-    meta = model_meta(RepoResult("org/m/x/saved/test.json", entry, "org/m", "c" * 40, "saved"))
+    meta = model_meta(
+        RepoResult("org/m/x/saved/test.json", Entry.from_json(entry), "org/m", "c" * 40, "saved")
+    )
     assert (meta.n_parameters, meta.embed_dim, meta.max_tokens) == (22_713_216, 384, 256)
     assert (meta.license, meta.adapted_from, meta.memory_usage_mb) == (
         "apache-2.0",
@@ -138,7 +141,7 @@ def test_the_mteb_export_carries_the_model_facts():
         round(22_713_216 * 4 / 2**20),
     )
     odd = entry | {"model_meta": ModelMeta(license="my own licence", base_model="two, models").to_json()}
-    meta = model_meta(RepoResult("", odd, "org/m", "c" * 40, "saved"))
+    meta = model_meta(RepoResult("", Entry.from_json(odd), "org/m", "c" * 40, "saved"))
     assert meta.license is None and meta.adapted_from is None and meta.n_parameters is None
 
 

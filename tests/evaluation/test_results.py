@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 from tests.helpers.entries import ranked_entry
 
+from ratio_bench.evaluation.entry import Scored
 from ratio_bench.evaluation.results import (
     SubmissionError,
-    entry_label,
     leaderboard_entry,
     model_identity,
     query_ids_sha256,
@@ -22,9 +22,11 @@ from ratio_bench.retrieval.registry import TRAINING_SCHEMA, TRAINING_SUMMARY, Mo
 
 def test_row_names_tell_baseline_specialists_and_unified_apart():
     names = [
-        entry_label({"model": "all-MiniLM-L6-v2:generic"}),
+        Scored.of_document({"model": "all-MiniLM-L6-v2:generic", "results": {}}).label,
         *(
-            entry_label({"model": "all-MiniLM-L6-v2 generic-Tuned", "tuned_for": r})
+            Scored.of_document(
+                {"model": "all-MiniLM-L6-v2 generic-Tuned", "tuned_for": r, "results": {}}
+            ).label
             for r in ("address", "all")
         ),
     ]

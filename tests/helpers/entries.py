@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ratio_bench.evaluation.entry import Entry
 from ratio_bench.evaluation.evaluate import Queries, result_of_runs
 from ratio_bench.evaluation.results import leaderboard_entry
 
@@ -30,3 +31,8 @@ def ranked_entry(
         runs[rel] = {q: ranking(g, r) for q, g, r in zip(ids, golds, wanted, strict=True)}
         queries[rel] = Queries(ids, [""] * len(ids), golds)
     return {**leaderboard_entry(result_of_runs(model, runs, queries), MANIFEST, split), **extra}
+
+
+def ranked_record(model: str, ranks: dict[str, list[int]], split: str = "test", **extra: Any) -> Entry:
+    """:func:`ranked_entry` read into its record, as the board's loader reads a file."""
+    return Entry.from_json(ranked_entry(model, ranks, split, **extra))

@@ -82,11 +82,11 @@ def test_a_repo_read_in_one_download_gives_the_boards_entries_of_the_per_file_re
     _repo(hub_env)
     ref = hub.RepoRef(RESULTS, None, "--from")
     bulk, one_by_one = load_board_from_repo(ref, REQUESTS), load_board_from_repo(ref, REQUESTS, bulk=False)
-    assert [(e["model"], e["provenance"]) for r in bulk.releases for e in r.entries] == [
-        (e["model"], e["provenance"]) for r in one_by_one.releases for e in r.entries
+    assert [(e.model, e.provenance) for r in bulk.releases for e in r.entries] == [
+        (e.model, e.provenance) for r in one_by_one.releases for e in r.entries
     ]
     assert bulk.rejected == one_by_one.rejected and "big/entry.json" in [r.source for r in bulk.rejected]
-    assert [e["model"] for r in bulk.releases for e in r.entries] == ["my model"]
+    assert [e.model for r in bulk.releases for e in r.entries] == ["my model"]
     local = RepoReader.open(ref, None).local
     got = sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file())
     assert "org/m/runs/test/run.json" not in got and "big/entry.json" not in got
@@ -119,7 +119,10 @@ def test_an_entry_checked_once_is_not_checked_again_but_a_bad_one_always_is():
     from ratio_bench.leaderboard.board import parse_checked
 
     good = json.dumps(ranked_entry("m", {"address": [1, 3]})).encode()
-    assert parse_checked(good) == parse_checked(good) == json.loads(good)
+    from ratio_bench.evaluation.entry import Entry
+
+    assert parse_checked(good) is parse_checked(good)  # the record checked once, shared (it is frozen)
+    assert parse_checked(good) == Entry.from_json(json.loads(good))
     bad = json.dumps(ranked_entry("m", {"address": [1]}) | {"n_queries": {"address": 0}}).encode()
     for _ in range(2):
         with pytest.raises(SubmissionError):

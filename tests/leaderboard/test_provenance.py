@@ -83,11 +83,7 @@ def publish(board, release: Path, req: Request, entry: dict, key: WorkerKey | No
 def marks(requests: str | None = REQUESTS) -> dict[str, tuple[str, str]]:
     """(status, detail) per row name of the board, and the board."""
     b = load_board_from_repo(hub.RepoRef(RESULTS, None, "--from"), requests)
-    return {
-        entry_label(e): (e["provenance"]["status"], e["provenance"].get("detail", ""))
-        for r in b.releases
-        for e in r.entries
-    }
+    return {e.label: (e.provenance.status, e.provenance.detail) for r in b.releases for e in r.entries}
 
 
 SHA, OTHER = "a" * 40, "b" * 40
@@ -193,10 +189,10 @@ def test_a_copy_of_the_weights_under_another_repo_takes_nothing_over(hub_env, sm
     board = load_board_from_repo(hub.RepoRef(RESULTS, None, "--from"), REQUESTS)
     rows = {entry_label(e): e for r in board.releases for e in r.entries}
     assert set(rows) == {"org/tiny:generic", "aaa/copy:generic"}
-    assert all(e["provenance"]["status"] == "verified" for e in rows.values())
+    assert all(e.provenance.status == "verified" for e in rows.values())
     assert (
-        rows["aaa/copy:generic"]["same_weights_as"] == "org/tiny"
-        and "same_weights_as" not in rows["org/tiny:generic"]
+        rows["aaa/copy:generic"].same_weights_as == "org/tiny"
+        and rows["org/tiny:generic"].same_weights_as is None
     )
     assert "superseded" not in board.summary
     assert "same weights as org/tiny" in leaderboard_markdown(board)

@@ -108,15 +108,3 @@ def is_clean(cutoff: Cutoff, split: str) -> bool | None:
     if cutoff.untrained:
         return True
     return None if cutoff.date is None else period.start > cutoff.date
-
-
-def entry_cutoff(entry: dict[str, Any]) -> Cutoff:
-    """The cut-off a (validated) leaderboard entry records; an entry from before cut-offs were recorded: unknown."""
-    source = entry.get("training_data_cutoff_source")
-    if source is None:
-        return unknown("not recorded in this entry")
-    return Cutoff(recorded_date(entry.get("training_data_cutoff")), source)
-
-
-def entry_clean(entry: dict[str, Any]) -> bool | None:
-    return is_clean(entry_cutoff(entry), entry["split"])

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_output import results_table
+from ratio_bench.evaluation.entry import Scored
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,8 +42,8 @@ def run_analysis(args: Any) -> int:
             full, oracle = analyses.oracle_filtering(setup, data, cache=cache)
             report[setup.name] = {"shared_pool": full.metrics, "oracle_pool": oracle.metrics}
             entries += [
-                {"model": f"{setup.name} shared pool", "results": full.metrics},
-                {"model": f"{setup.name} oracle pool", "results": oracle.metrics},
+                Scored(f"{setup.name} shared pool", full.metrics),
+                Scored(f"{setup.name} oracle pool", oracle.metrics),
             ]
         console.print(results_table(entries, f"Oracle operation filtering, split {args.split} (%)"))
     else:

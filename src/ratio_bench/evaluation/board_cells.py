@@ -4,29 +4,28 @@ entry's detail and provenance, every figure with its bootstrap interval, and the
 
 from __future__ import annotations
 
-from typing import Any
-
-from ratio_bench.core.cutoffs import MARKS, entry_clean
+from ratio_bench.core.cutoffs import MARKS
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_ranks import ranked
+from ratio_bench.evaluation.entry import Entry, Scored
 from ratio_bench.evaluation.leaderboard import ReleaseEntries
 from ratio_bench.evaluation.metrics import AGREEMENTS
-from ratio_bench.evaluation.results import TABLE_METRICS, entry_label
+from ratio_bench.evaluation.results import TABLE_METRICS
 
 
-def clean_mark(entry: dict[str, Any]) -> str | None:
+def clean_mark(entry: Entry) -> str | None:
     """``clean``, ``contaminated`` or ``unknown`` for a score on a dated snapshot (None for any other split):
     decided here from the entry's cut-off and the snapshot's dates (:mod:`ratio_bench.core.cutoffs`)."""
-    return MARKS[entry_clean(entry)] if is_snapshot(entry["split"]) else None
+    return MARKS[entry.is_clean] if is_snapshot(entry.split) else None
 
 
-def split_text(entry: dict[str, Any]) -> str:
+def split_text(entry: Entry) -> str:
     """The split as a row shows it: a snapshot with its mark, ``test_2025_03 (contaminated)``; a contaminated
     score is marked, never hidden."""
     mark = clean_mark(entry)
-    return entry["split"] + (f" ({mark})" if mark else "")
+    return entry.split + (f" ({mark})" if mark else "")
 
 
 # An interval from fewer queries than this is marked: a bootstrap over a handful of queries is as unstable as the
@@ -42,80 +41,40 @@ def interval_note(settings: uncertainty.Bootstrap = uncertainty.DEFAULT) -> str:
     )
 
 
-def query_count(entry: dict[str, Any], relation: str) -> int | None:
+def query_count(entry: Entry | Scored, relation: str) -> int | None:
     """The queries under an entry's figures on ``relation``: its per-query ranks when it keeps them (what the
-    interval is computed from), else its ``n_queries``; None when it records neither."""
-    ranks = entry.get("per_query", {}).get(relation, {}).get("gold_rank")
-    if ranks is not None:
-        return len(ranks)
-    n = entry.get("n_queries", {}).get(relation)
-    return n if isinstance(n, int) else None
+    interval is computed from), else its ``n_queries``; None when it scored no such relation or records neither."""
+    if relation not in entry.results:
+        return None
+    block = entry.per_query.get(relation)
+    if block is not None:
+        return len(block.gold_rank)
+    return entry.queries(relation)
 
 
 def count_text(n: int | None) -> str:
     return "-" if n is None else f"{n:,}"
 
 
-def relation_heads() -> list[str]:
-    """A per-relation table's figure columns: n, then the metrics (see :func:`relation_cells`)."""
-    return ["n"] + [short for _, short in TABLE_METRICS]
-
-
-def relation_cells(entry: dict[str, Any], relation: str) -> list[str]:
-    """One relation's n and figures, the cells under :func:`relation_heads`."""
-    shown = relation in entry["results"]
-    return [count_text(query_count(entry, relation)) if shown else "-", *relation_figures(entry, relation)]
-
-
-def metric_heads() -> list[tuple[str, str]]:
-    """(relation, header) of a release table's figure columns: each relation's n, then its metrics."""
-    return [
-        (rel, head)
-        for rel in RELATIONS
-        for head in [f"{rel} n"] + [f"{rel} {short}" for _, short in TABLE_METRICS]
-    ]
-
-
-def entry_detail(entry: dict[str, Any]) -> str:
+def entry_detail(entry: Entry) -> str:
     """What tells two rows of one name apart: the weights' short fingerprint, the training config, the
     submitter ("" when the entry records none of them)."""
-    parts = [f"scored on {entry['scored_on']}"] if entry.get("scored_on") else []
-    if entry.get("model_fingerprint"):
-        parts.append(f"weights {entry['model_fingerprint'][:8]}")
-    if entry.get("trained_from"):
-        parts.append(
-            f"config {entry['trained_from']['config']} ({entry['trained_from']['config_sha256'][:8]})"
-        )
-    if entry.get("submitter"):
-        parts.append(f"by {entry['submitter']}")
-    if entry.get("same_weights_as"):  # another repository's row came first with these weights
-        parts.append(f"same weights as {entry['same_weights_as']}")
+    parts = [f"scored on {entry.scored_on}"] if entry.scored_on else []
+    if entry.model_fingerprint:
+        parts.append(f"weights {entry.model_fingerprint[:8]}")
+    if entry.trained_from:
+        parts.append(f"config {entry.trained_from.config} ({entry.trained_from.config_sha256[:8]})")
+    if entry.submitter:
+        parts.append(f"by {entry.submitter}")
+    if entry.same_weights_as:  # another repository's row came first with these weights
+        parts.append(f"same weights as {entry.same_weights_as}")
     return ", ".join(parts)
 
 
-def has_details(release: ReleaseEntries) -> bool:
-    return any(entry_detail(e) for e in release.entries)
-
-
-def metric_cells(entry: dict[str, Any]) -> list[tuple[str, float | None, str]]:
-    """(relation, value, shown text) under each of :func:`metric_heads`: a relation's n, then its figures;
-    None and "-" where the entry has no such relation."""
-    cells = []
-    for rel in RELATIONS:
-        scored = rel in entry["results"]
-        n = query_count(entry, rel) if scored else None
-        cells.append((rel, None if n is None else float(n), count_text(n)))
-        cells += [
-            (rel, entry["results"][rel][key] if scored else None, text)
-            for key, text in zip((k for k, _ in TABLE_METRICS), relation_figures(entry, rel), strict=True)
-        ]
-    return cells
-
-
-def relation_figures(entry: dict[str, Any], relation: str) -> list[str]:
+def relation_figures(entry: Entry | Scored, relation: str) -> list[str]:
     """The table's figures of one relation as shown: ``14.5 [12.9-16.1]`` (%, with the bootstrap interval),
     the bare figure without per-query data, "-" when the entry did not score the relation."""
-    values = entry["results"].get(relation)
+    values = entry.results.get(relation)
     if values is None:
         return ["-"] * len(TABLE_METRICS)
     bounds = uncertainty.intervals(entry, relation, [key for key, _ in TABLE_METRICS])
@@ -133,7 +92,7 @@ def figure_text(value: float | None, bounds: uncertainty.Interval | None, n: int
 
 def without_per_query(release: ReleaseEntries) -> list[str]:
     """The rows whose figures have no interval (and are never tied): entries without per-query data."""
-    return [entry_label(e) for e in release.entries if set(e["results"]) - set(e.get("per_query", {}))]
+    return [e.label for e in release.entries if e.bare_relations]
 
 
 def bare_note(release: ReleaseEntries) -> str:
@@ -171,34 +130,27 @@ def judge_text(model: str) -> str:
     return f"{model} (plumbing test)" if is_plumbing_judge(model) else model
 
 
-def judged_rows(release: ReleaseEntries) -> list[tuple[dict[str, Any], str, list[str], list[float]]]:
+def judged_rows(release: ReleaseEntries) -> list[tuple[Entry, str, list[str], list[float]]]:
     """(entry, relation, text cells, metric values) for every judged relation of the release's entries."""
     rows = []
     for _, entry in ranked(release):
         for rel in RELATIONS:
-            block = entry.get("judged", {}).get(rel)
+            block = entry.judged.get(rel)
             if block is None:
                 continue
-            text = [
-                entry_label(entry),
-                entry["split"],
-                rel,
-                judge_text(block["judge_model"]),
-                str(block["queries"]),
-            ]
-            values = [block["coverage_at_10"]] + [
-                block[agreement][f"{metric}_at_10"] for agreement in AGREEMENTS for metric, _ in JUDGED_SHOWN
+            text = [entry.label, entry.split, rel, judge_text(block.judge_model), str(block.queries)]
+            values = [block.coverage_at_10] + [
+                getattr(block, agreement)[f"{metric}_at_10"]
+                for agreement in AGREEMENTS
+                for metric, _ in JUDGED_SHOWN
             ]
             rows.append((entry, rel, text, values))
     return rows
 
 
-def provenance_text(entry: dict[str, Any]) -> str | None:
+def provenance_text(entry: Entry) -> str | None:
     """``verified (worker ..., model@sha)`` or ``self-reported`` for an entry from a results repository."""
-    mark = entry.get("provenance")
-    if mark is None:
-        return None
-    return mark["status"] + (f" ({mark['detail']})" if mark.get("detail") else "")
+    return None if entry.provenance is None else entry.provenance.text
 
 
 def percent(value: float | None) -> str:

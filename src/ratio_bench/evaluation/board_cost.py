@@ -14,7 +14,6 @@ from ratio_bench.evaluation.board_markdown import md_row
 from ratio_bench.evaluation.escaping import html_text, markdown_text
 from ratio_bench.evaluation.leaderboard import Board
 from ratio_bench.evaluation.model_meta import ModelMeta
-from ratio_bench.evaluation.results import entry_label
 
 COST_NOTE = (
     "Measured cost (encode throughput, peak memory) is comparable only within one hardware class: each table "
@@ -40,11 +39,11 @@ def cost_rows(board: Board) -> dict[str, list[list[str]]]:
     chosen: dict[tuple[str, str], tuple[bool, list[str]]] = {}
     for release in board.releases:
         for entry in release.entries:
-            meta = ModelMeta.from_json(entry.get("model_meta"))
-            if "model_meta" not in entry:
+            meta = entry.model_meta
+            if meta is None:
                 continue
-            key = (meta.hardware or "unknown hardware", entry_label(entry))
-            is_test = entry.get("split") == "test"
+            key = (meta.hardware or "unknown hardware", entry.label)
+            is_test = entry.split == "test"
             if key not in chosen or (is_test and not chosen[key][0]):
                 chosen[key] = (is_test, [key[1], *_cells(meta)])
     groups: dict[str, list[list[str]]] = {}

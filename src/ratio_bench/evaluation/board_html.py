@@ -21,23 +21,16 @@ from ratio_bench.evaluation.board_cells import (
     PLUMBING_NOTE,
     bare_note,
     clean_mark,
-    entry_detail,
-    has_details,
     interval_note,
     is_plumbing_judge,
     judged_rows,
-    metric_cells,
-    metric_heads,
     percent,
-    provenance_text,
-    relation_cells,
-    relation_heads,
-    split_text,
 )
 from ratio_bench.evaluation.board_cost import cost_html
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY, PAGE_SCRIPT, PAGE_STYLE
 from ratio_bench.evaluation.board_plots import CUTOFF_NOTE, PlottingUnavailable, plot_png, trend_png
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
+from ratio_bench.evaluation.board_view import Column, Row, cells, columns
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, CLEAN_NOTE, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import html_text
 from ratio_bench.evaluation.leaderboard import (
@@ -50,7 +43,6 @@ from ratio_bench.evaluation.leaderboard import (
     has_snapshots,
     split_key,
 )
-from ratio_bench.evaluation.results import entry_label
 
 
 def leaderboard_html(
@@ -137,7 +129,7 @@ def _options(choices: list[tuple[str, str]]) -> str:
 
 
 def _filters(board: Board) -> str:
-    splits = sorted({e["split"] for r in board.releases for e in r.entries}, key=split_key)
+    splits = sorted({e.split for r in board.releases for e in r.entries}, key=split_key)
     releases = list({r.manifest_sha256: replace(r, provenance="").title for r in board.releases}.items())
     return (
         "<p>"
@@ -160,35 +152,36 @@ def _filters(board: Board) -> str:
     )
 
 
+def _head(column: Column) -> str:
+    """A sortable header cell; a figure's carries its relation, for the relation filter."""
+    kind = ""
+    if column.relation is not None:
+        kind = f' data-type="number" data-relation="{column.relation}"'
+    elif column.numeric:
+        kind = ' data-type="number"'
+    return f'<th class="sortable"{kind}>{html_text(column.header)}</th>'
+
+
+def _cell(column: Column, row: Row) -> str:
+    """A cell: a number's sort value in ``data-value`` (the shown text may carry an interval or a tie)."""
+    text = html_text(column.text(row))
+    if not column.numeric:
+        return f"<td>{text}</td>"
+    value = column.value(row) if column.value else None
+    shown = "" if value is None else str(value) if isinstance(value, int) else repr(float(value))
+    where = f' data-relation="{column.relation}"' if column.relation else ""
+    return f'<td class="num"{where} data-value="{shown}">{text}</td>'
+
+
 def _release_section(release: ReleaseEntries) -> str:
-    detailed = has_details(release)
-    head = ['<th class="sortable" data-type="number">#</th>', '<th class="sortable">model setup</th>']
-    head += ['<th class="sortable">model</th>'] * detailed
-    head.append('<th class="sortable">split</th>')
-    marked = any("provenance" in e for e in release.entries)
-    head += ['<th class="sortable">provenance</th>'] * marked
-    head += [
-        f'<th class="sortable" data-type="number" data-relation="{rel}">{html_text(text)}</th>'
-        for rel, text in metric_heads()
-    ]
+    shown = columns(release.entries)
+    head = [_head(c) for c in shown]
     rows = []
     for rank, entry in ranked(release):
-        cells = [
-            f'<td class="num" data-value="{rank.position}">{rank}</td>',
-            f"<td>{html_text(entry_label(entry))}</td>",
-            *[f"<td>{html_text(entry_detail(entry))}</td>"] * detailed,
-            f"<td>{html_text(split_text(entry))}</td>",
-        ]
-        cells += [f"<td>{html_text(provenance_text(entry) or '')}</td>"] * marked
-        cells += [
-            f'<td class="num" data-relation="{rel}" data-value="{"" if v is None else repr(float(v))}">'
-            f"{html_text(text)}</td>"
-            for rel, v, text in metric_cells(entry)
-        ]
-        status = html_text(entry.get("provenance", {}).get("status", ""))
+        status = html_text(entry.provenance.status if entry.provenance else "")
         rows.append(
-            f'<tr data-split="{html_text(entry["split"])}" data-provenance="{status}" '
-            f'data-clean="{clean_mark(entry) or ""}">{"".join(cells)}</tr>'
+            f'<tr data-split="{html_text(entry.split)}" data-provenance="{status}" '
+            f'data-clean="{clean_mark(entry) or ""}">{"".join(_cell(c, Row(rank, entry)) for c in shown)}</tr>'
         )
     return "\n".join(
         [
@@ -204,30 +197,31 @@ def _release_section(release: ReleaseEntries) -> str:
             "</tbody>",
             "</table>",
             *([f"<p>{html_text(bare_note(release))}</p>"] if bare_note(release) else []),
-            *_html_relation_boards(release, detailed),
+            *_html_relation_boards(release),
             *_judged_table(release),
             "</section>",
         ]
     )
 
 
-def _html_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
+def _html_relation_boards(release: ReleaseEntries) -> list[str]:
     """The per-relation rankings (see :func:`relation_ranked`), one table per relation, hidden by the relation
     filter like the main table's columns."""
-    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + relation_heads()
     parts = []
     for rel in RELATIONS:
         rows = relation_ranked(release, rel)
         if not rows:
             continue
+        shown = columns(release.entries, rel)
+        head = [c.header for c in shown]
         body = [
-            f'<tr data-split="{html_text(entry["split"])}" '
-            f'data-provenance="{html_text(entry.get("provenance", {}).get("status", ""))}" '
+            f'<tr data-split="{html_text(entry.split)}" '
+            f'data-provenance="{html_text(entry.provenance.status if entry.provenance else "")}" '
             f'data-clean="{clean_mark(entry) or ""}">'
-            + f'<td class="num">{rank}</td><td>{html_text(entry_label(entry))}</td>'
-            + f"<td>{html_text(entry_detail(entry))}</td>" * detailed
-            + f"<td>{html_text(split_text(entry))}</td>"
-            + "".join(f'<td class="num">{html_text(text)}</td>' for text in relation_cells(entry, rel))
+            + "".join(
+                f'<td class="num">{html_text(t)}</td>' if c.numeric else f"<td>{html_text(t)}</td>"
+                for c, t in zip(shown, cells(Row(rank, entry), shown), strict=True)
+            )
             + "</tr>"
             for rank, entry in rows
         ]
@@ -247,13 +241,13 @@ def _judged_table(release: ReleaseEntries) -> list[str]:
     if not rows:
         return []
     parts = [f"<p>{html_text(JUDGED_NOTE)}</p>"]
-    if any(is_plumbing_judge(entry["judged"][rel]["judge_model"]) for entry, rel, *_ in rows):
+    if any(is_plumbing_judge(entry.judged[rel].judge_model) for entry, rel, *_ in rows):
         parts.append(f'<p class="plumbing"><strong>{html_text(PLUMBING_NOTE)}</strong></p>')
     parts.append("<table>")
     parts.append("<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in JUDGED_HEAD) + "</tr></thead>")
     for rel in RELATIONS:
         body = [
-            f'<tr data-split="{html_text(entry["split"])}">'
+            f'<tr data-split="{html_text(entry.split)}">'
             + "".join(f"<td>{html_text(t)}</td>" for t in text)
             + "".join(f'<td class="num">{percent(v)}</td>' for v in values)
             + "</tr>"

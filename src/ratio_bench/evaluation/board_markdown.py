@@ -11,30 +11,20 @@ from ratio_bench.evaluation.board_cells import (
     JUDGED_NOTE,
     PLUMBING_NOTE,
     bare_note,
-    entry_detail,
-    has_details,
     interval_note,
     is_plumbing_judge,
     judged_rows,
-    metric_cells,
-    metric_heads,
     percent,
-    provenance_text,
-    relation_cells,
-    relation_heads,
-    split_text,
 )
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
+from ratio_bench.evaluation.board_view import Column, Row, cells, columns
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, CLEAN_NOTE, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import markdown_text
-from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries, has_provenance, has_snapshots
-from ratio_bench.evaluation.results import entry_label
+from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries, has_snapshots
 
 
 def leaderboard_markdown(board: Board) -> str:
     """One table per release build (entries ranked within their split), then the rejected files."""
-    marked = has_provenance(board)
-    head = ["#", "model setup", "split"] + ["provenance"] * marked + [head for _, head in metric_heads()]
     lines = [
         "# Ratio leaderboard",
         "",
@@ -47,20 +37,14 @@ def leaderboard_markdown(board: Board) -> str:
         *(["", markdown_text(LEGEND)] if has_snapshots(board) else []),
     ]
     for release in board.releases:
-        detailed = has_details(release)
         lines += ["", f"## {markdown_text(release.title)}", ""]
-        lines += [md_row(head[:2] + ["model"] * detailed + head[2:]), "|" + "---|" * (len(head) + detailed)]
-        for rank, entry in ranked(release):
-            cells = [str(rank), markdown_text(entry_label(entry))]
-            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
-            cells += [markdown_text(provenance_text(entry) or "")] * marked
-            lines.append(md_row(cells + [markdown_text(text) for *_, text in metric_cells(entry)]))
+        lines += _md_table(columns(release.entries), [Row(*r) for r in ranked(release)])
         if bare_note(release):
             lines += ["", markdown_text(bare_note(release))]
-        lines += _md_relation_boards(release, detailed)
+        lines += _md_relation_boards(release)
         judged = judged_rows(release)
         if judged:
-            plumbing = any(is_plumbing_judge(e["judged"][r]["judge_model"]) for e, r, *_ in judged)
+            plumbing = any(is_plumbing_judge(e.judged[r].judge_model) for e, r, *_ in judged)
             lines += [
                 "",
                 markdown_text(JUDGED_NOTE),
@@ -82,9 +66,17 @@ def leaderboard_markdown(board: Board) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
+def _md_table(shown: list[Column], rows: list[Row]) -> list[str]:
+    """A table of the view's ``shown`` columns (:mod:`.board_view`), one line per row."""
+    lines = [md_row([c.header for c in shown]), "|" + "---|" * len(shown)]  # our own words
+    return lines + [
+        md_row([markdown_text(t) if c.escaped else t for c, t in zip(shown, cells(row, shown), strict=True)])
+        for row in rows
+    ]
+
+
+def _md_relation_boards(release: ReleaseEntries) -> list[str]:
     """One small table per relation: where a specialist is ranked against everything scored on its move."""
-    head = ["#", "model setup"] + ["model"] * detailed + ["split"] + relation_heads()
     lines = []
     for rel in RELATIONS:
         rows = relation_ranked(release, rel)
@@ -94,13 +86,8 @@ def _md_relation_boards(release: ReleaseEntries, detailed: bool) -> list[str]:
             "",
             f"### {rel} ({markdown_text(RELATION_NOTE)})",
             "",
-            md_row(head),
-            "|" + "---|" * len(head),
+            *_md_table(columns(release.entries, rel), [Row(*r) for r in rows]),
         ]
-        for rank, entry in rows:
-            cells = [str(rank), markdown_text(entry_label(entry))]
-            cells += [markdown_text(entry_detail(entry))] * detailed + [markdown_text(split_text(entry))]
-            lines.append(md_row(cells + [markdown_text(t) for t in relation_cells(entry, rel)]))
     return lines
 
 

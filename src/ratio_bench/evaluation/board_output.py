@@ -9,33 +9,36 @@ from typing import TYPE_CHECKING, Any
 from ratio_bench.core import cutoffs
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.evaluation.results import entry_label
+from ratio_bench.evaluation.entry import Scored
 
 if TYPE_CHECKING:
     from ratio_bench.evaluation.leaderboard import Board
 
 
-def results_table(entries: list[dict], title: str):
+def results_table(entries: list[Scored], title: str):
     """Entries' figures (%), each with its bootstrap interval beneath it when the entry has per-query data
-    (computed here, at display time, from the entry's gold ranks), the bootstrap's settings as the caption."""
+    (computed here, at display time, from the entry's gold ranks), the bootstrap's settings as the caption. A
+    relation's columns are the board view's (its ``n``, then its figures), as on the board."""
     from rich.markup import escape
     from rich.table import Table
 
-    from ratio_bench.evaluation.board_cells import interval_note, relation_cells, relation_heads
+    from ratio_bench.evaluation.board_cells import interval_note
+    from ratio_bench.evaluation.board_ranks import Rank
     from ratio_bench.evaluation.board_terminal import terminal_figure
+    from ratio_bench.evaluation.board_view import Row, figure_columns
 
-    bare = [entry_label(e) for e in entries if not e.get("per_query")]
+    bare = [e.label for e in entries if not e.per_query]
     caption = "" if len(bare) == len(entries) else interval_note()
     if bare and caption:
         caption += f" No per-query data (no interval): {', '.join(bare)}."
     t = Table(title=title, caption=escape(caption) or None)
     t.add_column("model setup")
-    for rel in RELATIONS:
-        for short in relation_heads():
-            t.add_column(f"{rel[:4].capitalize()} {short}", justify="right")
-    for e in entries:
-        cells = [terminal_figure(text) for rel in RELATIONS for text in relation_cells(e, rel)]
-        t.add_row(escape(entry_label(e)), *cells)
+    shown = [c for rel in RELATIONS for c in figure_columns(rel, short=True)]
+    for c in shown:
+        t.add_column(f"{(c.relation or '')[:4].capitalize()} {c.header}", justify="right")
+    for i, e in enumerate(entries, 1):
+        row = Row(Rank(i), e)  # a figure column reads only what a scoring run's Scored has too
+        t.add_row(escape(e.label), *(terminal_figure(c.text(row)) for c in shown))
     return t
 
 
@@ -51,12 +54,16 @@ def render_board(board: Board, args: Any, source: str, markdown_extra: str = "",
     """Print ``board`` and write its ``--markdown``/``--plot``/``--html`` (``*_extra``: sections appended, such as
     the leaderboard service's queue); ``source`` names where the entries came from."""
     from ratio_bench.core.io import atomic_open, report_console
-    from ratio_bench.evaluation.board_cells import bare_note, entry_detail
+    from ratio_bench.evaluation.board_cells import bare_note
     from ratio_bench.evaluation.board_html import leaderboard_html
     from ratio_bench.evaluation.board_markdown import clean_markdown, leaderboard_markdown
     from ratio_bench.evaluation.board_plots import NO_SNAPSHOTS, plot_png, snapshot_entries, trend_png
     from ratio_bench.evaluation.board_ranks import TIE_NOTE
-    from ratio_bench.evaluation.board_terminal import terminal_clean_table, terminal_relation_tables
+    from ratio_bench.evaluation.board_terminal import (
+        terminal_clean_table,
+        terminal_relation_tables,
+        terminal_release_table,
+    )
     from ratio_bench.evaluation.escaping import terminal_text
     from ratio_bench.evaluation.leaderboard import LeaderboardError, has_snapshots
 
@@ -67,12 +74,7 @@ def render_board(board: Board, args: Any, source: str, markdown_extra: str = "",
     for release in board.releases if clean_only else ():
         console.print(terminal_clean_table(release))
     for release in () if clean_only else board.releases:
-        rows = [
-            {"model": f"{entry_label(e)} ({', '.join(filter(None, (e['split'], e.get('provenance', {}).get('status'), entry_detail(e))))})",
-             "results": e["results"], **({"per_query": e["per_query"]} if "per_query" in e else {})}
-            for e in release.entries
-        ]  # fmt: skip
-        console.print(results_table(rows, terminal_text(f"Leaderboard {release.title} (%)")))
+        console.print(terminal_release_table(release))
         for table in terminal_relation_tables(release):
             console.print(table)
         if bare_note(release):

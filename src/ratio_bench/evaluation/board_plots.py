@@ -17,15 +17,16 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from ratio_bench.core.cutoffs import Cutoff, entry_cutoff
+from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import Period, parse_split
 from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_cells import FEW_MARK, FEW_QUERIES, query_count
 from ratio_bench.evaluation.board_ranks import relation_ranked
+from ratio_bench.evaluation.board_view import Row, bar_label, columns
+from ratio_bench.evaluation.entry import MAIN_SCORE, Entry
 from ratio_bench.evaluation.escaping import plain_text
 from ratio_bench.evaluation.leaderboard import SHORT_SHA, Board, LeaderboardError, ReleaseEntries
-from ratio_bench.evaluation.results import MAIN_SCORE, entry_label
 
 
 class PlottingUnavailable(LeaderboardError):
@@ -48,7 +49,7 @@ class BarPanel:
     release: ReleaseEntries
     relation: str
     split: str
-    rows: tuple[tuple[Any, dict[str, Any]], ...]  # (rank, entry), best first
+    rows: tuple[tuple[Any, Entry], ...]  # (rank, entry), best first
     total: int  # entries scored on this relation and split, before the top k
 
 
@@ -60,8 +61,8 @@ def bar_panels(board: Board, top: int = PLOT_TOP) -> tuple[list[BarPanel], int]:
         for rel in RELATIONS:
             by_split: dict[str, list] = {}
             for rank, e in relation_ranked(release, rel):
-                if parse_split(e["split"]) is None:
-                    by_split.setdefault(e["split"], []).append((rank, e))
+                if parse_split(e.split) is None:
+                    by_split.setdefault(e.split, []).append((rank, e))
             panels += [
                 BarPanel(release, rel, split, tuple(rows[:top]), len(rows))
                 for split, rows in by_split.items()
@@ -69,10 +70,10 @@ def bar_panels(board: Board, top: int = PLOT_TOP) -> tuple[list[BarPanel], int]:
     return panels[:MAX_PANELS], max(0, len(panels) - MAX_PANELS)
 
 
-def pool_text(entries: list[dict[str, Any]], relation: str) -> str:
+def pool_text(entries: list[Entry], relation: str) -> str:
     """``275 queries, pool of 41,516 candidates``: what a panel's figures rest on, as the entries record it."""
     counts = sorted({n for e in entries if (n := query_count(e, relation)) is not None})
-    pools = sorted({e["n_candidates"] for e in entries if isinstance(e.get("n_candidates"), int)})
+    pools = sorted({e.n_candidates for e in entries if e.n_candidates is not None})
     few = f" ({FEW_MARK} fewer than {FEW_QUERIES})" if counts and counts[0] < FEW_QUERIES else ""
     queries = "queries not recorded" if not counts else f"{_span(counts)} queries{few}"
     pool = f"pool of {_span(pools)} candidates" if pools else "pool size not recorded"
@@ -115,7 +116,7 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
     for ax, panel in zip(axes[: len(panels), 0], panels, strict=True):
         _bar_panel(ax, panel)
     notes = [f"MRR@10 (%); error bars: the {uncertainty.DEFAULT.note}, where an entry keeps per-query ranks."]
-    if any(parse_split(e["split"]) for r in board.releases for e in r.entries):
+    if any(parse_split(e.split) for r in board.releases for e in r.entries):
         notes.append("Scores on test snapshots are in the trend picture.")
     if left_out:
         notes.append(
@@ -129,7 +130,7 @@ def plot_figure(board: Board, top: int = PLOT_TOP) -> Any:
 def _bar_panel(ax: Any, panel: BarPanel) -> None:
     rel, rows = panel.relation, panel.rows
     entries = [e for _, e in rows]
-    values = [100 * e["results"][rel][MAIN_SCORE] for e in entries]
+    values = [100 * e.results[rel][MAIN_SCORE] for e in entries]
     bounds = [uncertainty.interval(e, rel) for e in entries]
     ax.barh(range(len(rows)), values, height=0.7, color="#4c72b0")
     with_ci = [i for i, b in enumerate(bounds) if b is not None]
@@ -142,7 +143,9 @@ def _bar_panel(ax: Any, panel: BarPanel) -> None:
     ends = [100 * b.high if b else v for v, b in zip(values, bounds, strict=True)]
     for y, (v, end) in enumerate(zip(values, ends, strict=True)):
         ax.text(max(v, end), y, f" {v:.1f}", va="center", fontsize=8)
-    ax.set_yticks(range(len(rows)), [_short(f"{rank}. {entry_label(e)}") for rank, e in rows], fontsize=9)
+    shown = columns(panel.release.entries)  # the board view's label columns (parameters, throughput, ...)
+    labels = [_short(bar_label(Row(rank, e), shown)) for rank, e in rows]
+    ax.set_yticks(range(len(rows)), labels, fontsize=9)
     for label in ax.get_yticklabels():
         label.set_parse_math(False)
     ax.invert_yaxis()  # rank 1 at the top
@@ -209,9 +212,9 @@ NO_SNAPSHOTS = (
 CUTOFF_NOTE = "dashed line: the model's training-data cut-off (its colour)"
 
 
-def snapshot_entries(release: ReleaseEntries) -> list[tuple[Period, dict[str, Any]]]:
+def snapshot_entries(release: ReleaseEntries) -> list[tuple[Period, Entry]]:
     """The release's entries scored on a test snapshot, with its period (other splits are not in the trend)."""
-    return [(period, e) for e in release.entries if (period := parse_split(e["split"])) is not None]
+    return [(period, e) for e in release.entries if (period := parse_split(e.split)) is not None]
 
 
 TREND_TOP = (
@@ -224,7 +227,7 @@ _TREND_PANEL_INCHES = 3.4
 class TrendPanel:
     release: ReleaseEntries
     relation: str
-    by_model: dict[str, dict[Period, dict[str, Any]]]  # the drawn models' points
+    by_model: dict[str, dict[Period, Entry]]  # the drawn models' points
     periods: tuple[Period, ...]  # every period with a point in this panel, drawn or not
     total: int  # models with a point in this panel
     highlighted: int = 0  # drawn because highlighted, outside the top
@@ -236,14 +239,14 @@ def trend_panels(board: Board, top: int = TREND_TOP, highlight: tuple[str, ...] 
     panels = []
     for release in board.releases:
         for rel in RELATIONS:
-            by_model: dict[str, dict[Period, dict[str, Any]]] = {}
+            by_model: dict[str, dict[Period, Entry]] = {}
             for period, e in snapshot_entries(release):
-                if rel in e["results"]:  # one point per model and period: the entry the board lists last
-                    by_model.setdefault(entry_label(e), {})[period] = e
+                if rel in e.results:  # one point per model and period: the entry the board lists last
+                    by_model.setdefault(e.label, {})[period] = e
             if not by_model:
                 continue
             mean = {
-                label: sum(e["results"][rel][MAIN_SCORE] for e in points.values()) / len(points)
+                label: sum(e.results[rel][MAIN_SCORE] for e in points.values()) / len(points)
                 for label, points in by_model.items()
             }
             best = sorted(by_model, key=lambda label: (-mean[label], label))[:top]
@@ -306,7 +309,7 @@ def _trend_panel(ax: Any, panel: TrendPanel, colour: dict[str, Any], drawn: dict
     rel, periods = panel.relation, panel.periods
     for label, by_period in sorted(panel.by_model.items()):
         points = sorted(by_period.items())
-        x, y = broken_at_gaps([(p, 100 * e["results"][rel][MAIN_SCORE]) for p, e in points])
+        x, y = broken_at_gaps([(p, 100 * e.results[rel][MAIN_SCORE]) for p, e in points])
         ax.plot(x, y, color=colour[label], linewidth=1.5)
         few = [(p, e) for p, e in points if (query_count(e, rel) or 0) < FEW_QUERIES]
         full = [(p, e) for p, e in points if (p, e) not in few]
@@ -314,7 +317,7 @@ def _trend_panel(ax: Any, panel: TrendPanel, colour: dict[str, Any], drawn: dict
             if group:
                 ax.plot(
                     [_middle(p) for p, _ in group],
-                    [100 * e["results"][rel][MAIN_SCORE] for _, e in group],
+                    [100 * e.results[rel][MAIN_SCORE] for _, e in group],
                     linestyle="none",
                     marker="o",
                     color=colour[label],
@@ -344,7 +347,7 @@ def _trend_panel(ax: Any, panel: TrendPanel, colour: dict[str, Any], drawn: dict
             ax.fill_between(bx, low, high, color=colour[label], alpha=0.2, linewidth=0)
             _isolated_intervals(ax, points, bounds, colour[label])
             drawn.setdefault("band", Patch(color="grey", alpha=0.2, label=uncertainty.DEFAULT.note))
-        cutoff = entry_cutoff(points[-1][1])
+        cutoff = points[-1][1].cutoff
         if cutoff.date is not None and periods[0].start <= cutoff.date <= periods[-1].end:
             ax.axvline(cutoff.date, color=colour[label], linestyle="--", linewidth=1)
             drawn.setdefault("cutoff", Line2D([], [], color="grey", linestyle="--", label=CUTOFF_NOTE))

@@ -7,11 +7,10 @@ scored on one relation competes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ratio_bench.evaluation import uncertainty
+from ratio_bench.evaluation.entry import Entry
 from ratio_bench.evaluation.leaderboard import ReleaseEntries, split_key
-from ratio_bench.evaluation.results import MAIN_SCORE
 
 
 @dataclass(frozen=True)
@@ -33,13 +32,13 @@ TIE_NOTE = (
 )
 
 
-def ranked(release: ReleaseEntries, relation: str | None = None) -> list[tuple[Rank, dict[str, Any]]]:
+def ranked(release: ReleaseEntries, relation: str | None = None) -> list[tuple[Rank, Entry]]:
     """(rank within its split, entry) for every entry of a release, in table order. Neighbours whose ranking
     figure (``relation``'s MRR@10, or the mean over an entry's relations) differs inside the noise are tied
     (:func:`uncertainty.compare`); neighbours scored on different relations never are."""
-    out: list[tuple[Rank, dict[str, Any]]] = []
+    out: list[tuple[Rank, Entry]] = []
     for entry in release.entries:
-        if not out or out[-1][1]["split"] != entry["split"]:
+        if not out or out[-1][1].split != entry.split:
             out.append((Rank(1), entry))
             continue
         above_rank, above = out[-1]
@@ -47,22 +46,22 @@ def ranked(release: ReleaseEntries, relation: str | None = None) -> list[tuple[R
             out[-1] = (Rank(above_rank.position, True), above)
             out.append((Rank(above_rank.position, True), entry))
         else:
-            out.append((Rank(sum(e["split"] == entry["split"] for _, e in out) + 1), entry))
+            out.append((Rank(sum(e.split == entry.split for _, e in out) + 1), entry))
     return out
 
 
-def _tied(a: dict[str, Any], b: dict[str, Any], relation: str | None) -> bool:
-    if relation is None and set(a["results"]) != set(b["results"]):
+def _tied(a: Entry, b: Entry, relation: str | None) -> bool:
+    if relation is None and set(a.results) != set(b.results):
         return False
-    return uncertainty.compare(a, b, relation or sorted(a["results"])).tied
+    return uncertainty.compare(a, b, relation or sorted(a.results)).tied
 
 
-def relation_ranked(release: ReleaseEntries, relation: str) -> list[tuple[Rank, dict[str, Any]]]:
+def relation_ranked(release: ReleaseEntries, relation: str) -> list[tuple[Rank, Entry]]:
     """(rank, entry) of every entry scored on ``relation``, by that relation's MRR@10 within each split: the
     board where a specialist scored on one relation competes (the main ranking puts full entries first)."""
     entries = sorted(
-        (e for e in release.entries if relation in e["results"]),
-        key=lambda e: (split_key(e["split"]), -e["results"][relation][MAIN_SCORE]),
+        (e for e in release.entries if relation in e.results),
+        key=lambda e: (split_key(e.split), -(e.score(relation) or 0.0)),
     )
     return ranked(
         ReleaseEntries(release.name, release.version, release.manifest_sha256, tuple(entries)), relation

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
-from ratio_bench.core.cutoffs import MARKS, entry_clean
+from ratio_bench.core.cutoffs import MARKS
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_cells import entry_detail, figure_text, percent
 from ratio_bench.evaluation.board_ranks import Rank
+from ratio_bench.evaluation.entry import Entry, PerQuery, Scored
 from ratio_bench.evaluation.leaderboard import ReleaseEntries, model_key, split_key
-from ratio_bench.evaluation.results import MAIN_SCORE, entry_label, query_ids_sha256
+from ratio_bench.evaluation.results import query_ids_sha256
 
 
 @dataclass(frozen=True)
@@ -30,14 +30,10 @@ class CleanRow:
     detail: str
     relations: dict[str, tuple[float, int, int]]
     left_out: dict[str, int]  # snapshot entries not counted, by mark (contaminated, unknown)
-    pooled: dict[str, Any] = field(default_factory=dict)  # an entry-like record of the pooled clean queries
+    pooled: Scored = field(default_factory=lambda: Scored("", {}))  # the pooled clean queries
 
     def interval(self, relation: str) -> uncertainty.Interval | None:
-        return (
-            uncertainty.interval(self.pooled, relation)
-            if relation in self.pooled.get("per_query", {})
-            else None
-        )
+        return uncertainty.interval(self.pooled, relation) if relation in self.pooled.per_query else None
 
     @property
     def score(self) -> float:
@@ -66,27 +62,23 @@ def clean_ranking(release: ReleaseEntries) -> list[tuple[Rank | None, CleanRow]]
     A model is what the board tells apart (:func:`leaderboard.model_key`). A snapshot entry without a query count
     for a relation cannot be weighted and is not counted for it.
     """
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str, str], list[Entry]] = {}
     for e in release.entries:
-        if is_snapshot(e["split"]):
+        if is_snapshot(e.split):
             groups.setdefault(model_key(e), []).append(e)
     rows = []
     for entries in groups.values():
-        clean = sorted((e for e in entries if entry_clean(e) is True), key=lambda e: split_key(e["split"]))
+        clean = sorted((e for e in entries if e.is_clean is True), key=lambda e: split_key(e.split))
         relations = {}
         for rel in RELATIONS:
-            counted = [
-                (e["results"][rel][MAIN_SCORE], e["n_queries"][rel])
-                for e in clean
-                if rel in e["results"] and e.get("n_queries", {}).get(rel)
-            ]
+            counted = [(e.score(rel), e.n_queries[rel]) for e in clean if rel in e.results and e.queries(rel)]
             queries = sum(n for _, n in counted)
             if queries:
                 relations[rel] = (sum(v * n for v, n in counted) / queries, len(counted), queries)
-        left_out = Counter(MARKS[entry_clean(e)] for e in entries if entry_clean(e) is not True)
+        left_out = Counter(MARKS[e.is_clean] for e in entries if e.is_clean is not True)
         rows.append(
             CleanRow(
-                entry_label(entries[0]),
+                entries[0].label,
                 entry_detail(entries[0]),
                 relations,
                 dict(left_out),
@@ -106,21 +98,21 @@ def clean_ranking(release: ReleaseEntries) -> list[tuple[Rank | None, CleanRow]]
     return ranks + [(None, r) for r in unscored]
 
 
-def _pooled(clean: list[dict[str, Any]], relations: dict[str, tuple[float, int, int]]) -> dict[str, Any]:
+def _pooled(clean: list[Entry], relations: dict[str, tuple[float, int, int]]) -> Scored:
     """The clean entries of one model as one entry-like record per relation: their per-query gold ranks in split
     order, and a query-id hash over the splits' own (the paired test's alignment); a relation any clean entry
     lacks per-query data for is left out (no interval, never tied)."""
     per_query = {}
     for rel in relations:
-        blocks = [(e["split"], e.get("per_query", {}).get(rel)) for e in clean if rel in e["results"]]
+        blocks = [(e.split, e.per_query.get(rel)) for e in clean if rel in e.results]
         if blocks and all(block is not None for _, block in blocks):
-            per_query[rel] = {
-                "query_ids_sha256": query_ids_sha256(
-                    [f"{split}:{b['query_ids_sha256']}" for split, b in blocks]
-                ),
-                "gold_rank": [rank for _, b in blocks for rank in b["gold_rank"]],
-            }
-    return {"results": {rel: {MAIN_SCORE: m} for rel, (m, _, _) in relations.items()}, "per_query": per_query}
+            per_query[rel] = PerQuery(
+                query_ids_sha256([f"{split}:{b.query_ids_sha256}" for split, b in blocks]),
+                tuple(rank for _, b in blocks for rank in b.gold_rank),
+            )
+    return Scored(
+        "pooled clean queries", {rel: {"mrr_at_10": m} for rel, (m, _, _) in relations.items()}, per_query
+    )
 
 
 def _tied(a: CleanRow, b: CleanRow) -> bool:

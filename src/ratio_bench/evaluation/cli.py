@@ -67,6 +67,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.release import Release
     from ratio_bench.evaluation import engine
     from ratio_bench.evaluation.board_output import results_table, sample_title
+    from ratio_bench.evaluation.entry import Scored
     from ratio_bench.evaluation.results import check_results_path
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
@@ -98,7 +99,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     for split, rows in entries.items():
         title = f"Ratio {release.name} {release.version}, split {split}, mined gold (%)"
         sample = sample_title(args.sample, args.seed, queries[split]) if args.sample else ""
-        console.print(results_table(rows, title + sample))
+        console.print(results_table([Scored.of_document(e) for e in rows], title + sample))
     return 0
 
 

@@ -35,10 +35,11 @@ from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_cells import entry_detail
 from ratio_bench.evaluation.board_plots import png_bytes, pyplot
+from ratio_bench.evaluation.entry import Entry
 from ratio_bench.evaluation.escaping import plain_text, terminal_text
 from ratio_bench.evaluation.leaderboard import Board, Rejected, model_key
 from ratio_bench.evaluation.metrics import gold_rank_metric
-from ratio_bench.evaluation.results import MAIN_SCORE, entry_label, query_ids_sha256
+from ratio_bench.evaluation.results import MAIN_SCORE, query_ids_sha256
 
 PERMUTATIONS = 9999  # p-values in steps of 1/10,000
 SEED = 0
@@ -255,7 +256,7 @@ def analyze(
     rows = []
     for by_split in groups:
         skipped += [
-            Skipped(entry_label(e), split, "", f"the release {release.shown} has no snapshot {split}")
+            Skipped(e.label, split, "", f"the release {release.shown} has no snapshot {split}")
             for split, e in by_split.items()
             if split not in release.snapshots
         ]
@@ -263,11 +264,11 @@ def analyze(
             aligned = []
             for snapshot in snapshots.get(rel, []):
                 entry = by_split.get(snapshot.split)
-                if entry is None or rel not in entry["results"]:
+                if entry is None or rel not in entry.results:
                     continue
                 reason = _misaligned(entry, snapshot, rel)
                 if reason:
-                    skipped.append(Skipped(entry_label(entry), snapshot.split, rel, reason))
+                    skipped.append(Skipped(entry.label, snapshot.split, rel, reason))
                 else:
                     aligned.append((snapshot, entry))
             if aligned:
@@ -289,54 +290,46 @@ def analyze(
     )
 
 
-def _model_entries(
-    board: Board, hashes: dict[str, str]
-) -> tuple[list[dict[str, dict[str, Any]]], list[Skipped]]:
+def _model_entries(board: Board, hashes: dict[str, str]) -> tuple[list[dict[str, Entry]], list[Skipped]]:
     """Per model (:func:`leaderboard.model_key`), its snapshot entries by split: on two entries of one split
     the newer (``scored_at``) counts and the other is skipped; an entry that names another build of its split
     (``split_sha256``) is left out before that choice, so it never displaces the entry of this build. A copy
     the board carries forward from an older version (``scored_on``) is the same file as its original and is not
     counted twice."""
-    groups: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str, str], dict[str, Entry]] = {}
     entries, skipped = [], []
-    for e in (
-        e for r in board.releases for e in r.entries if parse_split(e["split"]) and "scored_on" not in e
-    ):
-        build = e["dataset"].get("split_sha256", hashes.get(e["split"]))
-        if build == hashes.get(e["split"]):
+    for e in (e for r in board.releases for e in r.entries if parse_split(e.split) and e.scored_on is None):
+        build = e.dataset.split_sha256 or hashes.get(e.split)
+        if build == hashes.get(e.split):
             entries.append(e)
         else:
-            reason = f"scored on another build of {e['split']} (split sha256 {str(build)[:12]})"
-            skipped.append(Skipped(entry_label(e), e["split"], "", reason))
-    for entry in sorted(entries, key=lambda e: e.get("scored_at", "")):
+            reason = f"scored on another build of {e.split} (split sha256 {str(build)[:12]})"
+            skipped.append(Skipped(e.label, e.split, "", reason))
+    for entry in sorted(entries, key=lambda e: e.scored_at or ""):
         by_split = groups.setdefault(model_key(entry), {})
-        if entry["split"] in by_split:
+        if entry.split in by_split:
             skipped.append(
-                Skipped(
-                    entry_label(entry), entry["split"], "", "a newer entry of the same model on this split"
-                )
+                Skipped(entry.label, entry.split, "", "a newer entry of the same model on this split")
             )
-        by_split[entry["split"]] = entry
+        by_split[entry.split] = entry
     return list(groups.values()), skipped
 
 
-def _misaligned(entry: dict[str, Any], snapshot: Snapshot, relation: str) -> str:
+def _misaligned(entry: Entry, snapshot: Snapshot, relation: str) -> str:
     """Why the entry's ranks on ``relation`` cannot be read as this snapshot's queries ("" when they can; an
     entry of another build of the split was already left out by :func:`_model_entries`)."""
-    block = entry.get("per_query", {}).get(relation)
+    block = entry.per_query.get(relation)
     if block is None:
         return "no per-query ranks (an older entry, or --via mteb): score it again"
-    if block["query_ids_sha256"] != snapshot.query_ids_sha256 or len(block["gold_rank"]) != len(
-        snapshot.sources
-    ):
+    if block.query_ids_sha256 != snapshot.query_ids_sha256 or len(block.gold_rank) != len(snapshot.sources):
         return (
-            f"query ids sha256 {block['query_ids_sha256'][:12]} is not the release's "
+            f"query ids sha256 {block.query_ids_sha256[:12]} is not the release's "
             f"{snapshot.query_ids_sha256[:12]} (another release build)"
         )
     return ""
 
 
-def _row(relation: str, aligned: list[tuple[Snapshot, dict[str, Any]]], settings: Settings) -> Row:
+def _row(relation: str, aligned: list[tuple[Snapshot, Entry]], settings: Settings) -> Row:
     """Pool the aligned snapshots' queries and fit both trends."""
     ranks = np.concatenate([uncertainty.gold_ranks(e, relation) for _, e in aligned])
     table = np.array([gold_rank_metric(MAIN_SCORE, r) for r in range(int(ranks.max()) + 1)])
@@ -359,14 +352,14 @@ def _row(relation: str, aligned: list[tuple[Snapshot, dict[str, Any]]], settings
                 snapshot.split,
                 snapshot.period.label,
                 len(snapshot.sources),
-                entry["results"][relation][MAIN_SCORE],
+                entry.results[relation][MAIN_SCORE],
                 bounds and bounds.low,
                 bounds and bounds.high,
             )
         )
     entry = aligned[0][1]
     return Row(
-        entry_label(entry),
+        entry.label,
         entry_detail(entry),
         relation,
         tuple(scores),

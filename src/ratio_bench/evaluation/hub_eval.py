@@ -27,6 +27,7 @@ from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.core.yamlio import YAMLLimitError, load_yaml, yaml_problem
+from ratio_bench.evaluation.entry import Entry
 
 EVAL_RESULTS_FOLDER = ".eval_results"  # huggingface_hub.constants.EVAL_RESULTS_FOLDER
 EVAL_FILE = "eval.yaml"
@@ -121,7 +122,7 @@ def eval_yaml(manifest: dict[str, Any]) -> bytes:
 
 
 def eval_results_files(
-    entries: list[dict[str, Any]], dataset_id: str, dataset_revision: str | None, source: ResultSource,
+    entries: list[Entry], dataset_id: str, dataset_revision: str | None, source: ResultSource,
     tasks: list[BenchmarkTask],
 ) -> dict[str, bytes]:  # fmt: skip
     """``.eval_results/ratio_<relation>[_<setup>].yaml`` per relation scored by ``entries`` (one model and
@@ -134,14 +135,14 @@ def eval_results_files(
     files = {}
     for relation in RELATIONS:
         items = []
-        for entry in sorted(entries, key=lambda e: e["split"]):
-            metrics = entry["results"].get(relation)
-            if metrics is None or task_id(relation, entry["split"]) not in known:
+        for entry in sorted(entries, key=lambda e: e.split):
+            metrics = entry.results.get(relation)
+            if metrics is None or task_id(relation, entry.split) not in known:
                 continue
             items.append(
                 EvalResultEntry(
                     dataset_id=dataset_id,
-                    task_id=task_id(relation, entry["split"]),
+                    task_id=task_id(relation, entry.split),
                     value=round(100 * metrics[MAIN_SCORE], 4),
                     dataset_revision=dataset_revision,
                     date=source.scored_at,
@@ -149,7 +150,7 @@ def eval_results_files(
                     source_name="Ratio leaderboard, verified run",
                     source_user=source.user,
                     notes=f"setup {source.setup}; {source.model}@{source.revision[:12]}; "
-                    f"{entry['n_queries'].get(relation, 0)} queries; MRR@10 x 100",
+                    f"{entry.queries(relation) or 0} queries; MRR@10 x 100",
                 )
             )
         if items:

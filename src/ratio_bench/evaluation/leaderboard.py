@@ -21,17 +21,11 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.snapshots import is_snapshot, parse_split
-from ratio_bench.evaluation.results import (
-    MAIN_SCORE,
-    SubmissionError,
-    entry_label,
-    query_ids_sha256,
-    validate_submission,
-)
+from ratio_bench.evaluation.entry import Entry, SubmissionError
+from ratio_bench.evaluation.results import query_ids_sha256, validate_submission
 
 MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
 SHORT_SHA = 12
@@ -58,7 +52,7 @@ class ReleaseEntries:
     name: str
     version: str
     manifest_sha256: str
-    entries: tuple[dict[str, Any], ...]
+    entries: tuple[Entry, ...]
     superseded: tuple[tuple[str, str], ...] = ()  # (file, the newer file of the same model that replaced it)
     provenance: str = ""  # "verified" or "self-reported" when a results repository's build is shown apart
 
@@ -112,12 +106,12 @@ def load_board(results: Path) -> Board:
             continue
         # entries carry no clock time (same model, same bytes): a re-scored one is newer by its file's time
         modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        loaded.append((name, {"scored_at": modified, **entry}))
+        loaded.append((name, entry.marked(scored_at=entry.scored_at or modified)))
     releases, inconsistent = group_releases(loaded)
     return Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
 
 
-def read_entry(path: Path) -> dict[str, Any]:
+def read_entry(path: Path) -> Entry:
     """One result file, checked; any problem is a SubmissionError whose message is the reason."""
     if not path.is_file():
         raise SubmissionError("not a regular file")
@@ -131,7 +125,7 @@ def read_entry(path: Path) -> dict[str, Any]:
     return parse_entry(data)
 
 
-def parse_entry(data: bytes) -> dict[str, Any]:
+def parse_entry(data: bytes) -> Entry:
     """A submitted entry from its bytes: UTF-8, strict JSON (no NaN or Infinity), the submission schema."""
     try:
         text = data.decode("utf-8-sig")
@@ -145,8 +139,7 @@ def parse_entry(data: bytes) -> dict[str, Any]:
         raise SubmissionError("not a leaderboard entry: JSON nested too deeply") from e
     except ValueError as e:  # from the hooks below, or an integer too long to convert
         raise SubmissionError(f"not valid JSON: {e}") from e
-    validate_submission(entry)
-    return entry
+    return validate_submission(entry)
 
 
 def _reject_constant(name: str) -> float:
@@ -161,7 +154,7 @@ def _finite_float(text: str) -> float:
 
 
 def group_releases(
-    loaded: list[tuple[str, dict[str, Any]]],
+    loaded: list[tuple[str, Entry]],
 ) -> tuple[tuple[ReleaseEntries, ...], list[Rejected]]:
     """Entries grouped by manifest hash, best first within each split.
 
@@ -170,21 +163,21 @@ def group_releases(
     release a hash belongs to is the one most of its entries name (on a tie, the one the first file in path
     order names), and only the entries that name another are rejected.
     """
-    by_sha: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    by_sha: dict[str, list[tuple[str, Entry]]] = {}
     for source, entry in loaded:
-        by_sha.setdefault(entry["dataset"]["manifest_sha256"], []).append((source, entry))
+        by_sha.setdefault(entry.dataset.manifest_sha256, []).append((source, entry))
     releases, rejected = [], []
     for sha, group in by_sha.items():
         claim = _authoritative_release(group)
-        kept = [(source, e) for source, e in group if _release_of(e) == claim]
+        kept = [(source, e) for source, e in group if e.release == claim]
         rejected += [
             Rejected(
                 source,
-                f"dataset names {' '.join(_release_of(e))}, but manifest_sha256 {sha[:SHORT_SHA]}... is "
+                f"dataset names {' '.join(e.release)}, but manifest_sha256 {sha[:SHORT_SHA]}... is "
                 f"{' '.join(claim)} (named by {len(kept)} other {'entry' if len(kept) == 1 else 'entries'})",
             )
             for source, e in group
-            if _release_of(e) != claim
+            if e.release != claim
         ]
         kept, wrong = _against_release(kept)
         rejected += wrong
@@ -193,9 +186,9 @@ def group_releases(
         entries = sorted(
             kept,
             key=lambda item: (
-                split_key(item[1]["split"]),
-                -len(item[1]["results"]),  # a specialist scored on one relation never outranks a full entry
-                -mean_score(item[1]),
+                split_key(item[1].split),
+                -len(item[1].results),  # a specialist scored on one relation never outranks a full entry
+                -item[1].mean_score,
                 item[0],
             ),
         )
@@ -209,20 +202,16 @@ def apart(releases: list[ReleaseEntries]) -> list[ReleaseEntries]:
     on its own: a self-reported figure, however equal, is never ranked (or tied) beside a verified one."""
     out = []
     for release in releases:
-        if not any("provenance" in e for e in release.entries):
+        if not any(e.provenance is not None for e in release.entries):
             out.append(release)
             continue
         superseded = release.superseded
         for status in PROVENANCES:
-            part = tuple(e for e in release.entries if _status(e) == status)
+            part = tuple(e for e in release.entries if e.status == status)
             if part:
                 out.append(replace(release, entries=part, superseded=superseded, provenance=status))
                 superseded = ()  # listed once
     return out
-
-
-def _status(entry: dict[str, Any]) -> str:
-    return "verified" if entry.get("provenance", {}).get("status") == "verified" else "self-reported"
 
 
 ReleaseQueries = dict[tuple[str, str], tuple[int, str | None]]  # (split, relation) -> (queries, ids' SHA-256)
@@ -242,49 +231,49 @@ def release_queries(dataset: Path, split: str) -> dict[str, tuple[int, str]]:
     return out
 
 
-def check_against_release(data: bytes, queries: dict[str, tuple[int, str]]) -> dict[str, Any]:
+def check_against_release(data: bytes, queries: dict[str, tuple[int, str]]) -> Entry:
     """An entry's bytes checked as the board checks them (strict JSON, schema, bounds, its own per-query data)
     and against its release split's ``queries`` (:func:`release_queries`); SubmissionError with the reason. A
     relation the split has no queries of cannot have been scored."""
     entry = parse_entry(data)
-    unknown = sorted(set(entry["results"]) - set(queries))
+    unknown = sorted(set(entry.results) - set(queries))
     if unknown:
-        raise SubmissionError(f"scores {unknown[0]}, which has no queries in split {entry['split']}")
-    wrong = _query_mismatch(entry, {(entry["split"], r): q for r, q in queries.items()}, "the release")
+        raise SubmissionError(f"scores {unknown[0]}, which has no queries in split {entry.split}")
+    wrong = _query_mismatch(entry, {(entry.split, r): q for r, q in queries.items()}, "the release")
     if wrong:
         raise SubmissionError(wrong)
     return entry
 
 
-def _query_mismatch(entry: dict[str, Any], truth: ReleaseQueries, whose: str) -> str | None:
+def _query_mismatch(entry: Entry, truth: ReleaseQueries, whose: str) -> str | None:
     """Why ``entry``'s counts or query ids are not ``truth``'s (None when they are, or truth knows nothing)."""
-    split = entry["split"]
-    for rel in sorted(entry["results"]):
+    split = entry.split
+    for rel in sorted(entry.results):
         if (split, rel) not in truth:
             continue
         count, ids = truth[split, rel]
-        n = entry.get("n_queries", {}).get(rel)
+        n = entry.queries(rel)
         if n != count:
             shown = "missing" if n is None else n
             return f"n_queries/{rel} is {shown}, but split {split} has {count} {rel} queries ({whose})"
-        block = entry.get("per_query", {}).get(rel)
-        if block is not None and ids is not None and block["query_ids_sha256"] != ids:
+        block = entry.per_query.get(rel)
+        if block is not None and ids is not None and block.query_ids_sha256 != ids:
             return f"per_query/{rel}: its query ids are not the {rel} queries of split {split} ({whose})"
     return None
 
 
-def _build_queries(group: list[tuple[str, dict[str, Any]]], verified: bool) -> ReleaseQueries:
+def _build_queries(group: list[tuple[str, Entry]], verified: bool) -> ReleaseQueries:
     """Per (split, relation), the query count and ids most of ``group``'s entries (only the verified ones, with
     ``verified``) record."""
-    voters = [e for _, e in group if not verified or _status(e) == "verified"]
+    voters = [e for _, e in group if not verified or e.status == "verified"]
     counts: dict[tuple[str, str], Counter] = {}
     ids: dict[tuple[str, str], Counter] = {}
     for e in voters:
-        for rel in e["results"]:
-            key = (e["split"], rel)
-            counts.setdefault(key, Counter())[e.get("n_queries", {}).get(rel)] += 1
-            if rel in e.get("per_query", {}):
-                ids.setdefault(key, Counter())[e["per_query"][rel]["query_ids_sha256"]] += 1
+        for rel in e.results:
+            key = (e.split, rel)
+            counts.setdefault(key, Counter())[e.queries(rel)] += 1
+            if rel in e.per_query:
+                ids.setdefault(key, Counter())[e.per_query[rel].query_ids_sha256] += 1
     out: ReleaseQueries = {}
     for key, votes in counts.items():
         count = votes.most_common(1)[0][0]
@@ -294,13 +283,13 @@ def _build_queries(group: list[tuple[str, dict[str, Any]]], verified: bool) -> R
 
 
 def _against_release(
-    group: list[tuple[str, dict[str, Any]]],
-) -> tuple[list[tuple[str, dict[str, Any]]], list[Rejected]]:
+    group: list[tuple[str, Entry]],
+) -> tuple[list[tuple[str, Entry]], list[Rejected]]:
     """Entries of one build whose query counts and ids are the build's; the others rejected. The board has no
     release, so the build's counts are what its verified entries record (their worker checked them against the
     release before signing), or, where none is verified, what most of its entries record (so one entry alone
     cannot be checked, and a self-reported majority decides only among self-reported entries)."""
-    signed = _build_queries([item for item in group if "provenance" in item[1]], verified=True)
+    signed = _build_queries([item for item in group if item[1].provenance is not None], verified=True)
     voted = _build_queries(group, verified=False)
     kept, rejected = [], []
     for source, entry in group:
@@ -317,9 +306,9 @@ def _against_release(
 def _hashes(release: ReleaseEntries) -> dict[str, str]:
     """The split hashes most of a build's entries record (entries are untrusted: one cannot speak for the build)."""
     votes = Counter(
-        json.dumps(e["dataset"]["split_hashes"], sort_keys=True)
+        json.dumps(dict(e.dataset.split_hashes), sort_keys=True)
         for e in release.entries
-        if isinstance(e["dataset"].get("split_hashes"), dict)
+        if e.dataset.split_hashes is not None
     )
     return json.loads(votes.most_common(1)[0][0]) if votes else {}
 
@@ -339,16 +328,15 @@ def _carry_forward(releases: list[ReleaseEntries]) -> list[ReleaseEntries]:
             had = hashes[earlier.manifest_sha256]
             if earlier.name != later.name or len(had) >= len(have):
                 continue
-            present = {(model_key(e), e["split"]) for e in (*later.entries, *carried)}
+            present = {(model_key(e), e.split) for e in (*later.entries, *carried)}
             carried += [
-                e | {"scored_on": earlier.version}
+                e.marked(scored_on=earlier.version)
                 for e in earlier.entries
-                if e["dataset"].get("split_sha256") == have.get(e["split"])
-                and (model_key(e), e["split"]) not in present
+                if e.dataset.split_sha256 == have.get(e.split) and (model_key(e), e.split) not in present
             ]
         entries = sorted(
             (*later.entries, *carried),
-            key=lambda e: (split_key(e["split"]), -len(e["results"]), -mean_score(e), e["model"]),
+            key=lambda e: (split_key(e.split), -len(e.results), -e.mean_score, e.model),
         )
         out.append(replace(later, entries=tuple(entries)) if carried else later)
     return out
@@ -364,94 +352,78 @@ def split_key(split: str) -> tuple[int, str]:
 
 
 def has_snapshots(board: Board) -> bool:
-    return any(is_snapshot(e["split"]) for r in board.releases for e in r.entries)
+    return any(is_snapshot(e.split) for r in board.releases for e in r.entries)
 
 
 def _newest_only(
-    group: list[tuple[str, dict[str, Any]]],
-) -> tuple[list[tuple[str, dict[str, Any]]], tuple[tuple[str, str], ...]]:
+    group: list[tuple[str, Entry]],
+) -> tuple[list[tuple[str, Entry]], tuple[tuple[str, str], ...]]:
     """One entry per row (its name, i.e. repository and setup, and its commit or, for a local file, its weights
     fingerprint), split, relations scored and provenance: the newest (``scored_at``: for a local file its
     modification time, see :func:`load_board`; then the name), so scoring a model again replaces its row instead
     of adding a second one with another rank. The row's name is part of the key: the same weights under another
     repository, or scored with another setup, are another row and replace nothing. Entries with neither a commit
     nor a fingerprint (BM25, older files) cannot be told to be the same and all stay."""
-    newest: dict[tuple[str, str, str, tuple[str, ...], str], tuple[str, dict[str, Any]]] = {}
+    newest: dict[tuple[str, str, str, tuple[str, ...], str], tuple[str, Entry]] = {}
     kept, superseded = [], []
-    for source, entry in sorted(group, key=lambda item: (item[1].get("scored_at", ""), item[0])):
-        version = entry.get("provenance", {}).get("commit") or entry.get("model_fingerprint")
+    for source, entry in sorted(group, key=lambda item: (item[1].scored_at or "", item[0])):
+        version = entry.commit or entry.model_fingerprint
         if version is None:
             kept.append((source, entry))
             continue
-        key = (
-            entry_label(entry),
-            version,
-            entry["split"],
-            tuple(sorted(entry["results"])),
-            entry.get("provenance", {}).get("status", ""),
-        )
+        key = (entry.label, version, entry.split, tuple(sorted(entry.results)), _mark_status(entry))
         if key in newest:
             superseded.append((newest[key][0], source))
         newest[key] = (source, entry)
     return kept + list(newest.values()), tuple(sorted(superseded))
 
 
-def repository(entry: dict[str, Any]) -> str:
-    """The repository a row names: the signed folder's, else the entry's model name before its setup."""
-    return entry.get("provenance", {}).get("repo") or entry["model"].split(":")[0]
+def _mark_status(entry: Entry) -> str:
+    """The loader's status, "" for an entry read without one (a local file)."""
+    return entry.provenance.status if entry.provenance else ""
 
 
-def _same_weights(group: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+def _same_weights(group: list[tuple[str, Entry]]) -> list[tuple[str, Entry]]:
     """Entries whose weights (fingerprint) an earlier row of another repository already has, marked
     ``same_weights_as`` that repository. Earliest: verified rows first, by their signing time (a signature fixes
     it), then the others by their time and file name; a later copy never removes or relabels the original."""
 
-    def order(item: tuple[str, dict[str, Any]]) -> tuple[bool, str, str]:
+    def order(item: tuple[str, Entry]) -> tuple[bool, str, str]:
         source, entry = item
-        mark = entry.get("provenance", {})
-        return (_status(entry) != "verified" or "provenance" not in entry,
-                mark.get("signed_at") or entry.get("scored_at", ""), source)  # fmt: skip
+        signed = entry.provenance.signed_at if entry.provenance else None
+        return entry.status != "verified", signed or entry.scored_at or "", source
 
     first: dict[str, str] = {}
     for _, entry in sorted(group, key=order):
-        if entry.get("model_fingerprint"):
-            first.setdefault(entry["model_fingerprint"], repository(entry))
+        if entry.model_fingerprint:
+            first.setdefault(entry.model_fingerprint, entry.repository)
     return [
-        (source, entry | {"same_weights_as": first[fp]})
-        if (fp := entry.get("model_fingerprint")) and first[fp] != repository(entry)
+        (source, entry.marked(same_weights_as=first[fp]))
+        if (fp := entry.model_fingerprint) and first[fp] != entry.repository
         else (source, entry)
         for source, entry in group
     ]
 
 
-def _authoritative_release(group: list[tuple[str, dict[str, Any]]]) -> tuple[str, str]:
+def _authoritative_release(group: list[tuple[str, Entry]]) -> tuple[str, str]:
     """The (name, version) most entries of one manifest hash name; a tie goes to the first file's."""
-    counts = Counter(_release_of(e) for _, e in group)
+    counts = Counter(e.release for _, e in group)
     first: dict[tuple[str, str], str] = {}
     for source, e in sorted(group, key=lambda item: item[0]):
-        first.setdefault(_release_of(e), source)
+        first.setdefault(e.release, source)
     return min(counts, key=lambda claim: (-counts[claim], first[claim]))
 
 
-def _release_of(entry: dict[str, Any]) -> tuple[str, str]:
-    return entry["dataset"]["name"], entry["dataset"]["version"]
-
-
-def model_key(entry: dict[str, Any]) -> tuple[str, str, str, str]:
+def model_key(entry: Entry) -> tuple[str, str, str, str]:
     """What the board tells apart as one model across splits: its weights' fingerprint, its row name (model and
     setup, the relation it was tuned for), its commit and the provenance of its entries."""
-    return (
-        entry.get("model_fingerprint", ""),
-        entry_label(entry),
-        entry.get("provenance", {}).get("commit") or "",
-        entry.get("provenance", {}).get("status", ""),
-    )
+    return entry.model_fingerprint or "", entry.label, entry.commit or "", _mark_status(entry)
 
 
-def mean_score(entry: dict[str, Any]) -> float:
+def mean_score(entry: Entry) -> float:
     """The ranking key: MRR@10 averaged over the relations the entry was scored on."""
-    return sum(m[MAIN_SCORE] for m in entry["results"].values()) / len(entry["results"])
+    return entry.mean_score
 
 
 def has_provenance(board: Board) -> bool:
-    return any("provenance" in e for r in board.releases for e in r.entries)
+    return any(e.provenance is not None for r in board.releases for e in r.entries)

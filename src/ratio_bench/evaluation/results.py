@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
-from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,17 +24,16 @@ from ratio_bench import __version__
 from ratio_bench.core import cutoffs
 from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.errors import RatioError, UsageError
-from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
+from ratio_bench.core.relations import RELATION_SPECS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.dataset.release import manifest_sha256, split_hashes
-from ratio_bench.evaluation.metrics import gold_rank_metric
+from ratio_bench.evaluation.entry import MAIN_SCORE, Entry, SubmissionError  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
     from ratio_bench.evaluation.evaluate import ScoreResult
     from ratio_bench.retrieval.registry import ModelSetup
 
 TASK_NAMES = {r.name: r.task_name for r in RELATION_SPECS}
-MAIN_SCORE = "mrr_at_10"
 # The metrics every table shows (key in ``results``, column label); the schema requires them.
 TABLE_METRICS = (
     ("recall_at_1", "R@1"),
@@ -45,11 +41,6 @@ TABLE_METRICS = (
     ("mrr_at_10", "M@10"),
     ("mrr_at_100", "M@100"),
 )
-MAX_MESSAGE = 200  # a schema message quotes the offending value, which may be long
-
-
-class SubmissionError(RatioError, ValueError):
-    pass
 
 
 def leaderboard_entry(
@@ -209,14 +200,9 @@ def check_results_path(path: Path) -> None:
         )
 
 
-def entry_label(entry: dict[str, Any]) -> str:
-    """An entry's row name: its model, and for a tuned model the relation it was tuned for (three tuned
-    copies of one backbone and setup, one per relation, would otherwise share a name); a unified model is one
-    model for every move."""
-    tuned = entry.get("tuned_for")
-    if not tuned:
-        return entry["model"]
-    return entry["model"] + (" [unified, all moves]" if tuned == "all" else f" [tuned for {tuned}]")
+def entry_label(entry: Entry) -> str:
+    """An entry's row name (:attr:`Entry.label`)."""
+    return entry.label
 
 
 def mteb_results(result: ScoreResult, manifest: dict[str, Any], split: str) -> dict[str, dict[str, Any]]:
@@ -253,132 +239,7 @@ def _mteb_version() -> str | None:
         return None
 
 
-@cache
-def _schema_validator():
-    """The schema's validator, built once per process (a board checks a thousand entries against it)."""
-    import jsonschema
-
-    from ratio_bench.core.resources import data_path
-
-    schema = json.loads(data_path("eval", "submission.schema.json").read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
-
-
-def validate_submission(entry: Any) -> None:
-    """Check an (untrusted) leaderboard entry against the schema; raises SubmissionError with the path."""
-    for where in _non_finite_numbers(entry, ()):
-        raise SubmissionError(
-            f"invalid submission at {'/'.join(where) or '(root)'}: NaN and infinities are not numbers in JSON"
-        )
-    errors = sorted(_schema_validator().iter_errors(entry), key=lambda e: list(map(str, e.path)))
-    if errors:
-        e = errors[0]
-        where = "/".join(map(str, e.path)) or "(root)"
-        message = e.message if len(e.message) <= MAX_MESSAGE else e.message[: MAX_MESSAGE - 3] + "..."
-        raise SubmissionError(f"invalid submission at {where}: {message}")
-    unknown = set(entry["results"]) - set(RELATIONS)
-    if unknown:
-        raise SubmissionError(f"invalid submission: unknown relations {sorted(unknown)}")
-    if "sample" in entry:  # a fast look, not a result: its scores come from a few queries
-        raise SubmissionError(
-            f"a sample of {entry['sample']['queries_per_relation']} queries per relation (ratio score --sample), "
-            "never ranked; score without --sample for the board"
-        )
-    _check_counts(entry)
-    _check_model_meta(entry)
-    _check_judged(entry)
-    _check_cutoff(entry)
-    _check_per_query(entry)
-
-
-def _check_counts(entry: dict[str, Any]) -> None:
-    """What the schema cannot say: every scored relation was scored on some queries (a figure over no query,
-    ``n_queries`` 0 with 100% figures, is no figure)."""
-    counts = entry.get("n_queries", {})
-    for rel in entry["results"]:
-        if rel in counts and counts[rel] < 1:
-            raise SubmissionError(
-                f"invalid submission at n_queries/{rel}: {counts[rel]} queries; a figure needs at least one"
-            )
-
-
-def _check_model_meta(entry: dict[str, Any]) -> None:
-    """What the schema cannot say of ``model_meta``: finite, non-negative figures and bounded, printable texts."""
-    from ratio_bench.evaluation.model_meta import check_model_meta
-
-    if "model_meta" in entry and (problem := check_model_meta(entry["model_meta"])):
-        raise SubmissionError(f"invalid submission at model_meta/{problem}")
-
-
-def _check_cutoff(entry: dict[str, Any]) -> None:
-    """What the schema cannot say: the cut-off is a real date, and ``clean`` is what the cut-off and the
-    snapshot's dates make it (the board decides cleanness itself; an entry may not claim otherwise)."""
-    try:
-        cutoff = cutoffs.entry_cutoff(entry)
-    except ValueError as e:
-        raise SubmissionError(f"invalid submission at training_data_cutoff: {e}") from None
-    if cutoff.untrained and entry.get("training_data_cutoff") is not None:
-        raise SubmissionError(
-            f"invalid submission at training_data_cutoff_source: {cutoffs.NO_TRAINING_DATA!r} goes with a null "
-            f"cut-off, not {entry['training_data_cutoff']}"
-        )
-    if "clean" not in entry:
-        return
-    if not is_snapshot(entry["split"]):
-        raise SubmissionError(
-            f"invalid submission at clean: split {entry['split']} is no dated test snapshot"
-        )
-    if entry["clean"] != cutoffs.is_clean(cutoff, entry["split"]):
-        raise SubmissionError(
-            f"invalid submission at clean: {entry['clean']} does not follow from training_data_cutoff "
-            f"{entry.get('training_data_cutoff')} and split {entry['split']}"
-        )
-
-
-# A stored figure is rounded to 6 decimals; its mean over ranks may differ by that rounding and float error.
-PER_QUERY_TOLERANCE = 2e-6
-
-
-def _check_per_query(entry: dict[str, Any]) -> None:
-    """What the schema cannot say: one rank per scored query, and ranks that give the entry's own figures
-    (else an interval would be drawn around numbers its data does not support)."""
-    for rel, block in entry.get("per_query", {}).items():
-        where = f"invalid submission at per_query/{rel}"
-        if rel not in entry["results"]:
-            raise SubmissionError(f"{where}: no results for {rel} to go with it")
-        ranks, scored = block["gold_rank"], entry.get("n_queries", {}).get(rel)
-        if scored != len(ranks):
-            raise SubmissionError(f"{where}/gold_rank: {len(ranks)} ranks for n_queries {scored}")
-        histogram: dict[int, int] = {}
-        for r in ranks:
-            histogram[r] = histogram.get(r, 0) + 1
-        for name, value in entry["results"][rel].items():
-            mean = sum(n * gold_rank_metric(name, r) for r, n in histogram.items()) / len(ranks)
-            if abs(mean - value) > PER_QUERY_TOLERANCE:
-                raise SubmissionError(
-                    f"{where}/gold_rank: the ranks give {name} {mean:.6f}, the results say {value}"
-                )
-
-
-def _check_judged(entry: dict[str, Any]) -> None:
-    """What the schema cannot say: judged figures belong to a relation the entry scored, on at most its queries."""
-    for rel, block in entry.get("judged", {}).items():
-        if rel not in entry["results"]:
-            raise SubmissionError(f"invalid submission at judged/{rel}: no results for {rel} to go with it")
-        scored = entry.get("n_queries", {}).get(rel)
-        if scored is not None and block["queries"] > scored:
-            raise SubmissionError(
-                f"invalid submission at judged/{rel}/queries: {block['queries']} judged of {scored} scored queries"
-            )
-
-
-def _non_finite_numbers(value: Any, where: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-    """Paths of the NaN and infinite floats anywhere in a parsed JSON document."""
-    if isinstance(value, float) and not math.isfinite(value):
-        yield where
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _non_finite_numbers(v, (*where, str(k)))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _non_finite_numbers(v, (*where, str(i)))
+def validate_submission(doc: Any) -> Entry:
+    """Check an (untrusted) leaderboard entry document and return its record (:meth:`Entry.from_json`: the
+    schema's bounds and the cross-field rules); raises SubmissionError with the path."""
+    return Entry.from_json(doc)

@@ -17,15 +17,24 @@ generator, so one figure's interval does not depend on what else is on the board
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
+from ratio_bench.evaluation.entry import MAIN_SCORE, PerQuery
 from ratio_bench.evaluation.metrics import gold_rank_metric
-from ratio_bench.evaluation.results import MAIN_SCORE
+
+
+class HasRanks(Protocol):
+    """What the bootstrap reads: per relation, the gold ranks and their query ids' hash (an Entry, a Scored
+    row, a clean ranking's pooled queries)."""
+
+    @property
+    def per_query(self) -> Mapping[str, PerQuery]: ...
+
 
 RESAMPLES = 1000
 SEED = 0
@@ -74,14 +83,14 @@ class Comparison:
         return self.p_value is not None and self.p_value >= ALPHA
 
 
-def gold_ranks(entry: dict[str, Any], relation: str) -> np.ndarray | None:
+def gold_ranks(entry: HasRanks, relation: str) -> np.ndarray | None:
     """The entry's gold rank per query on ``relation`` (sorted query ids' order), None without per-query data."""
-    block = entry.get("per_query", {}).get(relation)
-    return None if block is None else np.asarray(block["gold_rank"], dtype=np.int64)
+    block = entry.per_query.get(relation)
+    return None if block is None else np.asarray(block.gold_rank, dtype=np.int64)
 
 
 def intervals(
-    entry: dict[str, Any], relation: str, metrics: Sequence[str], settings: Bootstrap = DEFAULT
+    entry: HasRanks, relation: str, metrics: Sequence[str], settings: Bootstrap = DEFAULT
 ) -> dict[str, Interval]:
     """The interval of each of ``metrics`` on ``relation`` (one draw serves them all); {} when the entry has
     no per-query data for it."""
@@ -93,7 +102,7 @@ def intervals(
 
 
 def interval(
-    entry: dict[str, Any], relation: str, metric: str = MAIN_SCORE, settings: Bootstrap = DEFAULT
+    entry: HasRanks, relation: str, metric: str = MAIN_SCORE, settings: Bootstrap = DEFAULT
 ) -> Interval | None:
     """The interval of one figure, None when the entry has no per-query data for ``relation``."""
     return intervals(entry, relation, [metric], settings).get(metric)
@@ -122,8 +131,8 @@ def _resampled_means(
 
 
 def compare(
-    entry_a: dict[str, Any],
-    entry_b: dict[str, Any],
+    entry_a: HasRanks,
+    entry_b: HasRanks,
     relations: str | Sequence[str],
     metric: str = MAIN_SCORE,
     settings: Bootstrap = DEFAULT,
@@ -137,11 +146,11 @@ def compare(
         return Comparison(reason="no relation to compare on")
     draws, observed = [], []
     for rel in relations:
-        blocks = [e.get("per_query", {}).get(rel) for e in (entry_a, entry_b)]
-        if None in blocks:
+        first, second = (e.per_query.get(rel) for e in (entry_a, entry_b))
+        if first is None or second is None:
             return Comparison(reason=f"no per-query data on {rel}")
-        a, b = (np.asarray(block["gold_rank"], dtype=np.int64) for block in blocks)
-        if blocks[0]["query_ids_sha256"] != blocks[1]["query_ids_sha256"] or len(a) != len(b):
+        a, b = (np.asarray(block.gold_rank, dtype=np.int64) for block in (first, second))
+        if first.query_ids_sha256 != second.query_ids_sha256 or len(a) != len(b):
             return Comparison(reason=f"different queries on {rel}: not comparable")
         width = int(max(a.max(), b.max())) + 1
         pairs, counts = np.unique(a * width + b, return_counts=True)

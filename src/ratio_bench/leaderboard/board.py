@@ -16,11 +16,9 @@ from __future__ import annotations
 import glob
 import hashlib
 import html
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from ratio_bench.core.cutoffs import parse_date
 from ratio_bench.core.errors import UsageError
@@ -28,6 +26,7 @@ from ratio_bench.evaluation import leaderboard as lb
 from ratio_bench.evaluation.board_html import leaderboard_html
 from ratio_bench.evaluation.board_markdown import md_row
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
+from ratio_bench.evaluation.entry import Entry, Provenance
 from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_text
 from ratio_bench.evaluation.page_cache import PageCache
 from ratio_bench.evaluation.results import SubmissionError
@@ -122,7 +121,7 @@ def board_of(repo: RepoReader) -> lb.Board:
     return lb.Board(releases, tuple(sorted(rejected + inconsistent, key=lambda r: r.source)))
 
 
-def read_entries(repo: RepoReader) -> tuple[list[tuple[str, dict[str, Any]]], list[lb.Rejected]]:
+def read_entries(repo: RepoReader) -> tuple[list[tuple[str, Entry]], list[lb.Rejected]]:
     """Every entry file of the repository, parsed with the size cap and schema and given the loader's provenance
     mark; a file that is no entry is rejected with its reason (the one reading loop of the board and exports)."""
     loaded, rejected = [], []
@@ -143,57 +142,53 @@ def read_entries(repo: RepoReader) -> tuple[list[tuple[str, dict[str, Any]]], li
         except SubmissionError as e:
             rejected.append(lb.Rejected(path, str(e)))
             continue
-        entry["provenance"] = provenance_mark(repo, path, data, entry)
-        loaded.append((path, entry))
+        loaded.append((path, entry.marked(provenance=provenance_mark(repo, path, data, entry))))
     return loaded, rejected
 
 
 MAX_CHECKED = 100_000
-_checked: dict[str, None] = {}  # SHA-256 of entry bytes that passed lb.parse_entry in this process
+_checked: dict[str, Entry] = {}  # SHA-256 of entry bytes -> the record they passed lb.parse_entry as, here
 
 
-def parse_checked(data: bytes) -> dict[str, Any]:
-    """:func:`lb.parse_entry`, its schema checks skipped for bytes that already passed them here: a served board
-    re-read after one new entry checks that entry, not the thousand it had."""
+def parse_checked(data: bytes) -> Entry:
+    """:func:`lb.parse_entry`, its checks skipped for bytes that already passed them here (the record is frozen,
+    so it is shared): a served board re-read after one new entry checks that entry, not the thousand it had."""
     digest = hashlib.sha256(data).hexdigest()
     if digest in _checked:
-        return json.loads(data.decode("utf-8-sig"))
+        return _checked[digest]
     entry = lb.parse_entry(data)
     if len(_checked) >= MAX_CHECKED:
         _checked.clear()
-    _checked[digest] = None
+    _checked[digest] = entry
     return entry
 
 
-def entry_verdict(repo: RepoReader, path: str, data: bytes, entry: dict[str, Any]) -> tuple[Verdict, str]:
+def entry_verdict(repo: RepoReader, path: str, data: bytes, entry: Entry) -> tuple[Verdict, str]:
     """The folder's verdict and, for this entry, why it is not verified ("" when it is)."""
     folder, _, name = path.rpartition("/")
     verdict = repo.verdict(folder)
     if not verdict.verified:
         return verdict, verdict.reason
-    step = verdict.entry_step(name, data, entry["model"])
+    step = verdict.entry_step(name, data, entry.model)
     return verdict, "" if step.ok else f"{step.name}: {step.detail}"
 
 
-def provenance_mark(repo: RepoReader, path: str, data: bytes, entry: dict[str, Any]) -> dict[str, str]:
+def provenance_mark(repo: RepoReader, path: str, data: bytes, entry: Entry) -> Provenance:
     """The loader's mark: ``verified`` (worker, model@commit, signing time) or ``self-reported`` with the reason;
     a worker-shaped folder names the row's repository and commit either way (a row is repo, commit, setup)."""
     folder = path.rpartition("/")[0]
     named = folder_parts(folder)
-    row = {"repo": named[0], "commit": named[1]} if named else {}
+    repo_name, commit = named[:2] if named else (None, None)
     verdict, why = entry_verdict(repo, path, data, entry)
     if why or verdict.record is None or verdict.worker is None:
-        return {"status": "self-reported", "detail": why[:MAX_REASON], **row}
+        return Provenance("self-reported", why[:MAX_REASON], repo_name, commit)
     record = verdict.record
     submitter = record.get("submitter") if isinstance(record.get("submitter"), str) else None
     whose = submitted_by(record["model"], submitter[:100] if submitter else None)
-    return {
-        "status": "verified",
-        "detail": f"worker {verdict.worker.name[:80]}, {record['model']}@{record['sha'][:12]}"
-        + (f"; {whose}" if whose else ""),
-        "signed_at": str(record.get("signed_at", ""))[:40],
-        **row,
-    }
+    detail = f"worker {verdict.worker.name[:80]}, {record['model']}@{record['sha'][:12]}" + (
+        f"; {whose}" if whose else ""
+    )
+    return Provenance("verified", detail, repo_name, commit, str(record.get("signed_at", ""))[:40])
 
 
 # --- ratio leaderboard verify ----------------------------------------------------------------------------
@@ -252,7 +247,7 @@ def _report(repo: RepoReader, folder: str, files: dict[str, bytes]) -> FolderRep
         except SubmissionError as e:
             entries.append((name, False, f"not an entry the board shows ({e})"[:300]))
             continue
-        step = verdict.entry_step(name, data, entry["model"])
+        step = verdict.entry_step(name, data, entry.model)
         entries.append((name, step.ok, step.detail))
     return FolderReport(verdict, tuple(entries))
 

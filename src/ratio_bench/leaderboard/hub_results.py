@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench.evaluation import hub_eval
+from ratio_bench.evaluation.entry import Entry
 from ratio_bench.leaderboard import board, hub
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.provenance import PROVENANCE
 from ratio_bench.leaderboard.requests import SETUPS, SHA
 
 
-def is_verified(entry: dict[str, Any]) -> bool:
+def is_verified(entry: Entry) -> bool:
     """Whether an entry loaded from a results repository is verified (the loader's mark, never the file's)."""
-    mark = entry.get("provenance")
-    return isinstance(mark, dict) and mark.get("status") == "verified"
+    return entry.status == "verified"
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class RepoResult:
     """One entry of a results repository: where it is, the entry (with its mark) and the model it scored."""
 
     path: str
-    entry: dict[str, Any]
+    entry: Entry
     model: str  # a Hub model id for a worker's entry; the entry's own model name otherwise
     revision: str | None  # the model commit a worker scored (None: unknown)
     setup: str | None
@@ -70,10 +70,10 @@ def repo_results(ref: RepoRef, requests: str | None = None) -> RepoResults:
     for path, entry in loaded:
         parts = path.split("/")
         worker_folder = len(parts) == 5 and SHA.match(parts[2]) and parts[3] in SETUPS
-        if worker_folder and entry["model"] == f"{parts[0]}/{parts[1]}:{parts[3]}":
+        if worker_folder and entry.model == f"{parts[0]}/{parts[1]}:{parts[3]}":
             results.append(RepoResult(path, entry, f"{parts[0]}/{parts[1]}", parts[2], parts[3]))
         else:
-            results.append(RepoResult(path, entry, entry["model"], None, None))
+            results.append(RepoResult(path, entry, entry.model, None, None))
     return RepoResults(ref.repo_id, repo.sha, tuple(results))
 
 
@@ -103,7 +103,7 @@ def eval_results_for(
     one item per split with a task in ``tasks``), each item linking its result folder at the commit read."""
     by_folder: dict[str, list[RepoResult]] = {}
     for result in results.results:
-        if result.verified and result.revision and "scored_on" not in result.entry:
+        if result.verified and result.revision and result.entry.scored_on is None:
             by_folder.setdefault(result.folder, []).append(result)
     by_model: dict[tuple[str, str], ModelEvalResults] = {}
     for folder, group in sorted(by_folder.items()):
@@ -124,12 +124,12 @@ def eval_results_for(
     return [m for m in by_model.values() if m.files]
 
 
-def _dataset_revision(record: dict[str, Any], entry: dict[str, Any]) -> str:
+def _dataset_revision(record: dict[str, Any], entry: Entry) -> str:
     """The dataset commit the worker read (``repo@sha`` in its record), else the release version (its tag)."""
     source = record.get("dataset")
     if isinstance(source, str) and "@" in source:
         return source.rpartition("@")[2][:100]
-    return entry["dataset"]["version"]
+    return entry.dataset.version
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import Any
 
 from ratio_bench.core.io import atomic_open, atomic_path
 from ratio_bench.core.snapshots import is_snapshot
+from ratio_bench.evaluation.entry import Entry
 from ratio_bench.evaluation.results import MAIN_SCORE
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.hub_results import RepoResult, is_verified, repo_results
@@ -61,7 +62,7 @@ def load_results(source: str, requests: str | None = None) -> list[RepoResult]:
         from ratio_bench.evaluation.leaderboard import load_board
 
         board = load_board(Path(source))
-        return [RepoResult("", e, e["model"], None, None) for r in board.releases for e in r.entries]
+        return [RepoResult("", e, e.model, None, None) for r in board.releases for e in r.entries]
     return list(repo_results(RepoRef.parse(source, "--results"), requests).results)
 
 
@@ -72,8 +73,8 @@ def chosen(
     """The entries to export: verified (or all), one release version, benchmark splits only, no carried copies."""
     picked = [
         r for r in results
-        if (include_self_reported or is_verified(r.entry)) and "scored_on" not in r.entry
-        and (r.entry["split"] in EXPORTED_SPLITS or is_snapshot(r.entry["split"]))
+        if (include_self_reported or is_verified(r.entry)) and r.entry.scored_on is None
+        and (r.entry.split in EXPORTED_SPLITS or is_snapshot(r.entry.split))
     ]  # fmt: skip
     if not picked:
         how = (
@@ -85,7 +86,7 @@ def chosen(
             f"--results {where}: no verified entries on a test split to export ({how}; or add "
             "--include-self-reported)"
         )
-    versions = sorted({r.entry["dataset"]["version"] for r in picked})
+    versions = sorted({r.entry.dataset.version for r in picked})
     if release is None and len(versions) > 1:
         raise LeaderboardError(
             f"--results {where}: entries of several releases ({', '.join(versions)}); choose one with --release"
@@ -93,7 +94,7 @@ def chosen(
     release = release or versions[0]
     if release not in versions:
         raise LeaderboardError(f"--release {release}: no such release among {', '.join(versions)}")
-    return [r for r in picked if r.entry["dataset"]["version"] == release]
+    return [r for r in picked if r.entry.dataset.version == release]
 
 
 def model_meta(result: RepoResult):
@@ -101,7 +102,7 @@ def model_meta(result: RepoResult):
     from mteb.models.model_meta import ModelMeta
 
     entry, setup = result.entry, result.setup
-    revision = result.revision or (entry.get("model_fingerprint") or "")[:12] or NO_REVISION
+    revision = result.revision or (entry.model_fingerprint or "")[:12] or NO_REVISION
     known = model_facts(entry)
     return ModelMeta(
         loader=None, name=mteb_model_name(result.model), revision=revision, release_date=None, languages=None,
@@ -116,13 +117,13 @@ def model_meta(result: RepoResult):
     )  # fmt: skip
 
 
-def model_facts(entry: dict[str, Any]) -> dict[str, Any]:
+def model_facts(entry: Entry) -> dict[str, Any]:
     """ModelMeta's fields from an entry's ``model_meta`` (validated with the entry): parameters, embedding size,
     max tokens, the weights' memory, the licence when it is one mteb knows, the base model as ``adapted_from``
     when it is one Hub id (the measured throughput and peak memory have no field in mteb's ModelMeta)."""
     from ratio_bench.evaluation.model_meta import ModelMeta
 
-    meta = ModelMeta.from_json(entry.get("model_meta"))
+    meta = entry.model_meta or ModelMeta()
     doc = meta.to_json()
     known = {field: doc[key] for key, field in MODEL_FIELDS.items() if doc.get(key) is not None}
     if meta.parameters:  # mteb's figure: the float32 weights' size, as it computes it for its own models
@@ -166,18 +167,18 @@ def task_results(group: list[RepoResult]) -> list[Any]:
 
     by_relation: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     for result in group:
-        for relation, metrics in result.entry["results"].items():
+        for relation, metrics in result.entry.results.items():
             splits = by_relation.setdefault(relation, {})
-            if result.entry["split"] in splits:
+            if result.entry.split in splits:
                 raise LeaderboardError(
-                    f"{result.model}: two entries for {relation} on {result.entry['split']} "
-                    f"({result.path or result.entry['model']}); keep one"
+                    f"{result.model}: two entries for {relation} on {result.entry.split} "
+                    f"({result.path or result.entry.model}); keep one"
                 )
-            splits[result.entry["split"]] = {relation: {**metrics, "main_score": metrics[MAIN_SCORE]}}
+            splits[result.entry.split] = {relation: {**metrics, "main_score": metrics[MAIN_SCORE]}}
     out = []
     for relation, scores in sorted(by_relation.items()):
         task = TASKS[relation]()
-        version = group[0].entry["dataset"]["version"]
+        version = group[0].entry.dataset.version
         task.metadata = task.metadata.model_copy(
             update={
                 "dataset": {"path": HUB_DATASET["path"], "revision": version},

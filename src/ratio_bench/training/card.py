@@ -24,6 +24,7 @@ from ratio_bench.core.io import atomic_open, write_json
 from ratio_bench.core.relations import BY_NAME
 from ratio_bench.core.resources import fill_card_template
 from ratio_bench.dataset.release import Release
+from ratio_bench.evaluation.entry import Entry
 from ratio_bench.evaluation.escaping import markdown_text
 from ratio_bench.evaluation.leaderboard import parse_entry, read_entry
 from ratio_bench.evaluation.results import SubmissionError, model_fingerprint
@@ -98,7 +99,7 @@ def release_terms(summary: dict[str, Any], dataset: str | Path | None = None) ->
     return str(terms.get("license") or "unspecified"), (None if publish is None else bool(publish))
 
 
-def load_results(files: list[Path], summary: dict[str, Any], folder: Path) -> list[dict[str, Any]]:
+def load_results(files: list[Path], summary: dict[str, Any], folder: Path) -> list[Entry]:
     """``ratio score --out`` entries, checked; each must be from the release the model was trained on, and of
     this very model (its weights' fingerprint): another model's scores never go on the card."""
     ours_fp = model_fingerprint(folder / "best")
@@ -109,16 +110,16 @@ def load_results(files: list[Path], summary: dict[str, Any], folder: Path) -> li
         except SubmissionError as e:
             raise CardError(f"--results {f}: {e}") from None
         ours = (summary["dataset"]["name"], summary["dataset"]["version"])
-        theirs = (entry["dataset"]["name"], entry["dataset"]["version"])
+        theirs = entry.release
         if theirs != ours:
             raise CardError(
                 f"--results {f}: scored on {' '.join(theirs)}, but the model was trained on {' '.join(ours)}; "
                 "pass results of the training release"
             )
-        theirs_fp = entry.get("model_fingerprint")
+        theirs_fp = entry.model_fingerprint
         if theirs_fp != ours_fp:
             raise CardError(
-                f"--results {f}: scored model {entry['model']} (fingerprint {(theirs_fp or 'not recorded')[:16]}), "
+                f"--results {f}: scored model {entry.model} (fingerprint {(theirs_fp or 'not recorded')[:16]}), "
                 f"but this card's model {folder / 'best'} has fingerprint {ours_fp[:16]}; score it with "
                 f"`ratio score --model {folder / 'best'} --out FILE` and pass that file"
             )
@@ -126,7 +127,7 @@ def load_results(files: list[Path], summary: dict[str, Any], folder: Path) -> li
     return entries
 
 
-def stored_results(folder: Path, summary: dict[str, Any]) -> list[dict[str, Any]]:
+def stored_results(folder: Path, summary: dict[str, Any]) -> list[Entry]:
     """The results an earlier ``ratio model-card --results`` put on the card (re-checked), or none."""
     path = folder / CARD_RESULTS
     if not path.is_file():
@@ -185,13 +186,13 @@ def st_details(readme: Path) -> str:
     return "\n\n".join(kept) or "(no sections found)"
 
 
-def _model_index(summary: dict[str, Any], entries: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+def _model_index(summary: dict[str, Any], entries: list[Entry], name: str) -> list[dict[str, Any]]:
     """Hub ``model-index``: validation (chosen trial) and each results entry, per relation scored."""
     rel, version = summary["relation"], summary["dataset"]["version"]
     chosen = next(t for t in summary["trials"] if t["trial"] == summary["chosen"]["trial"])
     rows = [(rel, "validation", chosen["best_mrr_at_10"], chosen["best_recall_at_10"])]
     for e in entries:
-        rows += [(r, e["split"], m["mrr_at_10"], m["recall_at_10"]) for r, m in sorted(e["results"].items())]
+        rows += [(r, e.split, m["mrr_at_10"], m["recall_at_10"]) for r, m in sorted(e.results.items())]
     results = [
         {
             "task": {"type": "retrieval", "name": "Retrieval"},
@@ -277,7 +278,7 @@ def render_card(
     ).render()
 
 
-def _front_matter(summary: dict[str, Any], entries: list[dict[str, Any]], name: str) -> dict[str, Any]:
+def _front_matter(summary: dict[str, Any], entries: list[Entry], name: str) -> dict[str, Any]:
     """The Hub's metadata: library, task, licence, tags and the model-index of the results."""
     rel = summary["relation"]
     return {
@@ -407,7 +408,7 @@ def _smoke(sample: dict[str, int] | None) -> str:
     )
 
 
-def _results_section(summary: dict[str, Any], entries: list[dict[str, Any]]) -> str:
+def _results_section(summary: dict[str, Any], entries: list[Entry]) -> str:
     """The scored results when given, else the chosen trial's validation score and how to add them."""
     rel = summary["relation"]
     if entries:
@@ -415,13 +416,13 @@ def _results_section(summary: dict[str, Any], entries: list[dict[str, Any]]) -> 
             ["split", "relation", "queries", "MRR@10", "R@10", "R@1", "MRR@100"],
             [
                 [
-                    e["split"],
+                    e.split,
                     r + (" (tuned for)" if r == rel else ""),
-                    f"{e.get('n_queries', {}).get(r, 0):,}",
+                    f"{e.queries(r) or 0:,}",
                     *(_pct(m.get(k)) for k in ("mrr_at_10", "recall_at_10", "recall_at_1", "mrr_at_100")),
                 ]
                 for e in entries
-                for r, m in sorted(e["results"].items())
+                for r, m in sorted(e.results.items())
             ],
         )
         return f"Scored with `ratio score` (exact search over each split's shared corpus), %:\n\n{results_md}"
@@ -468,5 +469,7 @@ def write_card(
     with atomic_open(target, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)
     if results:
-        write_json(folder / CARD_RESULTS, load_results(results, load_summary(folder), folder))
+        write_json(
+            folder / CARD_RESULTS, [e.to_json() for e in load_results(results, load_summary(folder), folder)]
+        )
     return target

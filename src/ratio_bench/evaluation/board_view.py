@@ -1,0 +1,179 @@
+"""The board's columns, defined once: what each column is called, what it shows of a row, how it sorts and when
+it is shown. The terminal, Markdown and HTML renderers (and the plot's bar labels) read these definitions, so
+they agree on the columns of every table, and a new column is one :class:`Column` in :data:`COLUMNS`.
+
+A column is shown per table (one release build's entries, or one provenance of them): the provenance column
+where that table's entries carry the loader's mark, the model column where some entry has a detail, the cost
+columns (parameters, embedding size, max tokens, throughput) where some entry states them (``model_meta``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.evaluation.board_cells import (
+    entry_detail,
+    provenance_text,
+    query_count,
+    relation_figures,
+    split_text,
+)
+from ratio_bench.evaluation.board_ranks import Rank
+from ratio_bench.evaluation.entry import Entry, ModelMeta
+from ratio_bench.evaluation.results import TABLE_METRICS
+
+MAIN, RELATION = "main", "relation"  # the release's table; a relation's own ranking
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a table: the entry and its rank within its split."""
+
+    rank: Rank
+    entry: Entry
+
+
+def _always(entries: Sequence[Entry]) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: ``name`` (a stable key, the HTML filter's), ``header``, ``text`` (plain text; each renderer
+    escapes it), ``value`` (a number for sorting, None for a text column), ``shown`` (given the table's entries),
+    ``tables`` (the main table, the per-relation ones), ``relation`` (the relation the column belongs to)."""
+
+    name: str
+    header: str
+    text: Callable[[Row], str]
+    value: Callable[[Row], float | None] | None = None
+    shown: Callable[[Sequence[Entry]], bool] = _always
+    tables: tuple[str, ...] = (MAIN, RELATION)
+    relation: str | None = None
+    in_label: bool = False  # also named on the plot's bar label, after the row's name
+    escaped: bool = True  # False only for text we build from numbers (a rank's "=3" stays as it is)
+
+    @property
+    def numeric(self) -> bool:
+        return self.value is not None
+
+
+def _meta(entry: Entry) -> ModelMeta:
+    return entry.model_meta or ModelMeta()
+
+
+def _stated(field: str) -> Callable[[Sequence[Entry]], bool]:
+    """Shown when some entry of the table states ``model_meta.<field>``."""
+    return lambda entries: any(getattr(_meta(e), field) is not None for e in entries)
+
+
+def _count(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:,.0f}{unit}"
+
+
+def _parameters(value: int | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1e9:.1f}B" if value >= 1e9 else f"{value / 1e6:.0f}M"
+
+
+def _throughput(entry: Entry) -> str:
+    meta = _meta(entry)
+    if meta.throughput_texts_per_s is None:
+        return "-"
+    return _count(meta.throughput_texts_per_s) + (f" ({meta.hardware})" if meta.hardware else "")
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("rank", "#", lambda r: str(r.rank), value=lambda r: r.rank.position, escaped=False),
+    Column("model_setup", "model setup", lambda r: r.entry.label),
+    Column(
+        "model", "model", lambda r: entry_detail(r.entry), shown=lambda es: any(entry_detail(e) for e in es)
+    ),
+    Column("split", "split", lambda r: split_text(r.entry)),  # a bar panel is one split: titled, not labelled
+    Column(
+        "provenance",
+        "provenance",
+        lambda r: provenance_text(r.entry) or "",
+        shown=lambda es: any(e.provenance is not None for e in es),
+        tables=(MAIN,),
+    ),
+    Column(
+        "parameters",
+        "params",
+        lambda r: _parameters(_meta(r.entry).parameters),
+        value=lambda r: _meta(r.entry).parameters,
+        shown=_stated("parameters"),
+        tables=(MAIN,),
+        in_label=True,
+    ),
+    Column(
+        "embedding_dim",
+        "dim",
+        lambda r: _count(_meta(r.entry).embedding_dim),
+        value=lambda r: _meta(r.entry).embedding_dim,
+        shown=_stated("embedding_dim"),
+        tables=(MAIN,),
+    ),
+    Column(
+        "max_tokens",
+        "max tokens",
+        lambda r: _count(_meta(r.entry).max_tokens),
+        value=lambda r: _meta(r.entry).max_tokens,
+        shown=_stated("max_tokens"),
+        tables=(MAIN,),
+    ),
+    Column(
+        "throughput",
+        "texts/s (hardware)",
+        lambda r: _throughput(r.entry),
+        value=lambda r: _meta(r.entry).throughput_texts_per_s,
+        shown=_stated("throughput_texts_per_s"),
+        tables=(MAIN,),
+        in_label=True,
+    ),
+)
+
+
+def figure_columns(relation: str, short: bool) -> list[Column]:
+    """A relation's columns: ``n`` (its queries), then its figures with their bootstrap intervals; headed
+    ``address M@10`` in the main table, ``M@10`` in the relation's own."""
+    n = Column(
+        f"{relation}_n",
+        "n" if short else f"{relation} n",
+        lambda r: _count(query_count(r.entry, relation)),
+        value=lambda r: query_count(r.entry, relation),
+        relation=relation,
+    )
+
+    def column(i: int, key: str, label: str) -> Column:
+        return Column(
+            f"{relation}_{key}",
+            label if short else f"{relation} {label}",
+            lambda r: relation_figures(r.entry, relation)[i],
+            value=lambda r: r.entry.score(relation, key),
+            relation=relation,
+        )
+
+    return [n] + [column(i, key, label) for i, (key, label) in enumerate(TABLE_METRICS)]
+
+
+def columns(entries: Sequence[Entry], relation: str | None = None) -> list[Column]:
+    """The columns of one table: the main table of ``entries`` (``relation`` None), or ``relation``'s ranking;
+    each column only where it is shown for these entries."""
+    table = MAIN if relation is None else RELATION
+    shown = [c for c in COLUMNS if table in c.tables and c.shown(entries)]
+    figures = [c for rel in RELATIONS for c in figure_columns(rel, False)] if relation is None else []
+    return shown + (figures or figure_columns(relation or "", True))
+
+
+def cells(row: Row, shown: Sequence[Column]) -> list[str]:
+    return [c.text(row) for c in shown]
+
+
+def bar_label(row: Row, shown: Sequence[Column]) -> str:
+    """A plot's bar label: ``3. name (split, ...)``, the row's name and its shown label columns."""
+    extra = [t for c in shown if c.in_label and (t := c.text(row)) not in ("", "-")]
+    return f"{row.rank}. {row.entry.label}" + (f" ({', '.join(extra)})" if extra else "")
