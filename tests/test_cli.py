@@ -104,7 +104,13 @@ def test_stage_commands_sit_under_the_stage_name(capsys):
 
     stages = _subcommands(build_parser())
     assert stages["dataset"] == {"build", "check", "publish", "append"} and "silver" in stages["judge"]
-    assert stages["mine"] == {"run", "stats"} and stages["train"] == {"run", "all", "card", "publish", "adapters"}
+    assert stages["mine"] == {"run", "stats"} and stages["train"] == {
+        "run",
+        "all",
+        "card",
+        "publish",
+        "adapters",
+    }
     assert {"segment", "stats", "export"} <= stages["corpus"]
 
 
