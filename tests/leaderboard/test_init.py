@@ -38,6 +38,7 @@ def test_init_again_keeps_what_the_maintainers_edited(board):
     assert "nothing to add; kept POLICY.md, README.md as they are" in again.out
 
 
+@pytest.mark.slow  # make test-all (make test stays near 10 minutes)
 def test_init_on_existing_repos_adds_only_the_files_and_the_board_still_reads(board, tiny_models):
     """The fixture's board/requests and board/results exist and hold work: init adds README and policy, and
     neither is taken for a request or an entry."""

@@ -8,6 +8,7 @@ import shutil
 from tests.helpers.models import with_weights
 
 
+@pytest.mark.slow  # make test-all (make test stays near 10 minutes)
 def test_all_nan_weights_fail_the_job_in_one_console_line(board, tiny_models, small_release, tmp_path):
     folder = with_weights(shutil.copytree(tiny_models["good"], tmp_path / "nan"), float("nan"))
     sha = board.publish("org/nan", folder)

@@ -151,6 +151,7 @@ def test_a_worker_with_a_judge_grows_the_pool_and_reuses_it(board, tiny_models, 
     )
 
 
+@pytest.mark.slow  # make test-all (make test stays near 10 minutes)
 def test_a_judge_that_is_down_leaves_the_request_finished_with_its_scores(board, tiny_models, small_release):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

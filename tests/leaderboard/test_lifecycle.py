@@ -31,6 +31,7 @@ def _comments(board, repo: str, num: int, kind: str = "datasets") -> list[str]:
     return [e["data"]["latest"]["raw"] for e in d["events"] if e["type"] == "comment"]
 
 
+@pytest.mark.slow  # make test-all (make test stays near 10 minutes)
 def test_a_submissions_whole_life(board, tiny_models, small_release, tmp_path):
     from ratio_bench.dataset.release import Release
 

@@ -33,6 +33,7 @@ def _alive(pid: int) -> bool:
     return " Z " not in stat  # a zombie has ended
 
 
+@pytest.mark.slow  # make test-all (make test stays near 10 minutes)
 def test_a_model_that_fails_to_encode_is_failed_and_the_queue_goes_on(board, tiny_models, small_release):
     broken = board.publish("org/broken", tiny_models["encode-fails"])
     good = board.publish("org/tiny", tiny_models["good"])

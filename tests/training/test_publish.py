@@ -35,6 +35,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # make test-all (make test stays near 10 minutes)
 def test_publish_models_refuses_the_dev_release_then_round_trips_when_forced(tuned_folder, tmp_path):
     with HubServer() as hub:
         env = hub.env(TOKEN, tmp_path / "hf")

@@ -9,6 +9,7 @@ from tests.helpers.cli import run_ratio
 
 from ratio_bench.evaluation.board_cells import entry_detail
 from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+from ratio_bench.evaluation.entry import Entry
 from ratio_bench.evaluation.escaping import markdown_text
 from ratio_bench.evaluation.leaderboard import load_board
 from ratio_bench.retrieval.registry import resolve
@@ -38,6 +39,7 @@ def test_an_ablation_is_named_apart_from_its_setups_default(tuned_folder, tmp_pa
     assert resolve(str(ablation)).name == "all-mpnet-base-v2 generic-Tuned (across-move negatives)"
 
 
+@pytest.mark.slow  # make test-all (make test stays near 10 minutes)
 def test_score_tuned_and_baseline_rows_on_one_leaderboard(tuned_folder, tiny_models, tmp_path):
     release = tuned_folder.parent / "release"
     summary = json.loads((tuned_folder / "summary.json").read_text())
@@ -64,10 +66,8 @@ def test_score_tuned_and_baseline_rows_on_one_leaderboard(tuned_folder, tiny_mod
     md = leaderboard_markdown(board)
     tuned_row = markdown_text("all-mpnet-base-v2 generic-Tuned [tuned for address]")
     # the model column tells the rows apart by their weights' fingerprints
-    for row, entry in (
-        (tuned_row, tuned),
-        (markdown_text("bert:none"), json.loads((results / "baseline.json").read_text())),
-    ):
+    for row, path in ((tuned_row, "tuned.json"), (markdown_text("bert:none"), "baseline.json")):
+        entry = Entry.from_json(json.loads((results / path).read_text()))
         assert f"| {row} | {markdown_text(entry_detail(entry))} | validation |" in md
     assert f"weights {tuned['model_fingerprint'][:8]}, config all-mpnet-base-v2-generic-address.yaml" in md
 
