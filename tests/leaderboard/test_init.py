@@ -3,6 +3,7 @@ never overwriting; and ``submit`` says where to follow the request and where the
 
 from __future__ import annotations
 
+import pytest
 from tests.helpers.cli import assert_user_error
 from tests.leaderboard.conftest import RESULTS
 

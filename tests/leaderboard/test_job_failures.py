@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from tests.helpers.models import with_weights
 
 

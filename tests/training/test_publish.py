@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import yaml
 from tests.helpers.cli import assert_user_error, run_ratio
 from tests.helpers.hub_server import HubServer
