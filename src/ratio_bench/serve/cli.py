@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.serve.launch import add_query_options, listen, searcher_of
 
 QUERY_FLAGS = {"text": "TEXT", "moves": "--moves", "k": "--k"}  # a query error's field, as a flag
 
@@ -73,13 +74,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _searcher(args: argparse.Namespace):
-    from ratio_bench.serve.index import load_index
-    from ratio_bench.serve.search import Searcher
-
-    return Searcher(load_index(args.index), exact=args.exact, trust_remote_code=args.trust_remote_code)
-
-
 def cmd_search(args: argparse.Namespace) -> int:
     from rich.table import Table
     from rich.text import Text
@@ -123,22 +117,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _listen(host: str, port: int):
-    """A bound socket, before minutes of loading models: a taken port is a one-line error, not a log."""
-    import socket
-
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as e:
-        sock.close()
-        raise RatioError(
-            f"--host {host} --port {port}: cannot listen there ({e.strerror}); choose another --port"
-        ) from e
-    return sock
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -152,7 +130,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(
             "--index: give an index to search (or --leaderboard-from REPO to serve the board only)"
         )
-    sock = _listen(args.host, args.port)
+    sock = listen(args.host, args.port)
     if args.results and not args.results.is_dir():
         raise RatioError(f"--results {args.results}: no such folder (leaderboard entries, e.g. eval/results)")
     results, note = (None, "") if live else board_folder(args.results, Path.cwd())
@@ -160,7 +138,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     site = (
         SiteAddress.for_bind(args.host, port, args.public_host) if live and live.allow_submissions else None
     )
-    searcher = _searcher(args) if args.index else None
+    searcher = searcher_of(args) if args.index else None
     app = create_app(searcher, docs_assets=args.docs_assets, results=results, live_board=live, site=site)
     if note:
         print(note, file=sys.stderr)
@@ -210,19 +188,6 @@ def _live_board(args: argparse.Namespace):
     )
     board.page()  # a repository that cannot be read is a one-line error now, not a 502 later
     return board
-
-
-def add_query_options(p: argparse.ArgumentParser, index_required: bool = True) -> None:
-    """The options of every command that searches an index (search, serve, mcp)."""
-    p.add_argument(
-        "--index", type=Path, required=index_required, help="an index folder built by `ratio index`"
-    )
-    p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
-    p.add_argument(
-        "--trust-remote-code",
-        action="store_true",
-        help="allow the index's models to run their own code (never taken from the index itself)",
-    )
 
 
 def register(sub) -> None:

@@ -112,12 +112,12 @@ def _host_port(value: str) -> tuple[str, int]:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from ratio_bench.core.extras import require
-    from ratio_bench.serve.cli import _listen, _searcher
+    from ratio_bench.serve.launch import listen, searcher_of
 
     require("serve")
     address = _host_port(args.http) if args.http else None
-    sock = _listen(*address) if address else None  # a taken port fails before minutes of loading models
-    server = create_server(_searcher(args))
+    sock = listen(*address) if address else None  # a taken port fails before minutes of loading models
+    server = create_server(searcher_of(args))
     if sock is None:
         server.run("stdio")  # stdout is the protocol channel: everything else goes to stderr
         return 0
@@ -135,7 +135,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mcp", help="serve an index's search as MCP tools for agents (stdio, or --http)")
-    from ratio_bench.serve.cli import add_query_options
+    from ratio_bench.serve.launch import add_query_options
 
     add_query_options(p)
     p.add_argument(

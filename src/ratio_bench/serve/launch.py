@@ -1,0 +1,47 @@
+"""What the commands that serve an index share (``ratio serve``, ``ratio mcp``, ``ratio search``): their query
+options, the searcher they build from them, and a socket bound before models load. A library module, so that no
+command module imports another's CLI."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ratio_bench.core.errors import RatioError
+
+
+def add_query_options(p: argparse.ArgumentParser, index_required: bool = True) -> None:
+    """The options of every command that searches an index (search, serve, mcp)."""
+    p.add_argument(
+        "--index", type=Path, required=index_required, help="an index folder built by `ratio index`"
+    )
+    p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
+    p.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="allow the index's models to run their own code (never taken from the index itself)",
+    )
+
+
+def searcher_of(args: argparse.Namespace):
+    """The index of ``--index`` loaded into a searcher (``--exact``, ``--trust-remote-code``)."""
+    from ratio_bench.serve.index import load_index
+    from ratio_bench.serve.search import Searcher
+
+    return Searcher(load_index(args.index), exact=args.exact, trust_remote_code=args.trust_remote_code)
+
+
+def listen(host: str, port: int):
+    """A bound socket, before minutes of loading models: a taken port is a one-line error, not a log."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise RatioError(
+            f"--host {host} --port {port}: cannot listen there ({e.strerror}); choose another --port"
+        ) from e
+    return sock
