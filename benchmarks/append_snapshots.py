@@ -11,8 +11,11 @@ it also times a full rebuild of the release from the whole corpus (base + drop),
 
 Prints figures; asserts nothing. Nothing is written into the repository: everything lives in a temporary folder
 that is removed at the end (``--keep`` leaves it). About 1 minute on a 2-core CPU shared with other work (mostly
-the base build's mining), about 2 with ``--rebuild`` (`make bench-append`). Usage:
+the base build's mining), about 2 with ``--rebuild`` (`make bench-append`). With
+``--rescore all-MiniLM-L6-v2 [--before OTHER/src]`` it scores the snapshots before and after the append on one
+embedding cache per code tree and prints the texts each run encoded (a few minutes more). Usage:
     python benchmarks/append_snapshots.py [--corpus ../shared/corpus] [--cutoff 2026-03-31] [--rebuild] [--keep]
+        [--rescore MODEL [--before SRC]]
 """
 
 from __future__ import annotations
@@ -106,12 +109,19 @@ def main() -> None:
     ap.add_argument("--cutoff", default="2026-03-31", help="last day of the base corpus (ISO date)")
     ap.add_argument("--rebuild", action="store_true", help="also time a full rebuild with the drop included")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
+    ap.add_argument(
+        "--rescore", metavar="MODEL", help="also score the snapshots with MODEL before the append and after it, "
+        "on one embedding cache (what a re-score after a monthly drop encodes)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--before", type=Path, help="with --rescore: also the code of this src folder, side by side"
+    )
     args = ap.parse_args()
     corpus = (args.corpus or default_corpus()).resolve()
     console = Console(width=120)
     tmp = Path(tempfile.mkdtemp(prefix="ratio-append-bench-"))
     try:
-        run(console, corpus, args.cutoff, tmp, args.rebuild)
+        run(console, corpus, args.cutoff, tmp, args.rebuild, Rescore(args.rescore, args.before, tmp))
     finally:
         if args.keep:
             console.print(f"kept {tmp}")
@@ -119,7 +129,46 @@ def main() -> None:
             shutil.rmtree(tmp)
 
 
-def run(console: Console, corpus: Path, cutoff: str, tmp: Path, rebuild: bool) -> None:
+class Rescore:
+    """``ratio score --split snapshots`` on the release before the append and again after it, each code tree on an
+    embedding cache of its own that the second run finds warm: the second run's texts encoded are what an append
+    costs a re-score (with the per-text cache: only the new snapshots' texts no earlier pool held)."""
+
+    def __init__(self, model: str | None, before: Path | None, tmp: Path) -> None:
+        self.model, self.tmp, self.rows = model, tmp, []
+        self.trees = [("after", REPO / "src")] + ([("before", before.resolve())] if before else [])
+
+    def score(self, release: Path, when: str) -> None:
+        from engine_scoring import arm  # the same counting arms as benchmarks/engine_scoring.py
+
+        if not self.model:
+            return
+        argv = [
+            "ratio_bench.cli",
+            "score",
+            "--model",
+            self.model,
+            "--dataset",
+            str(release),
+            "--split",
+            "snapshots",
+        ]
+        for code, src in self.trees:
+            cache = ["--cache-dir", str(self.tmp / f"embeddings-{code}")]
+            self.rows.append(arm(f"{code} code, {when}", src, [*argv, *cache], self.tmp / "rescore.log"))
+
+    def report(self, console: Console) -> None:
+        if not self.rows:
+            return
+        t = Table(title=f"ratio score --split snapshots, {self.model}, one embedding cache per code tree")
+        for col in ("run", "wall s", "model loads", "texts encoded"):
+            t.add_column(col, justify="left" if col == "run" else "right")
+        for r in self.rows:
+            t.add_row(r["arm"], f"{r['wall_s']:.1f}", str(r["model_loads"]), f"{r['texts_encoded']:,}")
+        console.print(t)
+
+
+def run(console: Console, corpus: Path, cutoff: str, tmp: Path, rebuild: bool, rescore: Rescore) -> None:
     split = split_corpus(corpus, cutoff, tmp / "base", tmp / "drop")
     drop = sorted((tmp / "drop").iterdir())
     console.print(f"corpus {corpus}: split at {cutoff}: {', '.join(split) or 'nothing to split'}")
@@ -128,6 +177,7 @@ def run(console: Console, corpus: Path, cutoff: str, tmp: Path, rebuild: bool) -
     build, build_s = timed(build_release, cfg, release, progress=False)
     before_manifest = json.loads((release / MANIFEST).read_text(encoding="utf-8"))
     before = checksums(release)
+    rescore.score(release, "base release (cold cache)")
     version = f"{cfg.version}+drop"
     through = cfg.snapshots.end if cfg.snapshots else None  # the drop is complete to the config's end
     report, append_s = timed(
@@ -135,6 +185,7 @@ def run(console: Console, corpus: Path, cutoff: str, tmp: Path, rebuild: bool) -
     )
     after_manifest = json.loads((release / MANIFEST).read_text(encoding="utf-8"))
     after = checksums(release)
+    rescore.score(release, "after the append (same cache)")
 
     t = Table(title=f"What was mined (one worker): base build vs append of the drop after {cutoff}")
     for col in ("run", "files", "documents", "MB", "mining s", "total s"):
@@ -187,6 +238,7 @@ def run(console: Console, corpus: Path, cutoff: str, tmp: Path, rebuild: bool) -
         f"old snapshots' manifest entries (sha256, counts, version) unchanged: {'yes' if old_ok else 'NO'}"
     )
     console.print(f"versions: {[v['version'] for v in after_manifest['versions']]}")
+    rescore.report(console)
 
     if rebuild:
         full = load_config(write_config(tmp, corpus, tmp / "work-full", "dev-full.yaml"))

@@ -148,3 +148,44 @@ def test_mini_tasks_read_the_releases_mini_split(small_release):
         assert cls.metadata.eval_splits == ["mini"] and cls.metadata.hf_subsets == [relation]
     [task] = mteb_tasks.ratio_tasks(["address"], small_release, ["mini"])
     assert type(task).__name__ == "RatioAddressMini" and task.metadata.eval_splits == ["mini"]
+
+
+def test_the_stock_loader_resolves_a_local_release_once_per_run_and_reads_the_same_rows(
+    small_release, tmp_path
+):
+    """mteb's loader asks ``datasets`` to resolve the release folder for every config and split name; inside
+    ``release_resolved_once`` that happens once per form of the call (two), the rows read are those read without it, and afterwards
+    ``datasets`` is as it was."""
+    import datasets.inspect
+    import datasets.load
+
+    real = datasets.load.dataset_module_factory
+    calls: list[str] = []
+
+    def counting(path, *args, **kwargs):
+        calls.append(str(path))
+        return real(path, *args, **kwargs)
+
+    def load_all() -> list:
+        tasks = mteb_tasks.ratio_tasks(list(RELATIONS), small_release, ["test"])
+        return [
+            (len(data["corpus"]), data["queries"]["id"], sorted(data["relevant_docs"]))
+            for task in tasks
+            for data in [
+                RetrievalDatasetLoader(
+                    str(small_release), "local", split="test", config=task.metadata.hf_subsets[0]
+                ).load()
+            ]
+        ]
+
+    datasets.load.dataset_module_factory = datasets.inspect.dataset_module_factory = counting
+    try:
+        plain = load_all()
+        resolved_plain, calls[:] = len(calls), []
+        with mteb_tasks.release_resolved_once(small_release):
+            once = load_all()
+        assert datasets.load.dataset_module_factory is counting  # put back as found
+    finally:
+        datasets.load.dataset_module_factory = datasets.inspect.dataset_module_factory = real
+    assert once == plain
+    assert resolved_plain >= 3 * len(RELATIONS) and len(calls) == 2  # config names; builders
