@@ -262,7 +262,11 @@ def read_queue(repo_id: str, sha: str | None = None) -> Queue:
 
 
 def _request_bytes(
-    repo_id: str, sha: str, listed: dict[str, int], versions: dict[str, str], changes: dict[str, ledger.Change]
+    repo_id: str,
+    sha: str,
+    listed: dict[str, int],
+    versions: dict[str, str],
+    changes: dict[str, ledger.Change],
 ) -> dict[str, bytes]:
     """Each request's bytes at its trusted version, in path order. A request whose trusted version is its last
     change on main holds the same bytes at ``sha``: those come in one parallel ``snapshot_download`` (a queue of
