@@ -67,12 +67,17 @@ class RepoReader:
     def open(cls, ref: hub.RepoRef, requests: str | None, bulk: bool = True) -> RepoReader:
         """The repository at ``ref``; ``bulk``: its JSON files fetched in one parallel ``snapshot_download``
         (what a board of a thousand entries needs) instead of one download per file."""
-        sha = hub.head(ref.repo_id, "dataset", ref.revision)
-        listed = hub.tree(ref.repo_id, "dataset", sha)
-        local = download_json(ref, sha, listed) if bulk else None
-        reader = cls(ref, sha, listed, {}, None, {}, local)
+        from concurrent.futures import ThreadPoolExecutor
+
+        # the queue is read while the results download: both mostly wait on the Hub
+        with ThreadPoolExecutor(1) as pool:
+            queue = pool.submit(read_queue, requests) if requests else None
+            sha = hub.head(ref.repo_id, "dataset", ref.revision)
+            listed = hub.tree(ref.repo_id, "dataset", sha)
+            local = download_json(ref, sha, listed) if bulk else None
+            reader = cls(ref, sha, listed, {}, None, {}, local)
+            reader.queue = queue.result() if queue else None
         reader.trusted, _ = parse_trusted(reader.read(TRUSTED_WORKERS))
-        reader.queue = read_queue(requests) if requests else None
         return reader
 
     def fetch(self, path: str) -> bytes:
