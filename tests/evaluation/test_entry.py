@@ -112,3 +112,24 @@ def test_no_reader_takes_an_entry_apart_by_string_keys():
                 if key in ENTRY_KEYS and (rel, key) not in OTHER_DOCUMENTS:
                     found.append(f"{rel}:{node.lineno} {key}")
     assert found == []
+
+
+def test_the_schema_fast_path_skips_the_full_validator_only_for_sure_ranks(monkeypatch):
+    from tests.helpers.entries import ranked_entry
+
+    from ratio_bench.evaluation import entry as entry_module
+    from ratio_bench.evaluation.results import SubmissionError
+
+    good = ranked_entry("m", {"address": [1, 3, 0]})
+    full = entry_module._validator()
+    calls = []
+    monkeypatch.setattr(entry_module, "_validator", lambda: calls.append(1) or full)
+    entry_module._check_schema(good)
+    assert calls == []  # a thousand entries' rank lists are not walked by jsonschema
+    for bad, message in ((101, "101 is greater than the maximum of 100"), (True, "True is not of type 'integer'"),
+                         ("1", "'1' is not of type 'integer'"), (-1, "-1 is less than the minimum of 0")):  # fmt: skip
+        doc = ranked_entry("m", {"address": [1, 3, 0]})
+        doc["per_query"]["address"]["gold_rank"][1] = bad
+        with pytest.raises(SubmissionError, match=f"per_query/address/gold_rank/1: {message}"):
+            entry_module._check_schema(doc)
+    assert len(calls) == 4  # each doubt went to the full validator, whose message stands

@@ -145,11 +145,7 @@ def test_the_mteb_export_carries_the_model_facts():
     assert meta.license is None and meta.adapted_from is None and meta.n_parameters is None
 
 
-def test_the_board_groups_the_cost_columns_by_hardware_class_and_says_why(tmp_path):
-    from ratio_bench.evaluation.board_cost import COST_NOTE
-    from ratio_bench.evaluation.board_html import leaderboard_html
-    from ratio_bench.evaluation.board_markdown import leaderboard_markdown
-    from ratio_bench.evaluation.escaping import markdown_text
+def _cost_board(tmp_path):
     from ratio_bench.evaluation.leaderboard import load_board
 
     for name, hardware, speed in (
@@ -158,20 +154,44 @@ def test_the_board_groups_the_cost_columns_by_hardware_class_and_says_why(tmp_pa
         ("c", None, None),
     ):
         meta = ModelMeta(parameters=1000, embedding_dim=8, license="<b>mit</b>", hardware=hardware,
-                         throughput_texts_per_s=speed)  # fmt: skip
+                         throughput_texts_per_s=speed, peak_memory_mb=700.0)  # fmt: skip
         entry = ranked_entry(f"model-{name}", {"address": [1, 2]})
         if hardware:
             entry["model_meta"] = meta.to_json()
         (tmp_path / f"{name}.json").write_text(json.dumps(entry), encoding="utf-8")
-    board = load_board(tmp_path)
+    return load_board(tmp_path)
+
+
+def test_the_cost_is_shown_once_as_columns_and_filtered_by_hardware_class(tmp_path):
+    from ratio_bench.evaluation.board_cost import UnknownHardware, hardware_classes, on_hardware
+    from ratio_bench.evaluation.board_html import leaderboard_html
+    from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+
+    board = _cost_board(tmp_path)
     md, page = leaderboard_markdown(board), leaderboard_html(board)
-    assert markdown_text(COST_NOTE) in md and "### NVIDIA H100" in md and "### cpu-2core-x86\\_64" in md
-    assert (
-        md.index("### NVIDIA H100") < md.index("| model-b | 1,000 | 8 |") < md.index("### cpu-2core-x86\\_64")
-    )
-    assert "| model-a | 1,000 | 8 |  | &lt;b&gt;mit&lt;/b&gt; |  |  | 50.0 |  |" in md
-    assert '<table data-hardware="NVIDIA H100">' in page and "<b>mit</b>" not in page and "900.0" in page
-    assert "model-c |" not in md.split("## Model and cost")[1]  # no model_meta: not in the cost tables
+    assert "Model and cost" not in md and "Model and cost" not in page  # no second, per-hardware section
+    assert ">peak MB</th>" in page and "| peak MB |" in md
+    assert hardware_classes(board) == ["NVIDIA H100", "cpu-2core-x86_64"]
+    h100 = leaderboard_markdown(on_hardware(board, "NVIDIA H100"))
+    assert "model-b" in h100 and "model-a" not in h100 and "model-c" not in h100
+    assert r"| 900 \(NVIDIA H100\) | 700 |" in h100
+    with pytest.raises(
+        UnknownHardware, match="'TPU': no entry was measured on it; use one of: NVIDIA H100, cpu"
+    ):
+        on_hardware(board, "TPU")
+
+
+def test_ratio_leaderboard_hardware_keeps_that_class_and_refuses_an_unknown_one(tmp_path, capsys):
+    from ratio_bench.cli import main
+
+    _cost_board(tmp_path)
+    out = tmp_path / "board.md"
+    assert main(["leaderboard", str(tmp_path), "--hardware", "cpu-2core-x86_64", "--markdown", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "model-a" in text and "model-b" not in text
+    assert main(["leaderboard", str(tmp_path), "--hardware", "TPU"]) == 1
+    err = capsys.readouterr().err
+    assert "hardware 'TPU'" in err and "Traceback" not in err
 
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux's resident high-water mark")

@@ -3,6 +3,7 @@ parallel download (with the same entries as the old one-download-per-file path),
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -127,3 +128,54 @@ def test_an_entry_checked_once_is_not_checked_again_but_a_bad_one_always_is():
     for _ in range(2):
         with pytest.raises(SubmissionError):
             parse_checked(bad)
+
+
+def _measured(model: str, hardware: str) -> dict[str, bytes]:
+    from ratio_bench.evaluation.model_meta import ModelMeta
+
+    meta = ModelMeta(hardware=hardware, throughput_texts_per_s=10.0).to_json()
+    fingerprint = hashlib.sha256(model.encode()).hexdigest()
+    entry = ranked_entry(model, {"address": [1, 2]}, model_fingerprint=fingerprint, model_meta=meta)
+    return {f"hand/{model}.json": json.dumps(entry).encode()}
+
+
+def test_the_served_board_keeps_one_hardware_class_and_refuses_an_unknown_one(hub_env):
+    from ratio_bench.leaderboard.board import LiveBoard
+    from ratio_bench.leaderboard.hub import RepoRef
+    from ratio_bench.serve.app import create_app
+
+    files = _measured("cpu-model", "cpu-2core-x86_64") | _measured("gpu-model", "NVIDIA H100")
+    hub_env.hub.state.commit(f"datasets/{RESULTS}", "main", files)
+    live = LiveBoard(RepoRef.parse(RESULTS, "--from"), REQUESTS, refresh_s=3600, check_s=0)
+    with TestClient(create_app(None, live_board=live)) as c:
+        whole = c.get("/leaderboard").text
+        assert "cpu-model" in whole and "gpu-model" in whole and "Model and cost" not in whole
+        assert '<a href="?hardware=NVIDIA%20H100">NVIDIA H100</a>' in whole
+        gpu = c.get("/leaderboard", params={"hardware": "NVIDIA H100"})
+        assert gpu.status_code == 200 and "gpu-model" in gpu.text and "cpu-model" not in gpu.text
+        assert "<strong>NVIDIA H100</strong>" in gpu.text
+        assert c.get("/leaderboard", params={"hardware": "NVIDIA H100"}).text == gpu.text
+        bad = c.get("/leaderboard", params={"hardware": "<TPU>"})
+        assert bad.status_code == 400 and "no entry was measured on it" in bad.json()["error"]
+        assert "\n" not in bad.json()["error"] and set(live._pages) == {"NVIDIA H100"}
+
+
+def test_the_queue_is_read_in_one_download_not_one_per_request(hub_env, monkeypatch):
+    from tests.helpers.results_repo import publish
+
+    from ratio_bench.leaderboard import hub
+    from ratio_bench.leaderboard.board import load_board_from_repo
+
+    for i in range(3):
+        publish(
+            hub_env,
+            RESULTS,
+            worker_folder(hub_env.key, f"org/m{i}", "generic", {"test": {"address": [1, 2]}}),
+        )
+    single, bulk = [], []
+    real_small, real_files = hub.read_small, hub.download_files
+    monkeypatch.setattr(hub, "read_small", lambda *a, **k: single.append(a[-1]) or real_small(*a, **k))
+    monkeypatch.setattr(hub, "download_files", lambda *a, **k: bulk.append(a[0]) or real_files(*a, **k))
+    board = load_board_from_repo(hub.RepoRef(RESULTS, None, "--from"), REQUESTS)
+    assert [e.provenance.status for r in board.releases for e in r.entries] == ["verified"] * 3
+    assert REQUESTS in bulk and not [p for p in single if p.endswith(".json") and "/" in p]

@@ -1,81 +1,72 @@
-"""The board's model and cost section: each entry's ``model_meta`` (parameters, embedding size, max tokens,
-licence, base model, training cut-off, encode throughput, peak memory), one table per hardware class.
+"""The board's measured cost, compared within one hardware class.
 
-Throughput and peak memory are measured on the machine that scored the entry, so they compare only within one
-hardware class: the section groups models by it and says so. One row per model setup and class (its test-split
-entry when it has one, else its first), the model facts shown as the entry states them, escaped.
+Throughput and peak memory are measured on the machine that scored an entry (``model_meta.hardware``), so they
+compare only within one class. The board shows them once, as columns of its view (:mod:`.board_view`); this
+module narrows a board to one class (``ratio leaderboard --hardware NAME``, the served page's
+``?hardware=NAME``) and names the classes a board holds, for the page's links.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
-from ratio_bench.evaluation.board_markdown import md_row
-from ratio_bench.evaluation.escaping import html_text, markdown_text
-from ratio_bench.evaluation.leaderboard import Board
-from ratio_bench.evaluation.model_meta import ModelMeta
+from ratio_bench.evaluation.escaping import html_text
+from ratio_bench.evaluation.leaderboard import Board, LeaderboardError
 
 COST_NOTE = (
-    "Measured cost (encode throughput, peak memory) is comparable only within one hardware class: each table "
-    "is one class, as named by the machine that scored the entries."
+    "Measured cost (encode throughput, peak memory) is comparable only within one hardware class, as named by "
+    "the machine that scored the entry."
 )
-COST_HEAD = ["model setup", "parameters", "dim", "max tokens", "licence", "base model", "cut-off", "texts/s",
-             "peak MB"]  # fmt: skip
+MAX_HARDWARE_NAME = 200
 
 
-def _cells(meta: ModelMeta) -> list[str]:
-    def number(value: Any, fmt: str = "{:,}") -> str:
-        return "" if value is None else fmt.format(value)
-
-    return [
-        number(meta.parameters), number(meta.embedding_dim), number(meta.max_tokens), meta.license or "",
-        meta.base_model or "", meta.training_cutoff or "", number(meta.throughput_texts_per_s, "{:,.1f}"),
-        number(meta.peak_memory_mb, "{:,.0f}"),
-    ]  # fmt: skip
+class UnknownHardware(LeaderboardError):
+    """A hardware class the board holds no entry of (the served page answers 400)."""
 
 
-def cost_rows(board: Board) -> dict[str, list[list[str]]]:
-    """Hardware class -> rows (model setup, then the model and cost cells), classes and rows in name order."""
-    chosen: dict[tuple[str, str], tuple[bool, list[str]]] = {}
+def hardware_classes(board: Board) -> list[str]:
+    """The hardware classes the board's entries were measured on, in name order."""
+    return sorted(
+        {
+            e.model_meta.hardware
+            for r in board.releases
+            for e in r.entries
+            if e.model_meta and e.model_meta.hardware
+        }
+    )
+
+
+def on_hardware(board: Board, name: str) -> Board:
+    """The board of the entries measured on ``name`` (a release build without any is left out); a name the board
+    does not hold is a LeaderboardError listing the ones it does."""
+    classes = hardware_classes(board)
+    if name not in classes:
+        shown = name if len(name) <= MAX_HARDWARE_NAME else name[:MAX_HARDWARE_NAME] + "..."
+        raise UnknownHardware(
+            f"hardware {shown!r}: no entry was measured on it; use one of: {', '.join(classes) or '(none)'}"
+        )
+    releases = []
     for release in board.releases:
-        for entry in release.entries:
-            meta = entry.model_meta
-            if meta is None:
-                continue
-            key = (meta.hardware or "unknown hardware", entry.label)
-            is_test = entry.split == "test"
-            if key not in chosen or (is_test and not chosen[key][0]):
-                chosen[key] = (is_test, [key[1], *_cells(meta)])
-    groups: dict[str, list[list[str]]] = {}
-    for (hardware, _), (_, row) in sorted(chosen.items()):
-        groups.setdefault(hardware, []).append(row)
-    return groups
+        kept = tuple(e for e in release.entries if e.model_meta and e.model_meta.hardware == name)
+        if kept:
+            releases.append(replace(release, entries=kept))
+    return Board(tuple(releases), board.rejected)
 
 
-def cost_markdown(board: Board) -> list[str]:
-    """The section's Markdown lines (none when no entry has ``model_meta``)."""
-    groups = cost_rows(board)
-    if not groups:
-        return []
-    lines = ["", "## Model and cost", "", markdown_text(COST_NOTE)]
-    for hardware, rows in groups.items():
-        lines += ["", f"### {markdown_text(hardware)}", "", md_row(COST_HEAD), "|" + "---|" * len(COST_HEAD)]
-        lines += [md_row([markdown_text(c) for c in row]) for row in rows]
-    return lines
-
-
-def cost_html(board: Board) -> str:
-    """The section's HTML, one table per hardware class (empty when no entry has ``model_meta``)."""
-    groups = cost_rows(board)
-    if not groups:
+def hardware_links(classes: list[str], current: str | None) -> str:
+    """The served page's hardware filter: a link per class (``?hardware=NAME``) and one to every entry, the
+    current one marked; empty when no entry states its hardware."""
+    if not classes:
         return ""
-    parts = ['<section id="cost"><h2>Model and cost</h2>', f"<p>{html_text(COST_NOTE)}</p>"]
-    head = "<thead><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in COST_HEAD) + "</tr></thead>"
-    for hardware, rows in groups.items():
-        parts += [f"<h3>{html_text(hardware)}</h3>", f'<table data-hardware="{html_text(hardware)}">', head]
-        parts += [
-            "<tbody>",
-            *("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in r) + "</tr>" for r in rows),
-        ]
-        parts += ["</tbody>", "</table>"]
-    return "\n".join([*parts, "</section>"])
+    from urllib.parse import quote
+
+    def link(label: str, href: str, here: bool) -> str:
+        return (
+            f"<strong>{html_text(label)}</strong>"
+            if here
+            else f'<a href="{html_text(href)}">{html_text(label)}</a>'
+        )
+
+    links = [link("all", "?", current is None)]
+    links += [link(c, f"?hardware={quote(c, safe='')}", c == current) for c in classes]
+    return f'<p id="hardware">Measured on: {" · ".join(links)}. {html_text(COST_NOTE)}</p>'

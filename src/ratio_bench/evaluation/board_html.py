@@ -26,7 +26,6 @@ from ratio_bench.evaluation.board_cells import (
     judged_rows,
     percent,
 )
-from ratio_bench.evaluation.board_cost import cost_html
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY, PAGE_SCRIPT, PAGE_STYLE
 from ratio_bench.evaluation.board_plots import CUTOFF_NOTE, PlottingUnavailable, plot_png, trend_png
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
@@ -46,13 +45,18 @@ from ratio_bench.evaluation.leaderboard import (
 
 
 def leaderboard_html(
-    board: Board, extra: str = "", policy: str = CONTENT_SECURITY_POLICY, clean_only: bool = False
+    board: Board,
+    extra: str = "",
+    policy: str = CONTENT_SECURITY_POLICY,
+    clean_only: bool = False,
+    nav: str = "",
 ) -> str:
     """The leaderboard as one self-contained page (no external resources; works offline and from a server).
 
     ``extra``: HTML sections (already escaped) after the tables, such as a leaderboard service's queue;
     ``policy``: the page's Content-Security-Policy (a server that takes submissions allows its own form);
-    ``clean_only``: the ranking on clean snapshots (:func:`clean_ranking`) instead of the entries' tables.
+    ``clean_only``: the ranking on clean snapshots (:func:`clean_ranking`) instead of the entries' tables;
+    ``nav``: HTML (already escaped) above the tables, such as a served page's hardware links.
     """
     try:
         plot = None if clean_only else plot_png(board)
@@ -81,10 +85,10 @@ def leaderboard_html(
         *([f"<p>{html_text(CLEAN_NOTE)}</p>"] if clean_only else []),
         *([f"<p>{html_text(LEGEND)}</p>"] if has_snapshots(board) or clean_only else []),
         _filters(board),
+        *([nav] if nav else []),
     ]
     for release in board.releases:
         parts.append(clean_html(release) if clean_only else _release_section(release))
-    parts.append("" if clean_only else cost_html(board))
     parts.append(extra)
     if plot is not None:
         data = base64.b64encode(plot).decode("ascii")

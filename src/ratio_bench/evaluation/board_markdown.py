@@ -57,9 +57,6 @@ def leaderboard_markdown(board: Board) -> str:
                 md_row([markdown_text(t) for t in text] + [percent(v) for v in values])
                 for *_, text, values in judged
             ]
-    from ratio_bench.evaluation.board_cost import cost_markdown  # it uses md_row from here
-
-    lines += cost_markdown(board)
     if board.rejected:
         lines += ["", "## Rejected files", "", md_row(["file", "reason"]), "|---|---|"]
         lines += [md_row([markdown_text(r.source), markdown_text(r.reason)]) for r in board.rejected]

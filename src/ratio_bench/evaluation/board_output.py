@@ -53,6 +53,10 @@ def sample_title(n: int, seed: int, queries: dict) -> str:
 def render_board(board: Board, args: Any, source: str, markdown_extra: str = "", html_extra: str = "") -> int:
     """Print ``board`` and write its ``--markdown``/``--plot``/``--html`` (``*_extra``: sections appended, such as
     the leaderboard service's queue); ``source`` names where the entries came from."""
+    from ratio_bench.evaluation.board_cost import on_hardware
+
+    if getattr(args, "hardware", None):
+        board = on_hardware(board, args.hardware)  # measured cost compares within one hardware class
     from ratio_bench.core.io import atomic_open, report_console
     from ratio_bench.evaluation.board_cells import bare_note
     from ratio_bench.evaluation.board_html import leaderboard_html

@@ -4,7 +4,8 @@ they agree on the columns of every table, and a new column is one :class:`Column
 
 A column is shown per table (one release build's entries, or one provenance of them): the provenance column
 where that table's entries carry the loader's mark, the model column where some entry has a detail, the cost
-columns (parameters, embedding size, max tokens, throughput) where some entry states them (``model_meta``).
+columns (parameters, embedding size, max tokens, throughput, peak memory) where some entry states them
+(``model_meta``; one hardware class at a time: :func:`.board_cost.on_hardware`).
 """
 
 from __future__ import annotations
@@ -133,6 +134,14 @@ COLUMNS: tuple[Column, ...] = (
         shown=_stated("throughput_texts_per_s"),
         tables=(MAIN,),
         in_label=True,
+    ),
+    Column(
+        "peak_memory",
+        "peak MB",
+        lambda r: _count(_meta(r.entry).peak_memory_mb),
+        value=lambda r: _meta(r.entry).peak_memory_mb,
+        shown=_stated("peak_memory_mb"),
+        tables=(MAIN,),
     ),
 )
 

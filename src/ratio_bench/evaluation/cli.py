@@ -293,6 +293,7 @@ def _leaderboard_parser(sub: argparse._SubParsersAction) -> None:
         "panel; repeatable",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
+    p.add_argument("--hardware", metavar="NAME", help="only the entries measured on this hardware class")
     p.add_argument(
         "--clean-only",
         action="store_true",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 DEFAULT_KS = (1, 3, 5, 10, 20, 100)
 
@@ -72,6 +73,7 @@ def evaluate_run(
     return {name: value / len(qrels) for name, value in sorted(total.items())}
 
 
+@lru_cache(maxsize=1 << 16)  # pure; a board checks a thousand entries' ranks against their figures
 def gold_rank_metric(name: str, rank: int) -> float:
     """Metric ``name`` (``mrr_at_10``...) of a query with one gold candidate at ``rank`` (1-based; 0: not
     retrieved). With one gold per query every metric is a function of that rank alone (:func:`query_metrics`

@@ -16,6 +16,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import html
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 from ratio_bench.core.cutoffs import parse_date
 from ratio_bench.core.errors import UsageError
 from ratio_bench.evaluation import leaderboard as lb
+from ratio_bench.evaluation.board_cost import hardware_classes, hardware_links, on_hardware
 from ratio_bench.evaluation.board_html import leaderboard_html
 from ratio_bench.evaluation.board_markdown import md_row
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
@@ -65,12 +67,17 @@ class RepoReader:
     def open(cls, ref: hub.RepoRef, requests: str | None, bulk: bool = True) -> RepoReader:
         """The repository at ``ref``; ``bulk``: its JSON files fetched in one parallel ``snapshot_download``
         (what a board of a thousand entries needs) instead of one download per file."""
-        sha = hub.head(ref.repo_id, "dataset", ref.revision)
-        listed = hub.tree(ref.repo_id, "dataset", sha)
-        local = download_json(ref, sha, listed) if bulk else None
-        reader = cls(ref, sha, listed, {}, None, {}, local)
+        from concurrent.futures import ThreadPoolExecutor
+
+        # the queue is read while the results download: both mostly wait on the Hub
+        with ThreadPoolExecutor(1) as pool:
+            queue = pool.submit(read_queue, requests) if requests else None
+            sha = hub.head(ref.repo_id, "dataset", ref.revision)
+            listed = hub.tree(ref.repo_id, "dataset", sha)
+            local = download_json(ref, sha, listed) if bulk else None
+            reader = cls(ref, sha, listed, {}, None, {}, local)
+            reader.queue = queue.result() if queue else None
         reader.trusted, _ = parse_trusted(reader.read(TRUSTED_WORKERS))
-        reader.queue = read_queue(requests) if requests else None
         return reader
 
     def fetch(self, path: str) -> bytes:
@@ -431,15 +438,25 @@ class LiveBoard:
 
     def __post_init__(self) -> None:
         self.cache = self.cache or PageCache(self.check_s, self.refresh_s)
+        self._pages: dict[str, PageCache] = {}  # hardware class -> its page (a class the board holds)
+        self._read: tuple[tuple[str | None, ...], lb.Board, str] | None = None  # (key, board, queue HTML)
+        self._reading = threading.Lock()
 
     @property
     def policy(self) -> str:
         return FORM_POLICY if self.allow_submissions else CONTENT_SECURITY_POLICY
 
-    def page(self, csrf: str = "") -> str:
+    def page(self, csrf: str = "", hardware: str | None = None) -> str:
         """The page, its form carrying ``csrf`` (the visitor's token: the page is cached, the token is not),
-        rendered again only when a repository's head moved (or the page is ``refresh_s`` old)."""
-        return self.cache.page(self.key, self.render).replace(CSRF_SLOT, html.escape(csrf, quote=True))
+        rendered again only when a repository's head moved (or the page is ``refresh_s`` old); ``hardware``:
+        only the entries measured on that class (:class:`UnknownHardware` for one the board does not hold)."""
+        if hardware is None:
+            page = self.cache.page(self.key, self.render)
+        else:
+            on_hardware(self._board()[0], hardware)  # checked against the board's classes before it is a key
+            cache = self._pages.setdefault(hardware, PageCache(self.check_s, self.refresh_s))
+            page = cache.page(self.key, lambda: self.render(hardware))
+        return page.replace(CSRF_SLOT, html.escape(csrf, quote=True))
 
     def key(self) -> tuple[str | None, ...]:
         """What the page is a function of: both heads and the options (two small Hub calls, no file read)."""
@@ -447,14 +464,24 @@ class LiveBoard:
         requests = hub.head(self.requests, "dataset") if self.requests else None
         return (results, requests, str(self.allow_submissions))
 
-    def render(self) -> str:
-        repo = RepoReader.open(
-            self.results, self.requests
-        )  # the queue read once, for the marks and the table
-        extra = ""
-        if repo.queue is not None:
-            extra = queue_html(repo.queue, form=SUBMIT_FORM if self.allow_submissions else "")
-        return leaderboard_html(board_of(repo), extra=extra, policy=self.policy)
+    def render(self, hardware: str | None = None) -> str:
+        board, extra = self._board()
+        shown = on_hardware(board, hardware) if hardware is not None else board
+        nav = hardware_links(hardware_classes(board), hardware)
+        return leaderboard_html(shown, extra=extra, policy=self.policy, nav=nav)
+
+    def _board(self) -> tuple[lb.Board, str]:
+        """(the board, the queue's HTML) at the repositories' heads, read once per change of them: the whole page
+        and each hardware class's page are rendered from the one read."""
+        with self._reading:
+            key = self.key()
+            if self._read is None or self._read[0] != key:
+                repo = RepoReader.open(self.results, self.requests)  # the queue read once: marks and table
+                extra = ""
+                if repo.queue is not None:
+                    extra = queue_html(repo.queue, form=SUBMIT_FORM if self.allow_submissions else "")
+                self._read = (key, board_of(repo), extra)
+            return self._read[1], self._read[2]
 
     def submit(self, form: dict[str, str], client: str) -> tuple[int, str]:
         """(HTTP status, HTML page) for a submission from the form, made as the Hub user whose token it carries
@@ -481,7 +508,9 @@ class LiveBoard:
             return 429, message_page("Not queued", str(e))
         except (hub.LeaderboardError, UsageError) as e:
             return 422, message_page("Not queued", str(e))
-        self.cache.invalidate()  # show it at once
+        self._read = None  # show it at once, on every page
+        for cache in (self.cache, *self._pages.values()):
+            cache.invalidate()
         return 200, message_page(
             "Proposed",
             f"{request.label}: pull request #{request.pr_num} on {self.requests} adds {request.path}; the "

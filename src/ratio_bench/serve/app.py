@@ -331,10 +331,14 @@ def _live_board_routes(app: FastAPI, board: LiveBoard, site: SiteAddress | None)
     tokens = CsrfTokens()
 
     @app.get("/leaderboard", include_in_schema=False)
-    def leaderboard(request: Request) -> HTMLResponse:
+    def leaderboard(request: Request, hardware: str | None = None) -> HTMLResponse:
+        from ratio_bench.evaluation.board_cost import UnknownHardware
+
         session, new = tokens.session(request.cookies.get(SESSION_COOKIE))
         try:
-            page = board.page(tokens.token(session) if board.allow_submissions else "")
+            page = board.page(tokens.token(session) if board.allow_submissions else "", hardware)
+        except UnknownHardware as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
         except RatioError as e:
             return JSONResponse({"error": str(e)}, status_code=502)
         response = HTMLResponse(page, headers={"Content-Security-Policy": board.policy})
