@@ -182,3 +182,10 @@ def test_no_function_is_over_a_hundred_lines():
                         f"{path.relative_to(ROOT.parent.parent)}:{node.lineno}: {node.name} ({lines})"
                     )
     assert not found, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(found)
+
+
+def test_the_scoring_cli_only_parses_and_prints():
+    """``evaluation/cli.py`` was the service's library (684 lines); its logic lives in ``evaluation.engine``,
+    ``board_output`` and ``analysis_run`` now, and the module stays small enough to read as a parser."""
+    lines = len((ROOT / "evaluation" / "cli.py").read_text(encoding="utf-8").splitlines())
+    assert lines < 300, f"evaluation/cli.py has {lines} lines; move the logic into a library module"

@@ -171,6 +171,10 @@ def test_the_cost_is_shown_once_as_columns_and_filtered_by_hardware_class(tmp_pa
     md, page = leaderboard_markdown(board), leaderboard_html(board)
     assert "Model and cost" not in md and "Model and cost" not in page  # no second, per-hardware section
     assert ">peak MB</th>" in page and "| peak MB |" in md
+    assert (
+        ">licence</th>" in page and "&lt;b&gt;mit&lt;/b&gt;" in page and "<b>mit" not in page
+    )  # the card's, escaped
+    assert "| licence |" in md and "cut-off" not in md  # a column only where some entry states it
     assert hardware_classes(board) == ["NVIDIA H100", "cpu-2core-x86_64"]
     h100 = leaderboard_markdown(on_hardware(board, "NVIDIA H100"))
     assert "model-b" in h100 and "model-a" not in h100 and "model-c" not in h100

@@ -3,8 +3,9 @@ it is shown. The terminal, Markdown and HTML renderers (and the plot's bar label
 they agree on the columns of every table, and a new column is one :class:`Column` in :data:`COLUMNS`.
 
 A column is shown per table (one release build's entries, or one provenance of them): the provenance column
-where that table's entries carry the loader's mark, the model column where some entry has a detail, the cost
-columns (parameters, embedding size, max tokens, throughput, peak memory) where some entry states them
+where that table's entries carry the loader's mark, the model column where some entry has a detail, the model
+and cost columns (parameters, embedding size, max tokens, stated cut-off, base model, licence, throughput,
+peak memory) where some entry states them
 (``model_meta``; one hardware class at a time: :func:`.board_cost.on_hardware`).
 """
 
@@ -124,6 +125,27 @@ COLUMNS: tuple[Column, ...] = (
         lambda r: _count(_meta(r.entry).max_tokens),
         value=lambda r: _meta(r.entry).max_tokens,
         shown=_stated("max_tokens"),
+        tables=(MAIN,),
+    ),
+    Column(
+        "training_cutoff",
+        "cut-off",
+        lambda r: _meta(r.entry).training_cutoff or "-",
+        shown=_stated("training_cutoff"),
+        tables=(MAIN,),
+    ),
+    Column(
+        "base_model",
+        "base model",
+        lambda r: _meta(r.entry).base_model or "-",
+        shown=_stated("base_model"),
+        tables=(MAIN,),
+    ),
+    Column(
+        "license",
+        "licence",
+        lambda r: _meta(r.entry).license or "-",
+        shown=_stated("license"),
         tables=(MAIN,),
     ),
     Column(

@@ -31,9 +31,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([dataclasses.asdict(r) for r in rows], indent=2))
         return 0
-    t = Table(title="Models (NAME[:SETUP] for `ratio score --model`)")
-    for col in ("name", "kind", "setups", "move-aware", "weights"):
-        t.add_column(col)
+    headers = ("name", "kind", "setups", "move-aware", "weights")
+    t = Table(*headers, title="Models (NAME[:SETUP] for `ratio score --model`)")
     for r in rows:
         aware = "yes" if r.move_aware else "no: ranks every move alike"
         t.add_row(escape(r.name), r.kind, ", ".join(r.setups), aware, escape(r.where))
@@ -135,11 +134,8 @@ def _report(args, scored, name: str, n_models: int, out: Path | None, console) -
 
     result = scored.result
     if args.save_run:
-        from ratio_bench.evaluation.runs import save_run
-
         run_dir = per_model_path(args.save_run, name, n_models)
-        run_dir = run_dir / scored.split if args.split == engine.SNAPSHOTS else run_dir
-        save_run(result, scored.data.manifest, scored.split, run_dir)
+        run_dir = engine.save_split_run(scored, run_dir, per_split=args.split == engine.SNAPSHOTS)
         console.print(f"{name}: run saved to {run_dir}")
     console.print(
         f"{name} {scored.split}: {result.seconds:.1f} s, corpus {len(scored.data.corpus_ids):,} candidates, "

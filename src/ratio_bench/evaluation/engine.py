@@ -300,6 +300,16 @@ def write_outputs(scored: SplitScore, out: Path) -> list[Path]:
     return [out, *docs]
 
 
+def save_split_run(scored: SplitScore, folder: Path, per_split: bool) -> Path:
+    """The split's saved run (ranked lists, for ``ratio judge`` and analyses) in ``folder``, or in a folder of
+    its own under it when one command scores several splits (``per_split``); returns where it went."""
+    from ratio_bench.evaluation.runs import save_run
+
+    run_dir = folder / scored.split if per_split else folder
+    save_run(scored.result, scored.data.manifest, scored.split, run_dir)
+    return run_dir
+
+
 def with_stated_cutoff(setup: ModelSetup, stated, source: str) -> ModelSetup:
     """``setup`` with the cut-off its scorer states (recorded over what its registry entry says)."""
     from ratio_bench.core import cutoffs
