@@ -35,9 +35,9 @@ def main() -> None:
     counted = {"texts": 0}
     real_encode = DenseEncoder.encode
 
-    def counting(self, texts, prompt):
+    def counting(self, texts, prompt, role="document", progress=None):  # DenseEncoder.encode's signature
         counted["texts"] += len(texts)
-        return real_encode(self, texts, prompt)
+        return real_encode(self, texts, prompt, role, progress)
 
     DenseEncoder.encode = counting
     with tempfile.TemporaryDirectory() as tmp:

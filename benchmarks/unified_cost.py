@@ -84,6 +84,8 @@ def sample_queries(args: argparse.Namespace) -> dict[str, list[str]]:
     out = {}
     for move in MOVES:
         texts = data.queries[move][1]
+        if not texts:  # a split without queries of this move: nothing of it to time
+            continue
         rows = np.random.default_rng([args.seed, MOVES.index(move)]).permutation(len(texts))
         out[move] = [texts[i] for i in rows[: args.queries]]
     return out
@@ -121,17 +123,19 @@ def build_phase(args: argparse.Namespace, arm: str, work: Path) -> dict[str, Any
     encoded = {"texts": 0}
     real_encode = DenseEncoder.encode
 
-    def counting(self, texts, prompt):
+    def counting(self, texts, prompt, role="document", progress=None):  # DenseEncoder.encode's signature
         encoded["texts"] += len(texts)
-        return real_encode(self, texts, prompt)
+        return real_encode(self, texts, prompt, role, progress)
 
     DenseEncoder.encode = counting  # count what the index code encodes; the real encoder runs
     cache = EmbeddingCache(work / arm / "cache", progress=False)
     out = work / arm / "index"
     start = time.perf_counter()
-    report = build_index(cands, arm_models(args, arm), out, cache=cache, batch_size=args.batch_size)
+    try:
+        report = build_index(cands, arm_models(args, arm), out, cache=cache, batch_size=args.batch_size)
+    finally:
+        DenseEncoder.encode = real_encode
     build_s = time.perf_counter() - start
-    DenseEncoder.encode = real_encode
     corpus_s = sum(report.encode_s.values())
 
     manifest = load_index(out).manifest
@@ -140,9 +144,9 @@ def build_phase(args: argparse.Namespace, arm: str, work: Path) -> dict[str, Any
     query_s = 0.0
     for move, texts in queries.items():
         key = manifest["moves"][move]
-        encoders[key].encode(texts[:WARM_UP], setups[key].prompt_for(move))
+        encoders[key].encode(texts[:WARM_UP], setups[key].prompt_for(move), "query")
         start = time.perf_counter()
-        encoders[key].encode(texts, setups[key].prompt_for(move))
+        encoders[key].encode(texts, setups[key].prompt_for(move), "query")
         query_s += time.perf_counter() - start
     n_queries = sum(len(t) for t in queries.values())
     return {
@@ -184,12 +188,13 @@ def serve_phase(args: argparse.Namespace, arm: str, work: Path) -> dict[str, Any
 
         def timed(texts: list[str], moves: list[str] | None) -> list[float]:
             ms = []
+            warm_up = len(texts[:WARM_UP])  # fewer than WARM_UP queries: each once to warm up, then timed
             for i, text in enumerate(texts[:WARM_UP] + texts):
                 start = time.perf_counter()
                 r = client.post("/api/search", json={"text": text, "moves": moves, "k": 10})
                 if r.status_code != 200 or len(r.json()["results"]) != len(moves or MOVES):
                     raise RatioError(f"{arm}: /api/search answered {r.status_code}: {r.text[:200]}")
-                if i >= WARM_UP:
+                if i >= warm_up:
                     ms.append(1000 * (time.perf_counter() - start))
             return ms
 
@@ -249,7 +254,7 @@ def markdown(result: dict[str, Any]) -> str:
     row("serving: RSS before load (MiB)", "base_rss_mib", "{:,.1f}")
     row("serving: RSS after load (MiB)", "loaded_rss_mib", "{:,.1f}")
     row("peak RSS, serving (MiB)", "serve_peak_rss_mib", "{:,.1f}")
-    for move in (*MOVES, "all"):
+    for move in (*(m for m in MOVES if m in u["latency"]), "all"):  # moves the split has queries of
         lu, ls = u["latency"][move], s["latency"][move]
         label = "all three moves, one request" if move == "all" else move
         rows.append(

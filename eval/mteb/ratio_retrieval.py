@@ -1,13 +1,13 @@
 """Ratio (Retrieval Across Typed Ideation Operations): three scientific-retrieval tasks, one per ideation move.
 
-To contribute: copy this file to mteb/tasks/retrieval/eng/ratio_retrieval.py, import the three classes in that
+To contribute: copy this file to mteb/tasks/retrieval/eng/ratio_retrieval.py, import its task classes in that
 folder's __init__.py, and set "revision" to the commit of the published release. The release's card declares
 the configs mteb's stock RetrievalDatasetLoader reads for hf_subset <relation>: <relation>-queries,
 <relation>-corpus (the shared candidate corpus) and <relation>-qrels; no custom loader is needed. Copy
 descriptive_stats/Retrieval/*.json beside this file to mteb/descriptive_stats/Retrieval/, and RATIO (the
 benchmark) to mteb/benchmarks/benchmarks/. The Latest tasks score each relation's newest dated test snapshot
-(set their splits with the revision); the mini tasks (RatioAddressMini, ...) join once a published release has a
-mini split and its statistics (ratio_bench.evaluation.mteb_tasks.write_descriptive_stats).
+(set their splits with the revision); the Mini tasks (RatioAddressMini, ...) score the release's mini split (their
+statistics: ratio_bench.evaluation.mteb_tasks.write_descriptive_stats).
 """
 
 from mteb import Benchmark
@@ -68,6 +68,39 @@ class RatioSpecify(AbsTaskRetrieval):
     )
 
 
+_MINI = (
+    " Mini: a seeded sample of the test split (up to 200 queries per relation) against a 5,000-candidate pool "
+    "drawn from the test pool, for a quick look; not comparable with test figures."
+)
+
+
+class RatioAddressMini(AbsTaskRetrieval):
+    metadata = TaskMetadata(
+        name="RatioAddressMini",
+        description=RatioAddress.metadata.description + _MINI,
+        eval_langs={"address": ["eng-Latn"]},
+        **(_COMMON | {"eval_splits": ["mini"]}),
+    )
+
+
+class RatioBroadenMini(AbsTaskRetrieval):
+    metadata = TaskMetadata(
+        name="RatioBroadenMini",
+        description=RatioBroaden.metadata.description + _MINI,
+        eval_langs={"broaden": ["eng-Latn"]},
+        **(_COMMON | {"eval_splits": ["mini"]}),
+    )
+
+
+class RatioSpecifyMini(AbsTaskRetrieval):
+    metadata = TaskMetadata(
+        name="RatioSpecifyMini",
+        description=RatioSpecify.metadata.description + _MINI,
+        eval_langs={"specify": ["eng-Latn"]},
+        **(_COMMON | {"eval_splits": ["mini"]}),
+    )
+
+
 _LATEST = " Latest: the newest dated test snapshot, queries and candidates from papers of one recent month."
 
 
@@ -104,13 +137,16 @@ RATIO = Benchmark(
         RatioAddress(),
         RatioBroaden(),
         RatioSpecify(),
+        RatioAddressMini(),
+        RatioBroadenMini(),
+        RatioSpecifyMini(),
         RatioAddressLatest(),
         RatioBroadenLatest(),
         RatioSpecifyLatest(),
     ],  # fmt: skip
     description="Ratio (Retrieval Across Typed Ideation Operations): given a sentence from a scientific paper, "
     "retrieve a sentence from other papers that addresses its problem, broadens it or specifies it. Three tasks "
-    "on the test split and each task's latest dated test snapshot, whose "
+    "on the test split, their mini versions for fast checks, and each task's latest dated test snapshot, whose "
     "queries come from papers newer than most models' training data.",
     reference="https://github.com/ratio-bench/ratio",
     citation=_BIBTEX,

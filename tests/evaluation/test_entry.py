@@ -133,3 +133,28 @@ def test_the_schema_fast_path_skips_the_full_validator_only_for_sure_ranks(monke
         with pytest.raises(SubmissionError, match=f"per_query/address/gold_rank/1: {message}"):
             entry_module._check_schema(doc)
     assert len(calls) == 4  # each doubt went to the full validator, whose message stands
+
+
+def _written(path: Path, doc: dict) -> bytes:
+    from ratio_bench.core.io import write_json
+
+    write_json(path, doc)
+    return path.read_bytes()
+
+
+def test_an_entry_read_and_written_again_is_its_files_bytes(tmp_path, small_release):
+    """Signed hashes are over file bytes: whatever re-writes an entry (read into the record, written with
+    ``write_json``) must give back every committed file's bytes and a worker-written entry's, whose
+    model_meta states unknowns as null."""
+    from ratio_bench.evaluation.engine import score
+    from ratio_bench.retrieval.cache import EmbeddingCache
+
+    for path in COMMITTED:
+        again = _written(tmp_path / "again.json", Entry.from_json(json.loads(path.read_bytes())).to_json())
+        assert again == path.read_bytes(), path
+    cache = EmbeddingCache(tmp_path / "cache", progress=False)
+    worker_doc = score("all-MiniLM-L6-v2", small_release, ["test"], cache=cache).splits[0].entry
+    assert None in worker_doc["model_meta"].values()  # the null keys the old writer dropped
+    worker = _written(tmp_path / "worker.json", worker_doc)
+    again = _written(tmp_path / "again.json", Entry.from_json(json.loads(worker)).to_json())
+    assert again == worker

@@ -23,6 +23,9 @@ from ratio_bench.evaluation import mteb_tasks  # noqa: E402
 MTEB_DIR = Path(__file__).resolve().parents[2] / "eval" / "mteb"
 STATS = MTEB_DIR / "descriptive_stats"
 DUPLICATE_TOLERANCE = 0.01  # mteb's _DUPLICATE_RATIO_TOLERANCE
+# The Mini tasks' statistics come from the release whose other statistics are committed; that dev release was
+# built before mini splits existed, so they are written (write_descriptive_stats) with the next dev release.
+AWAITING_STATISTICS = {"RatioAddressMini", "RatioBroadenMini", "RatioSpecifyMini"}
 
 
 def _task_file():
@@ -85,21 +88,28 @@ def test_a_release_gets_its_own_latest_snapshots_and_mini_tasks_only_where_it_ha
 
 def test_the_task_file_holds_the_package_tasks_and_benchmark():
     module = _task_file()
-    for cls in [*mteb_tasks.TASKS.values(), *mteb_tasks.LATEST_TASKS.values()]:
+    for cls in [
+        *mteb_tasks.TASKS.values(),
+        *mteb_tasks.MINI_TASKS.values(),
+        *mteb_tasks.LATEST_TASKS.values(),
+    ]:
         assert getattr(module, cls.__qualname__).metadata.model_dump() == cls.metadata.model_dump()
     assert [t.metadata.name for t in module.RATIO.tasks] == [
-        t.metadata.name for t in mteb_tasks.ratio_benchmark().tasks if not t.metadata.name.endswith("Mini")
-    ]
+        t.metadata.name for t in mteb_tasks.ratio_benchmark().tasks
+    ]  # the Mini tasks included
 
 
 def test_every_task_of_the_file_passes_mtebs_metadata_checks(stats_in_place):
     tasks = _file_tasks()
-    assert len(tasks) == 6
+    assert len(tasks) == 9
     for cls in tasks:
         task = cls()
         task.metadata._validate_metadata()
         assert task.metadata.is_filled(), task.metadata.name
         assert task.metadata.dataset.get("trust_remote_code", False) is False
+        if task.metadata.name in AWAITING_STATISTICS:
+            assert not (STATS / "Retrieval" / f"{task.metadata.name}.json").exists()
+            continue
         assert task.metadata.descriptive_stats is not None, f"{task.metadata.name}: no descriptive statistics"
         assert task.metadata.n_samples is not None
         assert set(task.metadata.descriptive_stats) == set(task.metadata.eval_splits)
@@ -129,6 +139,8 @@ def _quality_problems(name: str, split: str, stats: dict) -> list[str]:
 def test_the_committed_statistics_pass_mtebs_quality_checks(stats_in_place):
     problems = []
     for cls in _file_tasks():
+        if cls.metadata.name in AWAITING_STATISTICS:
+            continue
         for split, stats in cls.metadata.descriptive_stats.items():
             problems += _quality_problems(cls.metadata.name, split, stats)
             for subset, sub in stats.get("hf_subset_descriptive_stats", {}).items():

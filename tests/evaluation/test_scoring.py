@@ -86,6 +86,22 @@ def test_mteb_encodes_the_shared_corpus_once_for_all_three_tasks(small_release, 
     assert again.encode_calls == 0 and again.metrics == result.metrics
 
 
+def test_mteb_on_the_mini_split_names_the_relation_not_the_task(small_release, tmp_path):
+    """A mini task (``RatioAddressMini``) scores the relation ``address`` on the split ``mini``: the result, its
+    entry and what is printed say ``address``, never ``addressmini``."""
+    pytest.importorskip("mteb")
+    from ratio_bench.evaluation.mteb_tasks import relation_of_task, score_with_mteb
+
+    assert [relation_of_task(n) for n in ("RatioAddress", "RatioBroadenMini", "RatioSpecifyLatest")] == [
+        "address",
+        "broaden",
+        "specify",
+    ]
+    cache = EmbeddingCache(tmp_path / "c", progress=False)
+    result = score_with_mteb(resolve("all-MiniLM-L6-v2"), small_release, "mini", ["address"], cache=cache)
+    assert set(result.metrics) == {"address"} and result.n_queries["address"] > 0
+
+
 def test_a_folder_that_is_no_release_is_refused(tmp_path):
     with pytest.raises(NotAReleaseError, match="not a Ratio release"):
         load_split(tmp_path, "test")

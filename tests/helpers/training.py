@@ -47,6 +47,32 @@ def _hf_config(arch: str):
     )
 
 
+def _qwen2_tokenizer():
+    """A byte-level BPE tokenizer of Qwen2's kind, trained here on the fixture's words and the Stella prompt.
+
+    Transformers picks a Qwen2 folder's tokenizer class from its ``model_type``, so MiniLM's WordPiece files
+    loaded as a Qwen2 BPE without merges: one token per character, and Stella's 95-character prompt alone
+    filled the 64 tokens, so every text got the same vector (which scoring rightly refuses)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import Qwen2TokenizerFast
+
+    from ratio_bench.retrieval.registry import STELLA_QUERY
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=1000,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=["<|endoftext|>"],
+    )
+    tok.train_from_iterator([" ".join(WORDS), STELLA_QUERY, "query: document: "], trainer)
+    end = "<|endoftext|>"  # id 0: the config's pad_token_id
+    return Qwen2TokenizerFast(
+        tokenizer_object=tok, unk_token=None, bos_token=None, eos_token=end, pad_token=end
+    )
+
+
 def build_tiny(arch: str, folder: Path) -> Path:
     """Save a tiny sentence-transformers model of ``arch`` under ``folder`` and return its path."""
     import shutil
@@ -60,8 +86,11 @@ def build_tiny(arch: str, folder: Path) -> Path:
     torch.manual_seed(0)
     hf = folder / f"{arch}-hf"
     AutoModel.from_config(_hf_config(arch)).save_pretrained(hf)
-    for name in TOKENIZER_FILES:
-        shutil.copy(MINILM / name, hf / name)
+    if arch == "qwen2":
+        _qwen2_tokenizer().save_pretrained(hf)
+    else:
+        for name in TOKENIZER_FILES:
+            shutil.copy(MINILM / name, hf / name)
     transformer = Transformer(str(hf), max_seq_length=64)
     modules = [transformer, Pooling(TINY["hidden_size"], "mean")]
     if arch == "qwen2":  # Stella: mean pooling, then a Dense projection to its output size

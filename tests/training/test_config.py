@@ -112,3 +112,21 @@ def test_validating_a_config_never_imports_torch(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_train_all_neither_lists_nor_reads_the_adapter_folder(tmp_path, capsys):
+    """``train all --dir`` names the shipped folders of fine-tuning configs; ``adapters`` holds an adapter
+    config, so it is refused with the command that trains it, and missing folders' hints leave it out."""
+    from ratio_bench.cli import main
+    from ratio_bench.core.errors import RatioError
+    from ratio_bench.core.resources import preset_dir
+    from ratio_bench.training.config import NOT_FINE_TUNING
+
+    with pytest.raises(RatioError, match=r"^adapters: .*`ratio train adapters --config adapters/<name>`"):
+        preset_dir("training", "adapters", top="spec", other=NOT_FINE_TUNING)
+    with pytest.raises(RatioError, match=r"\(one of: spec, dev, dev/ablations\)$"):
+        preset_dir("training", "devel", top="spec", other=NOT_FINE_TUNING)
+    for bad in ("adapters", "devel"):
+        code = main(["train", "all", "--dir", bad, "--dataset", str(tmp_path), "--out", str(tmp_path / "o")])
+        err = capsys.readouterr().err
+        assert code == 1 and "adapters," not in err and "Traceback" not in err

@@ -140,15 +140,7 @@ def test_killed_trial_resumes_from_checkpoint_and_finished_trials_are_skipped(
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
 
 
-# The tiny random Qwen2, trained one epoch, gives every text under Stella's long query prompt the very same vector
-# (plain sentence-transformers too); scoring now refuses constant embeddings (EncodingError), so this case fails
-# until the fixture's model is made to carry information under that prompt. strict: a pass is reported.
-QWEN2_CONSTANT = pytest.mark.xfail(
-    reason="tiny trained Qwen2: constant vectors under the Stella prompt", strict=True
-)
-
-
-@pytest.mark.parametrize("arch", ["modernbert", pytest.param("qwen2", marks=QWEN2_CONSTANT)])
+@pytest.mark.parametrize("arch", ["modernbert", "qwen2"])
 def test_train_all_on_tiny_modernbert_and_stella(tmp_path, tiny_models, tiny_release, arch):
     folder = tmp_path / "configs"
     folder.mkdir()

@@ -96,16 +96,25 @@ def preset(folder: str, ref: str | Path) -> Path:
     raise RatioError(f"{ref}: no such file, nor a shipped preset (one of: {', '.join(names)})", value=ref)
 
 
-def preset_dir(folder: str, ref: str | Path, top: str) -> Path:
+def preset_dir(folder: str, ref: str | Path, top: str, other: dict[str, str] | None = None) -> Path:
     """A shipped folder of presets when ``ref`` names one (``top`` names ``<folder>`` itself and any other name
     its subfolder: ``ratio train-all --dir dev`` reads the shipped ``training/dev``), else ``ref`` as the user's
-    folder, which must exist."""
+    folder, which must exist. ``other``: shipped subfolders of another kind (``training/adapters`` holds adapter
+    configs), never listed, and named with the hint they map to."""
+    other = other or {}
     found = shipped_preset(folder, ref, top)
+    name = _preset_name(ref)
+    if found is not None and name in other:
+        raise RatioError(f"{ref}: {other[name]}", value=ref)
     if found is not None:
         return found
     path = Path(ref)
     if path.exists():
         return path
     shipped = data_path(folder)
-    names = [top] + sorted(p.relative_to(shipped).as_posix() for p in shipped.rglob("*") if p.is_dir())
+    names = [top] + sorted(
+        rel
+        for rel in (p.relative_to(shipped).as_posix() for p in shipped.rglob("*") if p.is_dir())
+        if rel.split("/")[0] not in other
+    )
     raise RatioError(f"{ref}: no such folder, nor a shipped one (one of: {', '.join(names)})", value=ref)

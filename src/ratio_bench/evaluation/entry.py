@@ -139,6 +139,8 @@ class Scored:
 
 # The loader's fields: typed, never read from or written to a file.
 LOADER_FIELDS = ("provenance", "scored_on", "same_weights_as")
+# what the record keeps of how its file was written (so it writes the same bytes back); no schema property
+BOOKKEEPING = ("clean_recorded", "model_meta_nulls")
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,9 @@ class Entry:
     training_data_cutoff_source: str | None = None
     clean: bool | None = None
     clean_recorded: bool = False  # whether the file says ``clean`` (true, false or null) at all
+    # the model_meta keys the file states as null (the worker writes every key, unknowns as null; a hand-written
+    # block may leave them out): kept so that an entry read and written again is the file's bytes
+    model_meta_nulls: tuple[str, ...] = field(default=(), compare=False)
     scored_at: str | None = None
     judged: Mapping[str, Judged] = field(default_factory=dict)
     per_query: Mapping[str, PerQuery] = field(default_factory=dict)
@@ -198,7 +203,7 @@ class Entry:
             "submitter": self.submitter,
             "scored_at": self.scored_at,
             "reproduce": self.reproduce,
-            "model_meta": _drop_none(_plain(self.model_meta)) if self.model_meta else None,
+            "model_meta": self._model_meta_doc(),
             "sample": _plain(self.sample) if self.sample else None,
         }
         doc.update({k: v for k, v in optional.items() if v is not None})
@@ -218,6 +223,14 @@ class Entry:
             if blocks:
                 doc[name] = {rel: _plain(b) for rel, b in blocks.items()}
         return doc
+
+    def _model_meta_doc(self) -> dict[str, Any] | None:
+        """The model_meta block as the file had it: its known values, and the nulls it stated."""
+        if self.model_meta is None:
+            return None
+        return {
+            k: v for k, v in _plain(self.model_meta).items() if v is not None or k in self.model_meta_nulls
+        }
 
     def marked(self, **marks: Any) -> Entry:
         """A copy with loader fields set (``provenance``, ``scored_on``, ``same_weights_as``, ``scored_at``)."""
@@ -393,6 +406,7 @@ def _build(doc: dict[str, Any]) -> Entry:
         kw["trained_from"] = TrainedFrom(**doc["trained_from"])
     if "model_meta" in doc:
         kw["model_meta"] = ModelMeta(**doc["model_meta"])
+        kw["model_meta_nulls"] = tuple(k for k, v in doc["model_meta"].items() if v is None)
     if "sample" in doc:
         kw["sample"] = Sample(**doc["sample"])
     kw["judged"] = {rel: Judged(**b) for rel, b in doc.get("judged", {}).items()}
@@ -497,7 +511,7 @@ def record_fields() -> dict[str, tuple[type, tuple[str, ...], tuple[str, ...]]]:
     }  # fmt: skip
     out = {}
     for where, record in records.items():
-        names = [f.name for f in fields(record) if f.name not in (*LOADER_FIELDS, "clean_recorded")]
+        names = [f.name for f in fields(record) if f.name not in (*LOADER_FIELDS, *BOOKKEEPING)]
         required = [f.name for f in fields(record) if _required(f)]
         out[where] = (record, tuple(names), tuple(required))
     return out

@@ -130,12 +130,15 @@ def rank(
     retriever: Retriever,
     name: str,
     data: SplitData,
-    cache: EmbeddingCache,
+    cache: EmbeddingCache | None,
     ks: Sequence[int] = DEFAULT_KS,
     keep_runs: bool = False,
     pools: dict[str, np.ndarray] | None = None,
 ) -> ScoreResult:
     """Score a loaded ``retriever`` on every relation of ``data``.
+
+    ``cache``: the one the retriever encodes into, whose counts the result reports; None for a retriever
+    without one (training validation: weights that change every step are never cached).
 
     ``pools`` optionally restricts a relation's candidates to some corpus rows (oracle operation filtering);
     dense models then search a subset of the cached corpus embeddings, so nothing is encoded again.
@@ -144,7 +147,12 @@ def rank(
     top_k = max(max(ks), 1)
     runs: dict[str, dict[str, list[str]]] = {}
     run_scores: dict[str, dict[str, list[float]]] = {}
-    misses_before, hits_before, texts_before = cache.misses, cache.hits, cache.texts_encoded
+    counts = (
+        (lambda: (cache.misses, cache.hits, cache.texts_encoded))
+        if cache is not None
+        else (lambda: (0, 0, 0))
+    )
+    misses_before, hits_before, texts_before = counts()
     retriever.index(data.corpus_ids, data.corpus_texts)
     for rel, q in data.queries.items():
         if not q.ids:
@@ -157,9 +165,9 @@ def rank(
     return replace(
         result,
         seconds=time.perf_counter() - start,
-        encode_calls=cache.misses - misses_before,
-        cache_hits=cache.hits - hits_before,
-        texts_encoded=cache.texts_encoded - texts_before,
+        encode_calls=counts()[0] - misses_before,
+        cache_hits=counts()[1] - hits_before,
+        texts_encoded=counts()[2] - texts_before,
         runs=runs if keep_runs else {},
         run_scores=run_scores if keep_runs else {},
     )

@@ -293,7 +293,7 @@ def score_with_mteb(
         )
     metrics = {}
     for task_result in result.task_results:
-        relation = task_result.task_name.removeprefix("Ratio").lower()
+        relation = relation_of_task(task_result.task_name)
         scores = task_result.scores[split][0]
         metrics[relation] = {
             k: float(v)
@@ -348,6 +348,16 @@ LATEST_TASKS: dict[str, type[AbsTaskRetrieval]] = {
     r: _variant(r, "Latest", LATEST_SNAPSHOTS[r], LATEST_NOTE) for r in RELATIONS
 }
 globals().update({cls.__name__: cls for cls in LATEST_TASKS.values()})
+
+
+def relation_of_task(name: str) -> str:
+    """The relation a task scores (``RatioAddressMini`` and ``RatioAddressLatest``: ``address``, their split
+    being the run's), so results are keyed by relation whatever the split's task is called."""
+    for group in (TASKS, MINI_TASKS, LATEST_TASKS):
+        for relation, cls in group.items():
+            if cls.metadata.name == name:
+                return relation
+    raise ValueError(f"{name}: not a Ratio task")
 
 
 def _pointed(task: AbsTaskRetrieval, dataset_path: str | Path, splits: Sequence[str]) -> AbsTaskRetrieval:

@@ -43,11 +43,12 @@ def cmd_train_all(args: argparse.Namespace) -> int:
     from ratio_bench.core.extras import require
     from ratio_bench.core.resources import preset_dir
     from ratio_bench.training.card import write_card
+    from ratio_bench.training.config import NOT_FINE_TUNING
     from ratio_bench.training.run import train_all
 
     require("train")
     for summary in train_all(
-        preset_dir("training", args.dir, top="spec"),
+        preset_dir("training", args.dir, top="spec", other=NOT_FINE_TUNING),
         args.dataset,
         args.out,
         args.trust_remote_code,

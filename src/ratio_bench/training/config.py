@@ -301,6 +301,13 @@ def check_backbone(config: TrainingConfig) -> None:
         )
 
 
+# shipped training subfolders that hold no fine-tuning configs (``train all --dir`` refuses and never lists them)
+NOT_FINE_TUNING = {
+    "adapters": "that shipped folder holds query-adapter configs, not fine-tuning ones; train one with "
+    "`ratio train adapters --config adapters/<name>`",
+}
+
+
 def config_files(folder: str | Path) -> list[Path]:
     """The configs of a folder (``train-all --dir``), in name order."""
     folder = Path(folder)

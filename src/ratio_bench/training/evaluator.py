@@ -1,8 +1,18 @@
-"""Validation MRR@10 during training, computed exactly as the leaderboard computes it.
+"""Validation MRR@10 during training, scored by the leaderboard's own engine functions.
 
-The evaluator encodes the validation partition's whole shared candidate corpus (documents with the document
-prompt) and the relation's validation queries (query prompt), ranks with the project's exact search and
-scores with :func:`ratio_bench.evaluation.metrics.evaluate_run`: no second implementation of either.
+The evaluator wraps the model object the trainer holds (weights in memory, never re-loaded from disk) as the
+engine's :class:`~ratio_bench.retrieval.encoder.DenseEncoder` inside a
+:class:`~ratio_bench.retrieval.retriever.DenseRetriever`, and ranks and scores with
+:func:`ratio_bench.evaluation.evaluate.rank`, the function :func:`ratio_bench.evaluation.engine.score` scores
+every split with: the same prompts (passed even when empty), the same normalised float32 vectors, the same exact
+search, the same metrics and the same refusal of constant or non-finite embeddings. No second implementation of
+any of them.
+
+The content-addressed embedding cache is *bypassed* (the retriever gets no cache) rather than keyed by a
+per-step fingerprint: the weights change at every optimiser step, so a vector written at one evaluation could
+never be read at another, and each pass would only append the whole validation corpus to the user's cache as
+garbage. Without a cache nothing stale can be served, whatever the fingerprint says; the encoder's fingerprint
+(``in-training:<object id>``) is a label only.
 """
 
 from __future__ import annotations
@@ -10,28 +20,39 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-import numpy as np
 from sentence_transformers.base.evaluation import BaseEvaluator
 
-from ratio_bench.evaluation.metrics import evaluate_run
-from ratio_bench.retrieval.search import exact_search
+from ratio_bench.evaluation.evaluate import Queries, ScoreResult, SplitData, rank
+from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.retriever import DenseRetriever
 
 KS = (1, 10)
 PRIMARY = "mrr_at_10"
+REPORTED = (PRIMARY, "recall_at_10", "mrr_at_1")
 
 
-def encode_for_validation(
-    model, texts: list[str], prompt: str, batch_size: int, progress: bool
-) -> np.ndarray:
-    """Normalised vectors as the leaderboard's exact search expects them (shared by every validation pass)."""
-    return model.encode(
-        texts,
-        prompt=prompt or None,
-        batch_size=batch_size,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=progress,
+def in_memory_retriever(model, prompts: dict[str, str], batch_size: int) -> DenseRetriever:
+    """The engine's dense retriever over ``model`` as it is now (no load, no cache: see the module's note).
+
+    ``prompts`` holds ``document``, and either ``query`` (one relation) or one query prompt per relation."""
+    encoder = DenseEncoder(model, f"in-training:{id(model)}", batch_size)
+    per_move = {k: v for k, v in prompts.items() if k not in ("query", "document")}
+    return DenseRetriever(
+        encoder, "validation", prompts.get("document", ""), prompts.get("query", ""), per_move, cache=None
     )
+
+
+def validate(
+    model,
+    corpus: tuple[list[str], list[str]],
+    queries: dict[str, Queries],
+    prompts: dict[str, str],
+    batch_size: int,
+) -> ScoreResult:
+    """Every relation of ``queries`` against the shared ``corpus`` (ids, texts), scored by the engine's ``rank``
+    (the corpus encoded once per pass, each relation's queries under its prompt)."""
+    data = SplitData(corpus[0], corpus[1], [""] * len(corpus[0]), queries, {})
+    return rank(in_memory_retriever(model, prompts, batch_size), "validation", data, None, KS, keep_runs=True)
 
 
 class RetrievalEvaluator(BaseEvaluator):
@@ -52,31 +73,30 @@ class RetrievalEvaluator(BaseEvaluator):
         super().__init__()
         self.corpus_ids, self.corpus_texts = list(corpus_ids), list(corpus_texts)
         self.query_ids, self.query_texts = list(query_ids), list(query_texts)
-        self.qrels = {q: {g} for q, g in zip(query_ids, gold_ids, strict=True)}
+        self.gold_ids = list(gold_ids)
         self.prompts = prompts
         self.batch_size = batch_size
         self.name = name
-        self.show_progress_bar = show_progress_bar
+        self.show_progress_bar = show_progress_bar  # kept for callers; the engine's encoder shows no bar here
         self.primary_metric = PRIMARY
         self.seconds = 0.0  # time spent evaluating, so training throughput can leave it out
 
-    def _encode(self, model, texts: list[str], prompt: str) -> np.ndarray:
-        return encode_for_validation(model, texts, prompt, self.batch_size, self.show_progress_bar)
+    def _result(self, model) -> ScoreResult:
+        queries = {"query": Queries(self.query_ids, self.query_texts, self.gold_ids)}
+        prompts = {"document": self.prompts.get("document", ""), "query": self.prompts.get("query", "")}
+        return validate(model, (self.corpus_ids, self.corpus_texts), queries, prompts, self.batch_size)
 
     def run(self, model) -> dict[str, list[str]]:
         """Top-10 corpus ids per validation query."""
-        corpus = self._encode(model, self.corpus_texts, self.prompts.get("document", ""))
-        queries = self._encode(model, self.query_texts, self.prompts.get("query", ""))
-        _, idx = exact_search(corpus, queries, max(KS))
-        return {q: [self.corpus_ids[j] for j in row] for q, row in zip(self.query_ids, idx, strict=True)}
+        return self._result(model).runs["query"]
 
     def __call__(
         self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1
     ) -> dict[str, float]:
         start = time.perf_counter()
-        metrics = evaluate_run(self.run(model), self.qrels, KS)
+        metrics = self._result(model).metrics["query"]
         self.seconds += time.perf_counter() - start
-        scores = {key: metrics[key] for key in (PRIMARY, "recall_at_10", "mrr_at_1")}
+        scores = {key: metrics[key] for key in REPORTED}
         scores = self.prefix_name_to_metrics(scores, self.name)
         self.store_metrics_in_model_card_data(model, scores, epoch, steps)
         return scores

@@ -18,10 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 from sentence_transformers.base.evaluation import BaseEvaluator
 
-from ratio_bench.evaluation.metrics import evaluate_run
-from ratio_bench.retrieval.search import exact_search
+from ratio_bench.evaluation.evaluate import Queries
 from ratio_bench.training.data import TrainPairs, load_train_pairs
-from ratio_bench.training.evaluator import KS, PRIMARY, encode_for_validation
+from ratio_bench.training.evaluator import PRIMARY, REPORTED, validate
 from ratio_bench.training.sampler import NoSharedTextBatchSampler, fill_batches
 
 
@@ -95,20 +94,15 @@ class UnifiedEvaluator(BaseEvaluator):
         self.primary_metric = PRIMARY
         self.seconds = 0.0
 
-    def _encode(self, model, texts: list[str], prompt: str) -> np.ndarray:
-        return encode_for_validation(model, texts, prompt, self.batch_size, self.show_progress_bar)
-
     def __call__(self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1):
         start = time.perf_counter()
-        corpus = self._encode(model, self.corpus_texts, self.prompts.get("document", ""))
+        queries = {rel: Queries(*q) for rel, q in self.queries.items()}
+        result = validate(model, (self.corpus_ids, self.corpus_texts), queries, self.prompts, self.batch_size)
         scores: dict[str, float] = {}
-        for rel, (qids, texts, golds) in self.queries.items():
-            _, idx = exact_search(corpus, self._encode(model, texts, self.prompts[rel]), max(KS))
-            run = {q: [self.corpus_ids[j] for j in row] for q, row in zip(qids, idx, strict=True)}
-            metrics = evaluate_run(run, {q: {g} for q, g in zip(qids, golds, strict=True)}, KS)
-            for key in (PRIMARY, "recall_at_10", "mrr_at_1"):
-                scores[f"{rel}_{key}"] = metrics[key]
-        for key in (PRIMARY, "recall_at_10", "mrr_at_1"):  # the mean over relations selects the model
+        for rel in self.queries:
+            for key in REPORTED:
+                scores[f"{rel}_{key}"] = result.metrics[rel][key]
+        for key in REPORTED:  # the mean over relations selects the model
             scores[key] = float(np.mean([scores[f"{rel}_{key}"] for rel in self.queries]))
         self.seconds += time.perf_counter() - start
         scores = self.prefix_name_to_metrics(scores, self.name)
