@@ -23,9 +23,6 @@ from ratio_bench.evaluation import mteb_tasks  # noqa: E402
 MTEB_DIR = Path(__file__).resolve().parents[2] / "eval" / "mteb"
 STATS = MTEB_DIR / "descriptive_stats"
 DUPLICATE_TOLERANCE = 0.01  # mteb's _DUPLICATE_RATIO_TOLERANCE
-# The Mini tasks' statistics come from the release whose other statistics are committed; that dev release was
-# built before mini splits existed, so they are written (write_descriptive_stats) with the next dev release.
-AWAITING_STATISTICS = {"RatioAddressMini", "RatioBroadenMini", "RatioSpecifyMini"}
 
 
 def _task_file():
@@ -107,9 +104,6 @@ def test_every_task_of_the_file_passes_mtebs_metadata_checks(stats_in_place):
         task.metadata._validate_metadata()
         assert task.metadata.is_filled(), task.metadata.name
         assert task.metadata.dataset.get("trust_remote_code", False) is False
-        if task.metadata.name in AWAITING_STATISTICS:
-            assert not (STATS / "Retrieval" / f"{task.metadata.name}.json").exists()
-            continue
         assert task.metadata.descriptive_stats is not None, f"{task.metadata.name}: no descriptive statistics"
         assert task.metadata.n_samples is not None
         assert set(task.metadata.descriptive_stats) == set(task.metadata.eval_splits)
@@ -139,8 +133,6 @@ def _quality_problems(name: str, split: str, stats: dict) -> list[str]:
 def test_the_committed_statistics_pass_mtebs_quality_checks(stats_in_place):
     problems = []
     for cls in _file_tasks():
-        if cls.metadata.name in AWAITING_STATISTICS:
-            continue
         for split, stats in cls.metadata.descriptive_stats.items():
             problems += _quality_problems(cls.metadata.name, split, stats)
             for subset, sub in stats.get("hf_subset_descriptive_stats", {}).items():
