@@ -46,7 +46,7 @@ search-demo-unified: install
 		--corpus-meta $(CORPUS) --out idx-unified
 
 test: install
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" --durations=15
 
 # The leaderboard service on loopback (tests/leaderboard_demo.sh): a dev Hub, two small models published and
 # submitted, one worker pass on LB_DATASET (default ./ratio; else a small release from a sample of CORPUS, built
