@@ -623,7 +623,7 @@ CASES = [
     (
         "train-all-unknown-dir",
         ["train-all", "--dir", "devel", "--dataset", "{tmp}", "--out", "{tmp}/t"],
-        ["--dir devel", "spec, adapters, dev"],
+        ["--dir devel", "one of: spec, dev, dev/ablations"],
         1,
     ),
     ("mcp-bad-http", ["mcp", "--index", "{tmp}", "--http", "8000"], ["--http 8000", "HOST:PORT"], 2),
