@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_output import results_table
+from ratio_bench.evaluation.defaults import DRIFT_RESULTS
 from ratio_bench.evaluation.entry import Scored
 
 if TYPE_CHECKING:
@@ -69,9 +70,6 @@ def run_analysis(args: Any) -> int:
     if args.out:
         write_json(args.out, {ANALYSIS_KEY: args.analysis, **report})
     return 0
-
-
-DRIFT_RESULTS = Path("eval/results/snapshots")  # where `ratio score --split snapshots --out` is told to write
 
 
 def _check_analysis_args(args: Any) -> None:

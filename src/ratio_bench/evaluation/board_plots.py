@@ -24,6 +24,7 @@ from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_cells import FEW_MARK, FEW_QUERIES, query_count
 from ratio_bench.evaluation.board_ranks import relation_ranked
 from ratio_bench.evaluation.board_view import Row, bar_label, columns
+from ratio_bench.evaluation.defaults import PLOT_TOP
 from ratio_bench.evaluation.entry import MAIN_SCORE, Entry
 from ratio_bench.evaluation.escaping import plain_text
 from ratio_bench.evaluation.leaderboard import SHORT_SHA, Board, LeaderboardError, ReleaseEntries
@@ -33,7 +34,6 @@ class PlottingUnavailable(LeaderboardError):
     pass
 
 
-PLOT_TOP = 15  # bars per panel: the top entries of each relation and split
 _BAR_INCHES = 0.3  # height of one bar's row: a 9-point label fits, so labels never overlap
 MAX_PANELS = 12  # bar panels per picture (in the board's order): its height stays bounded
 TITLE_CHARS = 72  # a panel title's lines are wrapped here (release names are untrusted and may be long)

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.evaluation.analysis_run import DRIFT_RESULTS
-from ratio_bench.evaluation.board_plots import PLOT_TOP
+from ratio_bench.evaluation.defaults import DRIFT_RESULTS, PLOT_TOP
 
 SCORER = "stated by the scorer (ratio score --training-cutoff)"
 

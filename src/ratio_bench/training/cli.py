@@ -42,13 +42,16 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_train_all(args: argparse.Namespace) -> int:
     from ratio_bench.core.extras import require
     from ratio_bench.core.resources import preset_dir
-    from ratio_bench.training.card import write_card
     from ratio_bench.training.config import NOT_FINE_TUNING
+
+    # a wrong --dir is refused before the training stack's imports (about 5 s)
+    folder = preset_dir("training", args.dir, top="spec", other=NOT_FINE_TUNING)
+    require("train")
+    from ratio_bench.training.card import write_card
     from ratio_bench.training.run import train_all
 
-    require("train")
     for summary in train_all(
-        preset_dir("training", args.dir, top="spec", other=NOT_FINE_TUNING),
+        folder,
         args.dataset,
         args.out,
         args.trust_remote_code,
