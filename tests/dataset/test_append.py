@@ -199,6 +199,7 @@ def test_append_refuses_a_release_without_a_works_index(base, tmp_path):
     assert_user_error(run, "records no works index", "rebuild the release")
 
 
+@pytest.mark.slow  # ~5 s (two appends); make test-all runs it
 def test_through_holds_a_partial_month_back_for_the_next_append(base, tmp_path):
     """The new files reach into May, but are complete only to April's end: May waits, and a later append adds
     it (a period once appended is closed, so a half month must not be)."""

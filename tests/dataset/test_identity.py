@@ -65,6 +65,7 @@ def test_a_config_release_block_is_checked(dataset_corpus, tmp_path, release, fi
         load_config(_config(tmp_path / "cfg.yaml", dataset_corpus, **release))
 
 
+@pytest.mark.slow  # ~5 s (two builds); make test-all runs it
 def test_builds_from_one_folder_keep_their_work_beside_their_release(dataset_corpus, tmp_path):
     """Two builds of one config from one working folder, other corpora, other outputs: neither is refused;
     a build from a corpus the config does not declare is named for it; few test queries are warned and flagged."""

@@ -55,6 +55,7 @@ def test_a_model_that_follows_the_move_scores_full_accuracy(test_split):
         assert v["cross_move_confusion"] == 0.0
 
 
+@pytest.mark.slow  # ~8 s (the analysis itself is tested in process); make test-all runs it
 def test_cli_trio_writes_json_and_markdown(tmp_path, tiny_bert):
     import json
 

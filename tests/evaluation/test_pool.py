@@ -78,6 +78,7 @@ def test_a_pool_of_two_judges_is_not_scored(pool):
         pool.relevance("address", "hard")
 
 
+@pytest.mark.slow  # ~6 s (judged qrels are also read in the pool tests); make test-all runs it
 def test_score_against_judged_qrels_with_coverage(pool, judged_release, tmp_path):
     base = ("score", "--model", "bm25", "--dataset", judged_release, "--relations", "address")
     mined = run_ratio(*base)

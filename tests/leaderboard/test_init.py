@@ -59,6 +59,7 @@ def test_init_refuses_a_name_that_is_no_organisation(board):
     assert_user_error(board.ratio("leaderboard", "init", "a/b"), "ORG 'a/b'", code=2)
 
 
+@pytest.mark.slow  # ~7 s (submit's checks run in test_flow); make test-all runs it
 def test_submit_says_where_to_follow_the_request_and_where_the_result_appears(board, tiny_models):
     sha = board.publish("org/tiny", tiny_models["good"])
     sub = board.submit("org/tiny")

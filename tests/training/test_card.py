@@ -105,6 +105,7 @@ def test_model_card_command(tuned_folder, tmp_path):
     assert_user_error(run_ratio("model-card", tmp_path, timeout=120), str(tmp_path), "summary.json")
 
 
+@pytest.mark.slow  # ~9 s (the card's facts are also checked from a summary); make test-all runs it
 def test_ratio_train_writes_the_card(tuned_folder, tmp_path):
     config = tuned_folder.parent / "all-mpnet-base-v2-generic-address.yaml"
     out = tmp_path / "out"
