@@ -8,7 +8,6 @@ from pathlib import Path
 
 from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.dataset.release import Release
 
 
 def cmd_prompts(args: argparse.Namespace) -> int:
@@ -173,6 +172,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_candidates(args: argparse.Namespace) -> int:
     """Judge the sampled queries' top-k of saved runs; store verdicts in the pool; write the report."""
+    from ratio_bench.dataset.release import Release
     from ratio_bench.evaluation.pool import JudgedPool, default_pool_dir
     from ratio_bench.evaluation.runs import load_run
     from ratio_bench.judge.candidates import CandidatesJob, plan_candidates
