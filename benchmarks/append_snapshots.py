@@ -139,10 +139,10 @@ class Rescore:
         self.trees = [("after", REPO / "src")] + ([("before", before.resolve())] if before else [])
 
     def score(self, release: Path, when: str) -> None:
-        from engine_scoring import arm  # the same counting arms as benchmarks/engine_scoring.py
-
         if not self.model:
             return
+        from engine_scoring import arm  # the same counting arms as benchmarks/engine_scoring.py
+
         argv = [
             "ratio_bench.cli",
             "score",

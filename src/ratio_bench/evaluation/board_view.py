@@ -81,6 +81,18 @@ def _parameters(value: int | None) -> str:
     return f"{value / 1e9:.1f}B" if value >= 1e9 else f"{value / 1e6:.0f}M"
 
 
+def _stated_column(field: str, header: str, count: bool = False) -> Column:
+    """A main-table column showing ``model_meta.<field>`` (named after it), where some entry states it: a count
+    (sortable, with thousands separators) or a text (the card's or the submitter's words, escaped by each
+    renderer)."""
+
+    def get(r: Row):
+        return getattr(_meta(r.entry), field)
+
+    text = (lambda r: _count(get(r))) if count else (lambda r: get(r) or "-")
+    return Column(field, header, text, value=get if count else None, shown=_stated(field), tables=(MAIN,))
+
+
 def _throughput(entry: Entry) -> str:
     meta = _meta(entry)
     if meta.throughput_texts_per_s is None:
@@ -111,43 +123,11 @@ COLUMNS: tuple[Column, ...] = (
         tables=(MAIN,),
         in_label=True,
     ),
-    Column(
-        "embedding_dim",
-        "dim",
-        lambda r: _count(_meta(r.entry).embedding_dim),
-        value=lambda r: _meta(r.entry).embedding_dim,
-        shown=_stated("embedding_dim"),
-        tables=(MAIN,),
-    ),
-    Column(
-        "max_tokens",
-        "max tokens",
-        lambda r: _count(_meta(r.entry).max_tokens),
-        value=lambda r: _meta(r.entry).max_tokens,
-        shown=_stated("max_tokens"),
-        tables=(MAIN,),
-    ),
-    Column(
-        "training_cutoff",
-        "cut-off",
-        lambda r: _meta(r.entry).training_cutoff or "-",
-        shown=_stated("training_cutoff"),
-        tables=(MAIN,),
-    ),
-    Column(
-        "base_model",
-        "base model",
-        lambda r: _meta(r.entry).base_model or "-",
-        shown=_stated("base_model"),
-        tables=(MAIN,),
-    ),
-    Column(
-        "license",
-        "licence",
-        lambda r: _meta(r.entry).license or "-",
-        shown=_stated("license"),
-        tables=(MAIN,),
-    ),
+    _stated_column("embedding_dim", "dim", count=True),
+    _stated_column("max_tokens", "max tokens", count=True),
+    _stated_column("training_cutoff", "cut-off"),
+    _stated_column("base_model", "base model"),
+    _stated_column("license", "licence"),
     Column(
         "throughput",
         "texts/s (hardware)",
