@@ -10,6 +10,7 @@ The record is signed with the key the ``board`` fixture lists in the results rep
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from tests.helpers.entries import ranked_entry
 
@@ -56,7 +57,10 @@ def finished_requests(files: dict[str, bytes]) -> dict[str, bytes]:
             record["model"], record["revision"], record["sha"], record["setup"], "", "", "float32",
             record["submitter"], SCORED_AT,
         )  # fmt: skip
-        done = request.ended("FINISHED", parse_time(SCORED_AT), result=path.rpartition("/")[0])
+        ran = replace(
+            request, attempts=record["request"]["attempt"]
+        )  # finished at the signed attempt, once signed
+        done = ran.ended("FINISHED", parse_time(record["signed_at"]), result=path.rpartition("/")[0])
         out[request.path] = done.to_json()
     return out
 

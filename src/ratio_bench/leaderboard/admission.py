@@ -102,7 +102,16 @@ def weights_fingerprint(model: str, sha: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def _the_request(r: Round, num: int, author: str) -> Request:
+@dataclass(frozen=True)
+class Reviewed:
+    """What admission reviewed: the request, the pull request's head commit, and the one file's blob id there."""
+
+    request: Request
+    head: str
+    blob: str
+
+
+def _the_request(r: Round, num: int, author: str) -> Reviewed:
     """The one new request pull request ``num`` adds, checked as a file; Refused otherwise."""
     head, changed = ledger.pull_request_changes(r.repo_id, num, r.main)
     if len(changed) != 1:
@@ -132,7 +141,7 @@ def _the_request(r: Round, num: int, author: str) -> Request:
         raise Refused(
             f"{path}: field submitter {request.submitter[:100]!r} is not the pull request's author {author}"
         )
-    return request
+    return Reviewed(request, head, blob)
 
 
 def _check_policy(r: Round, request: Request) -> None:
@@ -179,10 +188,11 @@ def _check_model(r: Round, request: Request) -> None:
             raise Refused(f"{request.label}: the same weights are queued already as {other.label}")
 
 
-def review(r: Round, num: int, author: str, opened: datetime) -> Request:
+def review(r: Round, num: int, author: str, opened: datetime) -> Reviewed:
     """Every check on pull request ``num`` (by ``author``, opened at ``opened`` on the Hub's clock); the request it
-    adds, or Refused with the reason."""
-    request = _the_request(r, num, author)
+    adds (with the head and blob reviewed), or Refused with the reason."""
+    reviewed = _the_request(r, num, author)
+    request = reviewed.request
     if abs(parse_time(request.submitted_at) - opened) > DAY:
         raise Refused(
             f"{request.path}: field submitted_at {request.submitted_at} is not when the pull request was opened "
@@ -190,21 +200,75 @@ def review(r: Round, num: int, author: str, opened: datetime) -> Request:
         )
     _check_policy(r, request)
     _check_model(r, request)
-    return request
+    return reviewed
 
 
-def _act(r: Round, verdict: Verdict) -> None:
-    """Merge (admitted) or close with the reason as a comment (refused)."""
+def _act(r: Round, verdict: Verdict, reviewed: Reviewed | None = None) -> Verdict:
+    """Merge (admitted: only the head that was reviewed, and the merge checked to change exactly the reviewed file,
+    else reverted) or close with the reason as a comment (refused). Returns what was done."""
     api = hub.api()
     with hub.hub_errors(f"--requests {r.repo_id}: pull request #{verdict.num}"):
-        if verdict.admitted:
-            api.merge_pull_request(
-                r.repo_id, verdict.num, comment=f"Admitted: {verdict.reason}", repo_type="dataset"
-            )
-        else:
+        if not verdict.admitted:
             api.change_discussion_status(
                 r.repo_id, verdict.num, "closed", comment=f"Refused: {verdict.reason}", repo_type="dataset"
             )
+            return verdict
+        assert reviewed is not None
+        now = hub.head(r.repo_id, "dataset", f"refs/pr/{verdict.num}")
+        if now != reviewed.head:
+            return _act(r, replace(verdict, admitted=False, path=None, reason=(
+                f"it changed after it was reviewed (head {now[:12]}, reviewed {reviewed.head[:12]}); submit again"
+            )))  # fmt: skip
+        api.merge_pull_request(
+            r.repo_id, verdict.num, comment=f"Admitted: {verdict.reason}", repo_type="dataset"
+        )
+        merged = api.get_discussion_details(r.repo_id, verdict.num, repo_type="dataset").merge_commit_oid
+    return _check_merge(r, verdict, reviewed, merged)
+
+
+def _check_merge(r: Round, verdict: Verdict, reviewed: Reviewed, merged: str | None) -> Verdict:
+    """The merge commit changes exactly the reviewed file to the reviewed bytes; anything else is reverted (every
+    path it changed back to its parent's version) and the reason commented on the pull request."""
+    chain = ledger.history(r.repo_id, merged) if merged else []
+    if len(chain) < 2:
+        return verdict  # nothing to compare with (a Hub that names no merge commit)
+    after, before = ledger.files_at(r.repo_id, chain[0][0]), ledger.files_at(r.repo_id, chain[1][0])
+    changed = {p: after.get(p) for p in set(after) | set(before) if after.get(p) != before.get(p)}
+    if changed == {reviewed.request.path: reviewed.blob}:
+        return verdict
+    reason = (
+        f"the merge changed {', '.join(sorted(changed)[:5])[:300]} ({len(changed)} files), not only the reviewed "
+        f"{reviewed.request.path}; reverted"
+    )
+    _revert(r, chain[1][0], changed, f"Revert #{verdict.num}: not what admission reviewed")
+    with hub.hub_errors(f"--requests {r.repo_id}: pull request #{verdict.num}"):
+        hub.api().comment_discussion(r.repo_id, verdict.num, f"Reverted: {reason}", repo_type="dataset")
+    return replace(verdict, admitted=False, path=None, reason=reason)
+
+
+def _revert(r: Round, parent: str, changed: dict[str, str | None], message: str) -> None:
+    """Put every path in ``changed`` back to its version at ``parent`` in one commit on main's head."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    for _ in range(10):
+        base = hub.head(r.repo_id, "dataset")
+        ops = []
+        for path in sorted(changed):
+            old = hub.read_small(r.repo_id, "dataset", parent, path) if _exists(r, parent, path) else None
+            ops.append(CommitOperationAdd(path, old) if old is not None else CommitOperationDelete(path))
+        try:
+            with hub.hub_errors(f"--requests {r.repo_id}"):
+                hub.api().create_commit(
+                    r.repo_id, ops, commit_message=message, repo_type="dataset", parent_commit=base
+                )
+            return
+        except hub.StaleHead:
+            continue
+    raise LeaderboardError(f"--requests {r.repo_id}: could not revert ({message}); the maintainers must")
+
+
+def _exists(r: Round, sha: str, path: str) -> bool:
+    return path in ledger.files_at(r.repo_id, sha)
 
 
 def _still_open(r: Round, num: int) -> bool:
@@ -217,13 +281,15 @@ def _decide(r: Round, pr) -> Verdict:
     second worker with ``--admit``, wins: this one reports that and goes on)."""
     if not _still_open(r, pr.num):
         return Verdict(pr.num, pr.author, None, False, "decided by another admission meanwhile")
+    reviewed = None
     try:
-        request = review(r, pr.num, pr.author, pr.created_at)
+        reviewed = review(r, pr.num, pr.author, pr.created_at)
+        request = reviewed.request
         verdict = Verdict(pr.num, pr.author, request.path, True, f"{request.label} is queued")
     except Refused as e:
         verdict = Verdict(pr.num, pr.author, None, False, str(e))
     try:
-        _act(r, verdict)
+        verdict = _act(r, verdict, reviewed)
     except hub.StaleHead:  # main changed the same file since the pull request began
         verdict = replace(
             verdict, admitted=False, reason="it conflicts with the queue's main branch; submit again"
@@ -238,18 +304,44 @@ def _decide(r: Round, pr) -> Verdict:
     return verdict
 
 
+def _over_cap(pr, seen: dict[str, int], cap: int) -> Verdict | None:
+    """A refusal, before any review, of an author's pull request past ``cap`` open ones (oldest first count)."""
+    seen[pr.author] = seen.get(pr.author, 0) + 1
+    if seen[pr.author] <= cap:
+        return None
+    return Verdict(pr.num, pr.author, None, False, (
+        f"{pr.author} has more than {cap} pull requests open; at most {cap} are reviewed at once, close the "
+        "others or wait for them"
+    ))  # fmt: skip
+
+
 def admit(repo_id: str, max_params: int, log: Callable[[str], None]) -> list[Verdict]:
-    """Review every open pull request of the requests repository, oldest first: merge the valid, close the rest."""
+    """Review every open pull request of the requests repository, oldest first: merge the valid, close the rest.
+    A queue whose policy cannot be read is not acted on (fail closed); an author's pull requests past the cap
+    are closed before any review; the queue is read again only when main moved (after a merge)."""
     prs = ledger.pull_requests(repo_id)
     now = ledger.hub_time(repo_id)
     recent: dict[str, int] = {}
     for pr in prs:
         if pr.status == "merged" and now - pr.created_at < DAY:
             recent[pr.author] = recent.get(pr.author, 0) + 1
-    verdicts, weights = [], {}
+    queue = read_queue(repo_id)
+    queue.require_policy(f"--requests {repo_id}: admission")
+    cap = max(1, queue.policy.max_open)
+    verdicts, weights, seen = [], {}, {}
+    r = Round(repo_id, queue, ledger.history(repo_id, queue.sha), recent, max_params, weights)
     for pr in (p for p in prs if p.status == "open"):
-        queue = read_queue(repo_id)  # again each time: the previous merge is part of it
-        r = Round(repo_id, queue, ledger.history(repo_id, queue.sha), recent, max_params, weights)
+        capped = _over_cap(pr, seen, cap)
+        if capped is not None:  # closed unread: no queue read, no model download
+            if _still_open(r, pr.num):
+                _act(r, capped)
+                log(str(capped))
+                verdicts.append(capped)
+            continue
+        if hub.head(repo_id, "dataset") != r.queue.sha:  # a merge (ours or anyone's): read it again
+            queue = read_queue(repo_id)
+            queue.require_policy(f"--requests {repo_id}: admission")
+            r = Round(repo_id, queue, ledger.history(repo_id, queue.sha), recent, max_params, weights)
         verdict = _decide(r, pr)
         log(str(verdict))
         verdicts.append(verdict)

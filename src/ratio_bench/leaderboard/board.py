@@ -32,16 +32,19 @@ from ratio_bench.evaluation.entry import Entry, Provenance
 from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_text
 from ratio_bench.evaluation.page_cache import PageCache
 from ratio_bench.evaluation.results import SubmissionError
-from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.form import FormLimits
 from ratio_bench.leaderboard.lifecycle import submitted_by, third_party, wait_for
 from ratio_bench.leaderboard.provenance import (
+    MAX_HASHED_BYTES,
     PROVENANCE,
     TRUSTED_WORKERS,
+    Listing,
+    Step,
     TrustedWorker,
     Verdict,
     folder_parts,
-    parse_trusted,
+    read_listing,
     verify_folder,
 )
 from ratio_bench.leaderboard.requests import Queue, Request, now_utc, parse_time, read_queue
@@ -62,6 +65,10 @@ class RepoReader:
     queue: Queue | None
     verdicts: dict[str, Verdict]
     local: Path | None = None  # the JSON files downloaded at once (None: each file read on its own)
+    listing: Listing = Listing(
+        {}
+    )  # the trusted keys, read at the results repository's main, never at ``sha``
+    refused: str | None = None  # why nothing at this revision can be verified (a pull request's, off main)
 
     @classmethod
     def open(cls, ref: hub.RepoRef, requests: str | None, bulk: bool = True) -> RepoReader:
@@ -77,7 +84,8 @@ class RepoReader:
             local = download_json(ref, sha, listed) if bulk else None
             reader = cls(ref, sha, listed, {}, None, {}, local)
             reader.queue = queue.result() if queue else None
-        reader.trusted, _ = parse_trusted(reader.read(TRUSTED_WORKERS))
+        reader.listing, reader.refused = trust_root(ref, sha, listed)
+        reader.trusted = reader.listing.trusted
         return reader
 
     def fetch(self, path: str) -> bytes:
@@ -100,8 +108,59 @@ class RepoReader:
     def verdict(self, folder: str) -> Verdict:
         if folder not in self.verdicts:
             record = self.read(f"{folder}/{PROVENANCE}") if folder_parts(folder) else None
-            self.verdicts[folder] = verify_folder(folder, record, self.trusted, self.queue)
+            self.verdicts[folder] = self.check(folder, record)
         return self.verdicts[folder]
+
+    def check(
+        self, folder: str, record: bytes | None, files: dict[str, bytes] | None = None,
+        too_big: dict[str, int] | None = None,
+    ) -> Verdict:  # fmt: skip
+        """:func:`verify_folder` with this reader's root of trust (a refused revision verifies nothing)."""
+        if self.refused:
+            return Verdict(folder, (Step("revision", False, self.refused),))
+        return verify_folder(
+            folder,
+            record,
+            self.trusted,
+            self.queue,
+            files,
+            trust_problem=self.listing.problem,
+            too_big=too_big,
+        )
+
+
+def trust_root(ref: hub.RepoRef, sha: str, listed: dict[str, int]) -> tuple[Listing, str | None]:
+    """(the trusted keys, why nothing at ``sha`` verifies or None). The keys are read at the results repository's
+    main head, whatever revision is being read, so a pull request cannot list its own key and a key removed from
+    main is revoked at every revision (an old revision is judged by today's listing; main's history of
+    ``trusted_workers.json`` is the record). A revision that is no commit of main's history (``refs/pr/N``, a
+    pull request's commit, another branch) verifies nothing."""
+    main = hub.head(ref.repo_id, "dataset")
+    refused = None
+    if ref.revision and ref.revision.startswith("refs/pr/"):
+        refused = f"{ref.revision} is a pull request: nothing in it is verified until a maintainer merges it"
+    elif sha != main and sha not in {c for c, _ in ledger.history(ref.repo_id, main)}:
+        refused = (
+            f"{ref.revision} ({sha[:12]}) is not a commit of main: only what main holds or held verifies"
+        )
+    return _main_listing(
+        ref.repo_id, main, listed if sha == main else hub.tree(ref.repo_id, "dataset", main)
+    ), refused
+
+
+def _main_listing(repo_id: str, main: str, listed: dict[str, int]) -> Listing:
+    """``trusted_workers.json`` at main's head; one that is too big or cannot be read trusts nobody, and says so."""
+    if TRUSTED_WORKERS in listed and listed[TRUSTED_WORKERS] > hub.MAX_SMALL_FILE:
+        return Listing(
+            {}, (), f"{TRUSTED_WORKERS} on main is over {hub.MAX_SMALL_FILE:,} bytes: no worker is trusted"
+        )
+    try:
+        data = (
+            hub.read_small(repo_id, "dataset", main, TRUSTED_WORKERS) if TRUSTED_WORKERS in listed else None
+        )
+    except hub.LeaderboardError as e:
+        return Listing({}, (), f"{TRUSTED_WORKERS} on main cannot be read ({e}): no worker is trusted")
+    return read_listing(data)
 
 
 def download_json(ref: hub.RepoRef, sha: str, listed: dict[str, int]) -> Path:
@@ -201,7 +260,7 @@ def provenance_mark(repo: RepoReader, path: str, data: bytes, entry: Entry) -> P
 # --- ratio leaderboard verify ----------------------------------------------------------------------------
 
 MAX_FOLDER_FILES = 10_000
-MAX_HASHED_BYTES = 1 << 30  # a saved run is a few MB; a bigger file is not hashed
+MAX_TARGET_SHOWN = 200  # a row name echoed back is cut here (a name of 5,000 characters is not repeated)
 
 
 @dataclass(frozen=True)
@@ -236,15 +295,16 @@ def verify(target: str, results: hub.RepoRef | None, requests: str | None) -> li
     repo = RepoReader.open(results, requests, bulk=False)  # one folder's files: no need for all of them
     local = Path(target)
     if local.is_dir():
-        files = _local_files(local)
+        files, too_big = _local_files(local)
         folder = "/".join(local.resolve().parts[-4:])
-        return [_report(repo, folder, files)]
+        return [_report(repo, folder, files, too_big)]
     folders = _folders_of(repo, target)
-    return [_report(repo, folder, _repo_files(repo, folder)) for folder in folders]
+    return [_report(repo, folder, *_repo_files(repo, folder)) for folder in folders]
 
 
-def _report(repo: RepoReader, folder: str, files: dict[str, bytes]) -> FolderReport:
-    verdict = verify_folder(folder, files.get(PROVENANCE), repo.trusted, repo.queue, files)
+def _report(repo: RepoReader, folder: str, files: dict[str, bytes], too_big: dict[str, int]) -> FolderReport:
+    verdict = repo.check(folder, files.get(PROVENANCE), files, too_big)
+    signed = set(verdict.record["entries"]) if verdict.record else set()
     entries = []
     for name, data in sorted(files.items()):
         if "/" in name or not name.endswith(".json") or name == PROVENANCE:
@@ -252,8 +312,9 @@ def _report(repo: RepoReader, folder: str, files: dict[str, bytes]) -> FolderRep
         try:
             entry = lb.parse_entry(data)
         except SubmissionError as e:
-            entries.append((name, False, f"not an entry the board shows ({e})"[:300]))
-            continue
+            if name in signed:
+                entries.append((name, False, f"not an entry the board shows ({e})"[:300]))
+            continue  # an unsigned file that is no entry shows nothing: the folder's step "unsigned files" names it
         step = verdict.entry_step(name, data, entry.model)
         entries.append((name, step.ok, step.detail))
     return FolderReport(verdict, tuple(entries))
@@ -264,7 +325,7 @@ def _folders_of(repo: RepoReader, target: str) -> list[str]:
     if folder_parts(target.strip("/")):
         folder = target.strip("/")
         if not any(p.startswith(folder + "/") for p in repo.listed):
-            raise UsageError(f"{target}: no such folder in {repo.ref}")
+            raise UsageError(f"{_shown(target)}: no such folder in {repo.ref}")
         return [folder]
     model, _, setup = target.partition(":")
     model, _, commit = model.partition("@")
@@ -280,33 +341,45 @@ def _folders_of(repo: RepoReader, target: str) -> list[str]:
     )
     if not folders:
         raise UsageError(
-            f"{target}: no folder of that row in {repo.ref}; give a local folder, ORG/MODEL/SHA/SETUP or "
+            f"{_shown(target)}: no folder of that row in {repo.ref}; give a local folder, ORG/MODEL/SHA/SETUP or "
             "ORG/MODEL[@SHA]:SETUP"
         )
     return folders
 
 
-def _local_files(folder) -> dict[str, bytes]:
+def _shown(target: str) -> str:
+    """A target as echoed in a message: cut, with its length said, when it is long."""
+    if len(target) <= MAX_TARGET_SHOWN:
+        return repr(target)
+    return f"{target[:MAX_TARGET_SHOWN]!r}... ({len(target):,} characters)"
+
+
+def _local_files(folder) -> tuple[dict[str, bytes], dict[str, int]]:
+    """(name -> bytes, name -> size of each file too big to hash) of a downloaded folder."""
     paths = [p for p in sorted(folder.rglob("*")) if p.is_file()][:MAX_FOLDER_FILES]
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in paths
-        if p.stat().st_size <= MAX_HASHED_BYTES
-    }
+    files, too_big = {}, {}
+    for p in paths:
+        name, size = p.relative_to(folder).as_posix(), p.stat().st_size
+        if size > MAX_HASHED_BYTES:
+            too_big[name] = size
+        else:
+            files[name] = p.read_bytes()
+    return files, too_big
 
 
-def _repo_files(repo: RepoReader, folder: str) -> dict[str, bytes]:
+def _repo_files(repo: RepoReader, folder: str) -> tuple[dict[str, bytes], dict[str, int]]:
     from pathlib import Path
 
-    out = {}
+    out, too_big = {}, {}
     names = [p for p in sorted(repo.listed) if p.startswith(folder + "/")][:MAX_FOLDER_FILES]
     for path in names:
         if repo.listed[path] > MAX_HASHED_BYTES:
+            too_big[path[len(folder) + 1 :]] = repo.listed[path]
             continue
         with hub.hub_errors(f"dataset {repo.ref.repo_id}: {path}"):
             local = hub.api().hf_hub_download(repo.ref.repo_id, path, repo_type="dataset", revision=repo.sha)
         out[path[len(folder) + 1 :]] = Path(local).read_bytes()
-    return out
+    return out, too_big
 
 
 # --- the queue ------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ login), so the same commands run against huggingface.co, a private Hub or ``pyth
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -127,6 +128,38 @@ def hub_errors(what: str) -> Iterator[None]:
         raise LeaderboardError(
             f"{what}: cannot reach {endpoint} ({type(e).__name__}: {_first_line(e)}); check HF_ENDPOINT"
         ) from None
+
+
+class DuplicateKey(ValueError):
+    """A JSON object naming one key twice: a parser keeps the last, a person reading it sees the first."""
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(f"key {key[:40]!r} appears twice")
+        out[key] = value
+    return out
+
+
+def strict_json(data: bytes) -> object:
+    """Untrusted bytes as JSON: UTF-8, no NaN or Infinity, no object naming a key twice (ValueError otherwise,
+    with the reason; RecursionError for absurd nesting is a ValueError too)."""
+
+    def constant(name: str) -> object:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=constant)
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except DuplicateKey as e:
+        raise ValueError(f"duplicate key: {e}") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON ({e.msg} at line {e.lineno})") from None
 
 
 def _first_line(exc: BaseException) -> str:

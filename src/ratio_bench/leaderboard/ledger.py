@@ -13,7 +13,6 @@ workers are, the per-submitter limits) and ``opt_out.json`` (model authors who a
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -25,6 +24,7 @@ POLICY, OPT_OUT = "policy.json", "opt_out.json"
 POLICY_SCHEMA = "ratio-queue-policy/1"
 MAX_PENDING = 3  # requests of one submitter PENDING or RUNNING at once
 MAX_PER_DAY = 5  # requests of one submitter admitted in 24 hours (Hub time)
+MAX_OPEN = 5  # open pull requests of one author reviewed in one admission round; the rest are closed unread
 MAX_NAMES = 1000
 PATHS_PER_CALL = 100
 TRUST_STEPS = 5  # how far back a request's last trusted version is looked for
@@ -38,6 +38,7 @@ class Policy:
     workers: tuple[str, ...] = ()
     max_pending: int = MAX_PENDING
     max_per_day: int = MAX_PER_DAY
+    max_open: int = MAX_OPEN
     opt_out: tuple[str, ...] = ()
 
     def trusted(self, author: str | None) -> bool:
@@ -75,25 +76,50 @@ def _count(doc: dict, key: str, default: int, where: str) -> int:
     return value
 
 
-def read_policy(repo_id: str, sha: str, listed: dict[str, int]) -> Policy:
-    """The policy of the requests repository at ``sha`` (``listed``: its files), defaults where a file is absent."""
+def check_is_queue(repo_id: str, listed: dict[str, int]) -> None:
+    """Refuse a repository that says it is a results repository (it holds the trusted keys' listing): admission,
+    submission and workers never act on the wrong one."""
+    from ratio_bench.leaderboard.provenance import TRUSTED_WORKERS
+
+    if TRUSTED_WORKERS in listed:
+        raise LeaderboardError(
+            f"--requests {repo_id}: it holds {TRUSTED_WORKERS}, so it is a results repository, not a queue; "
+            "give the requests repository"
+        )
+
+
+def read_policy(repo_id: str, sha: str, listed: dict[str, int] | None = None) -> Policy:
+    """The policy of the requests repository at ``sha`` (main's head: the maintainers'), defaults where a file is
+    absent (``listed``: its files, None to list them). A file that is there but cannot be read is an error,
+    never the defaults: who may write the queue is not guessed."""
+    listed = hub.tree(repo_id, "dataset", sha) if listed is None else listed
     docs = {}
     for name in (POLICY, OPT_OUT):
         if name in listed:
             where = f"--requests {repo_id}: {name}"
+            if listed[name] > hub.MAX_SMALL_FILE:
+                raise LeaderboardError(
+                    f"{where}: over {hub.MAX_SMALL_FILE:,} bytes; the maintainers must fix it"
+                )
             try:
-                docs[name] = json.loads(hub.read_small(repo_id, "dataset", sha, name))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                raise LeaderboardError(f"{where}: not JSON; the maintainers must fix it") from None
+                docs[name] = hub.strict_json(hub.read_small(repo_id, "dataset", sha, name))
+            except ValueError as e:
+                raise LeaderboardError(f"{where}: {e}; the maintainers must fix it") from None
             if not isinstance(docs[name], dict):
                 raise LeaderboardError(f"{where}: expected an object; the maintainers must fix it")
     policy, opt = docs.get(POLICY, {}), docs.get(OPT_OUT, {})
     where = f"--requests {repo_id}: {POLICY}"
+    if POLICY in docs and policy.get("schema") != POLICY_SCHEMA:
+        raise LeaderboardError(
+            f"{where}: field schema must be {POLICY_SCHEMA!r} (the file that says this is a queue); the "
+            "maintainers must fix it"
+        )
     return Policy(
         maintainers=_names(policy, "maintainers", where),
         workers=_names(policy, "workers", where),
         max_pending=_count(policy, "max_pending", MAX_PENDING, where),
         max_per_day=_count(policy, "max_per_day", MAX_PER_DAY, where),
+        max_open=_count(policy, "max_open", MAX_OPEN, where),
         opt_out=_names(opt, "authors", f"--requests {repo_id}: {OPT_OUT}"),
     )
 

@@ -43,6 +43,7 @@ ALGORITHM = "ed25519"
 KEY_ID_HEX = 16  # a key's id: the first 16 hex digits of the SHA-256 of its raw public key
 MAX_TRUSTED = 1000
 MAX_KEY_FILE = 4096
+MAX_HASHED_BYTES = 1 << 30  # a saved run is a few MB; a bigger file is reported as too big, never hashed
 
 
 class ProvenanceError(RatioError):
@@ -106,24 +107,34 @@ def generate_key(out: Path) -> WorkerKey:
 
 
 def load_key(path: Path, flag: str = "--key") -> WorkerKey:
-    """The worker's key from its PEM file; a missing, unreadable or non-Ed25519 file is one line naming it."""
+    """The worker's key from its PEM file; a missing, unreadable, non-regular (a FIFO would block for ever), group-
+    or world-readable or non-Ed25519 file is one line naming it."""
+    import stat
+
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
+    make = "make one with `ratio leaderboard keygen`"
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_KEY_FILE + 1)
-        private = load_pem_private_key(data, password=None)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO never waits for a writer
     except OSError as e:
-        raise ProvenanceError(
-            f"{flag} {path}: cannot read it ({e.strerror}); make one with `ratio leaderboard keygen`"
-        ) from None
+        raise ProvenanceError(f"{flag} {path}: cannot read it ({e.strerror}); {make}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ProvenanceError(f"{flag} {path}: not a regular file; give the key file itself ({make})")
+        if info.st_mode & 0o077:
+            raise ProvenanceError(
+                f"{flag} {path}: readable by others (mode {stat.S_IMODE(info.st_mode):04o}); a private key must be "
+                f"its owner's only: chmod 600 {path}"
+            )
+        data = fh.read(MAX_KEY_FILE + 1)
+    try:
+        private = load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
-        raise ProvenanceError(
-            f"{flag} {path}: not an unencrypted PEM private key; make one with `ratio leaderboard keygen`"
-        ) from None
+        raise ProvenanceError(f"{flag} {path}: not an unencrypted PEM private key; {make}") from None
     if not isinstance(private, Ed25519PrivateKey):
-        raise ProvenanceError(f"{flag} {path}: not an Ed25519 key; make one with `ratio leaderboard keygen`")
+        raise ProvenanceError(f"{flag} {path}: not an Ed25519 key; {make}")
     return WorkerKey.of(private)
 
 
@@ -147,30 +158,64 @@ class TrustedWorker:
     added_by: str
 
 
-def parse_trusted(data: bytes | None) -> tuple[dict[str, TrustedWorker], list[str]]:
-    """The listed keys by id, and why any listing was ignored (a listing whose id is not its key's is)."""
+@dataclass(frozen=True)
+class Listing:
+    """The trusted keys as the maintainers' main lists them: by id, notes on listings ignored, and ``problem``
+    when the file as a whole cannot be used (then no key is trusted and every row says why)."""
+
+    trusted: dict[str, TrustedWorker]
+    notes: tuple[str, ...] = ()
+    problem: str | None = None
+
+
+def read_listing(data: bytes | None) -> Listing:
+    """``trusted_workers.json``'s bytes, parsed strictly: unique by key (a key listed again, under any name, is
+    ignored with a note: the first listing stands), at most :data:`MAX_TRUSTED` listings (the rest ignored, with
+    a note that says so)."""
+    from ratio_bench.leaderboard.hub import strict_json
+
     if data is None:
-        return {}, [f"no {TRUSTED_WORKERS} in the results repository: no worker is trusted"]
+        return Listing({}, (), f"no {TRUSTED_WORKERS} in the results repository's main: no worker is trusted")
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return {}, [f"{TRUSTED_WORKERS}: not UTF-8 JSON"]
+        doc = strict_json(data)
+    except ValueError as e:
+        return Listing({}, (), f"{TRUSTED_WORKERS} on main is unreadable ({e}): no worker is trusted")
     if (
         not isinstance(doc, dict)
         or doc.get("schema") != TRUSTED_SCHEMA
         or not isinstance(doc.get("workers"), list)
     ):
-        return {}, [f"{TRUSTED_WORKERS}: expected {{schema: {TRUSTED_SCHEMA!r}, workers: [...]}}"]
-    trusted, ignored = {}, []
+        return Listing(
+            {}, (), f"{TRUSTED_WORKERS} on main is not {{schema: {TRUSTED_SCHEMA!r}, workers: [...]}}: no worker "
+            "is trusted",
+        )  # fmt: skip
+    trusted: dict[str, TrustedWorker] = {}
+    notes = []
     for i, item in enumerate(doc["workers"][:MAX_TRUSTED]):
         worker = _listing(item)
         if worker is None:
-            ignored.append(
+            notes.append(
                 f"{TRUSTED_WORKERS}: workers[{i}] ignored (key_id, public_key, name, added_by; the id must be the key's)"
+            )
+        elif worker.key_id in trusted:
+            notes.append(
+                f"{TRUSTED_WORKERS}: workers[{i}] ignored: key {worker.key_id} is listed already as "
+                f"{trusted[worker.key_id].name!r} (one listing per key; the first stands)"
             )
         else:
             trusted[worker.key_id] = worker
-    return trusted, ignored
+    if len(doc["workers"]) > MAX_TRUSTED:
+        notes.append(
+            f"{TRUSTED_WORKERS}: {len(doc['workers']):,} listings, over the cap of {MAX_TRUSTED:,}: those past "
+            f"the {MAX_TRUSTED:,}th are ignored"
+        )
+    return Listing(trusted, tuple(notes))
+
+
+def parse_trusted(data: bytes | None) -> tuple[dict[str, TrustedWorker], list[str]]:
+    """The listed keys by id, and why any listing (or the whole file) was ignored."""
+    listing = read_listing(data)
+    return listing.trusted, [*([listing.problem] if listing.problem else []), *listing.notes]
 
 
 def _listing(item: Any) -> TrustedWorker | None:
@@ -280,6 +325,8 @@ def verify_folder(
     trusted: dict[str, TrustedWorker],
     queue: Queue | None,
     files: dict[str, bytes] | None = None,
+    trust_problem: str | None = None,
+    too_big: dict[str, int] | None = None,
 ) -> Verdict:
     """The folder-level steps: a worker's folder, a signed record, by a listed key, naming this folder, a FINISHED
     request naming it; with ``files`` (name in the folder -> bytes) also every published file's hash."""
@@ -300,7 +347,8 @@ def verify_folder(
     kid = doc.get("key_id")
     worker = trusted.get(kid) if isinstance(kid, str) else None
     if worker is None:
-        return done(Step("key listed", False, f"key {str(kid)[:40]} is not in {TRUSTED_WORKERS}"))
+        why = f" ({trust_problem})" if trust_problem else ""
+        return done(Step("key listed", False, f"key {str(kid)[:40]} is not in {TRUSTED_WORKERS}{why}"))
     steps.append(Step("key listed", True, f"key {kid} ({worker.name}, added by {worker.added_by})"))
     if not signature_valid(doc, worker.public_key):
         return done(Step("signature", False, f"not a valid Ed25519 signature by key {kid} over the record"))
@@ -316,21 +364,26 @@ def verify_folder(
     steps.append(Step("names this folder", True, f"{named[0]}@{named[1][:12]}:{named[2]}"))
     steps.append(_request_step(folder, doc, queue))
     if files is not None:
-        steps += _file_steps(doc, files)
+        steps += _file_steps(doc, files, too_big or {})
     ok = all(s.ok for s in steps)
     return Verdict(folder, tuple(steps), doc if ok else None, worker if ok else None)
 
 
 def _record(data: bytes | None) -> dict[str, Any] | str:
     """The parsed record, or why it is none."""
+    from ratio_bench.leaderboard.hub import strict_json
+
     if data is None:
         return f"no {PROVENANCE} in the folder"
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return f"{PROVENANCE}: not UTF-8 JSON"
+        doc = strict_json(data)
+    except ValueError as e:
+        return f"{PROVENANCE}: {e}"
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         return f"{PROVENANCE}: not a signed record (schema {SCHEMA!r})"
+    sig = doc.get("signature")
+    if not isinstance(sig, dict) or sig.get("key_id") != doc.get("key_id"):
+        return f"{PROVENANCE}: signature.key_id is not the record's key_id (one key signs a record)"
     entries, request = doc.get("entries"), doc.get("request")
     if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
         return f"{PROVENANCE}: field entries: expected file -> SHA-256"
@@ -343,14 +396,19 @@ def _record(data: bytes | None) -> dict[str, Any] | str:
     return doc
 
 
+CLOCK_SKEW_S = 60  # how far a worker's signing clock may run ahead of the Hub's finishing time
+
+
 def _request_step(folder: str, doc: dict[str, Any], queue: Queue | None) -> Step:
     """The queue's word: a FINISHED request at the signed path, for this model, commit and setup, naming this
-    folder as its result."""
+    folder as its result, finished at the signed attempt, after the record was signed."""
     name = "request FINISHED"
     if queue is None:
         return Step(
             name, False, "no requests repository given (--requests): nothing can be verified without it"
         )
+    if queue.problem:
+        return Step(name, False, queue.problem)
     if doc["request"]["repo"] != queue.repo_id:
         return Step(
             name, False, f"signed for requests repository {doc['request']['repo'][:100]}, not {queue.repo_id}"
@@ -366,18 +424,58 @@ def _request_step(folder: str, doc: dict[str, Any], queue: Queue | None) -> Step
             False,
             f"{request.path} is {request.status} with result {request.result}, not FINISHED with {folder}",
         )
+    attempt = doc["request"].get("attempt")
+    if type(attempt) is not int or attempt != request.attempts:
+        return Step(
+            name,
+            False,
+            f"signed at attempt {str(attempt)[:20]}, but {request.path} FINISHED at attempt {request.attempts} "
+            "(a record of an earlier run)",
+        )
+    late = _signed_after(doc.get("signed_at"), request.finished_at)
+    if late:
+        return Step(name, False, f"{request.path}: {late}")
     return Step(
-        name, True, f"{queue.repo_id}: {request.path} is FINISHED -> {folder} (queue at {queue.sha[:12]})"
+        name,
+        True,
+        f"{queue.repo_id}: {request.path} is FINISHED -> {folder} at attempt {request.attempts}, "
+        f"{request.finished_at} (queue at {queue.sha[:12]})",
     )
 
 
-def _file_steps(doc: dict[str, Any], files: dict[str, bytes]) -> list[Step]:
+def _signed_after(signed: Any, finished: str | None) -> str:
+    """Why the signing time does not come before the request's finish ("" when it does)."""
+    from datetime import timedelta
+
+    from ratio_bench.leaderboard.requests import parse_time
+
+    try:
+        at = parse_time(signed) if isinstance(signed, str) else None
+        end = parse_time(finished) if finished else None
+    except ValueError:
+        at = end = None
+    if at is None or end is None:
+        return f"signed_at {str(signed)[:40]!r} or finished_at {finished!r} is not a time"
+    if at > end + timedelta(seconds=CLOCK_SKEW_S):
+        return f"signed at {signed[:40]}, after the request FINISHED at {finished} (not this run's record)"
+    return ""
+
+
+def _file_steps(doc: dict[str, Any], files: dict[str, bytes], too_big: dict[str, int]) -> list[Step]:
     """Every signed entry and file present with its signed hash (what ``verify`` adds for a whole folder)."""
     signed = {**(doc.get("files") if isinstance(doc.get("files"), dict) else {}), **doc["entries"]}
     steps = []
     for name, want in sorted(signed.items()):
         data = files.get(name)
-        if data is None:
+        if data is None and name in too_big:
+            steps.append(
+                Step(
+                    f"hash {name}",
+                    False,
+                    f"{too_big[name]:,} bytes, over the {MAX_HASHED_BYTES:,} bytes verify hashes",
+                )
+            )
+        elif data is None:
             steps.append(Step(f"hash {name}", False, "signed but missing from the folder"))
         elif sha256(data) != want:
             steps.append(
@@ -389,7 +487,7 @@ def _file_steps(doc: dict[str, Any], files: dict[str, bytes]) -> list[Step]:
             )
         else:
             steps.append(Step(f"hash {name}", True, f"{want[:12]}... as signed"))
-    unsigned = sorted(set(files) - set(signed) - {PROVENANCE})
+    unsigned = sorted((set(files) | set(too_big)) - set(signed) - {PROVENANCE})
     if unsigned:
         steps.append(
             Step(

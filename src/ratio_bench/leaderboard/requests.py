@@ -134,9 +134,9 @@ def parse_request(data: bytes, path: str) -> Request:
     if len(data) > MAX_REQUEST_BYTES:
         raise RequestError(f"over {MAX_REQUEST_BYTES:,} bytes")
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise RequestError(f"not UTF-8 JSON ({type(e).__name__})") from None
+        doc = hub.strict_json(data)
+    except ValueError as e:
+        raise RequestError(str(e)) from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise RequestError(f"not a request (field schema must be {SCHEMA!r})")
     prompts = doc.get("prompts")
@@ -209,6 +209,12 @@ class Queue:
     rejected: tuple[tuple[str, str], ...]
     changes: Mapping[str, ledger.Change] = field(default_factory=dict)
     policy: ledger.Policy = ledger.Policy()
+    problem: str | None = None  # the policy on main cannot be read: nothing in the queue is trusted
+
+    def require_policy(self, what: str) -> None:
+        """Refuse to act on a queue whose policy cannot be read (fail closed: admission, claims)."""
+        if self.problem:
+            raise hub.LeaderboardError(f"{what}: {self.problem}; nothing done")
 
     def find(self, path: str) -> Request | None:
         return next((r for r in self.requests if r.path == path), None)
@@ -232,10 +238,20 @@ def is_request_path(path: str) -> bool:
 
 def read_queue(repo_id: str, sha: str | None = None) -> Queue:
     """Every request file of the repository at ``sha`` (default: the head of main), each at its newest version
-    written by a maintainer or worker (:func:`ledger.trusted_version`)."""
-    sha = sha or hub.head(repo_id, "dataset")
+    written by a maintainer or worker (:func:`ledger.trusted_version`). Who those are is always read at main's
+    head, the maintainers' own state, never at the revision being read; a policy that cannot be read makes
+    every request untrusted (``problem``), it never stops the reader."""
+    main = hub.head(repo_id, "dataset")
+    sha = sha or main
     listed = hub.tree(repo_id, "dataset", sha)
-    policy = ledger.read_policy(repo_id, sha, listed)
+    ledger.check_is_queue(repo_id, listed if sha == main else hub.tree(repo_id, "dataset", main))
+    try:
+        policy, problem = ledger.read_policy(repo_id, main, listed if sha == main else None), None
+    except hub.LeaderboardError as e:
+        policy, problem = (
+            ledger.Policy(maintainers=("\0nobody",)),
+            f"{e} (every request is untrusted until then)",
+        )
     paths = sorted(p for p in listed if is_request_path(p))
     chain = ledger.history(repo_id, sha) if paths else []
     changes = ledger.last_changes(repo_id, sha, paths, dict(chain)) if paths else {}
@@ -244,13 +260,15 @@ def read_queue(repo_id: str, sha: str | None = None) -> Queue:
         try:
             if listed[path] > MAX_REQUEST_BYTES:
                 raise RequestError(f"over {MAX_REQUEST_BYTES:,} bytes")
+            if problem:
+                raise RequestError(problem)
             found = changes.get(path) and ledger.trusted_version(repo_id, path, changes[path], policy, chain)
             if not found:
                 who = ", ".join(changes[path].authors) if path in changes else "nobody known"
                 raise RequestError(f"written by {who or 'nobody known'}, not a maintainer or worker: ignored")
             versions[path], trusted[path] = found
         except RequestError as e:
-            rejected.append((path, str(e)))
+            rejected.append((path, str(e)[:MAX_TEXT]))
     requests = []
     for path, data in _request_bytes(repo_id, sha, listed, versions, changes).items():
         try:
@@ -258,7 +276,7 @@ def read_queue(repo_id: str, sha: str | None = None) -> Queue:
         except RequestError as e:
             rejected.append((path, str(e)))
     rejected.sort()
-    return Queue(repo_id, sha, tuple(requests), tuple(rejected), trusted, policy)
+    return Queue(repo_id, sha, tuple(requests), tuple(rejected), trusted, policy, problem)
 
 
 def _request_bytes(
