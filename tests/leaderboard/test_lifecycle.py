@@ -49,7 +49,11 @@ def test_a_submissions_whole_life(board, tiny_models, small_release, tmp_path):
     assert shown.code == 0 and "position 1 \\(0 pending ahead" in queue_text, queue_text
     assert f"{USER} \\(not the model's author\\)" in queue_text  # alice submitted org's model
 
-    work = board.worker(small_release, "--once", "--worker-id", "w1")
+    # the release as a Hub dataset at a commit: eval results name a benchmark only when the worker scored it
+    # there (issue 43: a local folder's results name no benchmark and no dataset commit)
+    board.api().create_repo("ratio-bench/ratio", repo_type="dataset", exist_ok=True)
+    board.api().upload_folder(repo_id="ratio-bench/ratio", folder_path=small_release, repo_type="dataset")
+    work = board.worker("ratio-bench/ratio", "--once", "--worker-id", "w1")
     assert work.code == 0, work.err
     folder = f"org/tiny/{sha}/generic"
     assert board.requests()[f"org/tiny/{sha}_generic.json"]["status"] == "FINISHED"

@@ -13,7 +13,8 @@ it) and date (the server's clock, :attr:`HubState.clock`, also sent as every res
 (``create_commit(create_pr=True)`` opens ``refs/pr/N``; ``get_repo_discussions``, ``get_discussion_details``,
 ``comment_discussion``, ``change_discussion_status``, ``merge_pull_request``, ``create_discussion``), on any repo type.
 
-Users are tokens (:meth:`HubState.add_user`; an unknown token is ``dev-user``). A repo with writers (its creator
+Users are tokens (:meth:`HubState.add_user`; :meth:`HubServer.env` adds its token as ``dev-user``); a request
+carrying any other token is refused with 401, as the Hub refuses an invalid token. A repo with writers (its creator
 through the API, or ``create_repo(..., writers=...)``, or its namespace's user) takes commits to its branches, tags,
 merges and status changes from them only (403 otherwise, 401 without a token); anyone with a token may open a
 pull request, comment, and push to a pull request of their own. A repo without writers is open to every token
@@ -42,6 +43,9 @@ MAX_BODY_BYTES = 2 << 30  # a commit carries its files base64-encoded in the bod
 LOOPBACK = "127.0.0.1"
 STALE_HEAD = b'{"error":"A commit has happened since. Please refresh and try again."}'
 PAGE = 50  # discussions per page, as on the Hub
+
+
+INVALID_TOKEN = b'{"error":"Invalid credentials in Authorization header"}'
 
 
 def _iso(t: datetime) -> str:
@@ -93,7 +97,11 @@ class HubState:
         self.users[token] = name
 
     def user(self, token: str | None) -> str | None:
-        return None if token is None else self.users.get(token, "dev-user")
+        return None if token is None else self.users.get(token)
+
+    def known(self, token: str | None) -> bool:
+        """No token (an anonymous read) or a user's; any other token is refused (401), as on the Hub."""
+        return token is None or token in self.users
 
     def can_write(self, repo: str, user: str | None) -> bool:
         """May ``user`` write ``repo``'s branches? Its writers and its namespace's user; everyone when none."""
@@ -326,10 +334,12 @@ class HubHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         token = self._token()
         parts = self._parts()
+        if not self.state.known(token):
+            return self._send(401, INVALID_TOKEN)
         if parts == ["api", "whoami-v2"]:
             if token is None:
-                return self._send(401, b'{"error":"Invalid credentials in Authorization header"}')
-            name = self.state.users.get(token, "dev-user")
+                return self._send(401, INVALID_TOKEN)
+            name = self.state.users[token]
             return self._json({"type": "user", "name": name, "fullname": name, "orgs": []})
         if parts[:2] in (["api", "datasets"], ["api", "models"]):
             return self._api_get(parts[1], parts[2:])
@@ -489,7 +499,10 @@ class HubHandler(BaseHTTPRequestHandler):
 
     # -- writes ----------------------------------------------------------------------------------------
     def do_POST(self) -> None:
-        user = self.state.user(self._token())
+        token = self._token()
+        if not self.state.known(token):
+            return self._send(401, INVALID_TOKEN)
+        user = self.state.user(token)
         parts = self._parts()
         try:
             body = self._body()
@@ -662,7 +675,10 @@ class HubServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def env(self, token: str, hf_home) -> dict[str, str]:
-        """What a client process needs to talk to this server only: endpoint, token, its own cache, no Xet."""
+        """What a client process needs to talk to this server only: endpoint, token (a user of this server:
+        ``dev-user`` unless added under another name), its own cache, no Xet."""
+        if token not in self.state.users:
+            self.state.add_user(token, "dev-user")
         return {
             "HF_ENDPOINT": self.url,
             "HF_TOKEN": token,

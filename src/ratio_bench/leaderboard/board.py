@@ -294,7 +294,7 @@ def verify(target: str, results: hub.RepoRef | None, requests: str | None) -> li
         )
     repo = RepoReader.open(results, requests, bulk=False)  # one folder's files: no need for all of them
     local = Path(target)
-    if local.is_dir():
+    if _is_dir(local):
         files, too_big = _local_files(local)
         folder = "/".join(local.resolve().parts[-4:])
         return [_report(repo, folder, files, too_big)]
@@ -345,6 +345,13 @@ def _folders_of(repo: RepoReader, target: str) -> list[str]:
             "ORG/MODEL[@SHA]:SETUP"
         )
     return folders
+
+
+def _is_dir(path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long for a path is no local folder
+        return False
 
 
 def _shown(target: str) -> str:

@@ -109,6 +109,8 @@ def eval_results_for(
     for folder, group in sorted(by_folder.items()):
         first = group[0]
         record = provenance_of(results, folder)
+        if scored_commit(record, dataset_id) is None:
+            continue  # scored on another dataset, or a local release: no claim about this benchmark's commit
         source = hub_eval.ResultSource(
             first.model, first.revision, first.setup, results.folder_url(folder),
             record.get("scored_at") if isinstance(record.get("scored_at"), str) else None,
@@ -124,12 +126,19 @@ def eval_results_for(
     return [m for m in by_model.values() if m.files]
 
 
-def _dataset_revision(record: dict[str, Any], entry: Entry) -> str:
-    """The dataset commit the worker read (``repo@sha`` in its record), else the release version (its tag)."""
+def scored_commit(record: dict[str, Any], dataset_id: str) -> str | None:
+    """The commit of ``dataset_id`` the worker scored (its signed ``dataset``, ``repo@sha``); None when it scored
+    another dataset or a local release (whose entries name a version, not a commit of the benchmark)."""
     source = record.get("dataset")
-    if isinstance(source, str) and "@" in source:
-        return source.rpartition("@")[2][:100]
-    return entry.dataset.version
+    if not isinstance(source, str):
+        return None
+    repo, _, sha = source.rpartition("@")
+    return sha if repo == dataset_id and SHA.match(sha) else None
+
+
+def _dataset_revision(record: dict[str, Any], entry: Entry) -> str:
+    """The dataset commit the worker read (``repo@sha`` in its record; :func:`scored_commit` checked it)."""
+    return str(record["dataset"]).rpartition("@")[2]
 
 
 @dataclass(frozen=True)

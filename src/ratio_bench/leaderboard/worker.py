@@ -33,6 +33,7 @@ from ratio_bench.leaderboard.job import FAILURE, FAILURE_CLASS, SUMMARY
 from ratio_bench.leaderboard.provenance import PROVENANCE, SCHEMA, WorkerKey, sha256, signed_at
 from ratio_bench.leaderboard.requests import (
     MAX_ATTEMPTS,
+    SHA,
     Request,
     now_utc,
     read_queue,
@@ -418,9 +419,16 @@ def _propose(request: Request, opts: WorkerOptions, request_link: str | None, lo
     from ratio_bench.evaluation.hub_eval import HubEvalError
     from ratio_bench.leaderboard.hub_results import propose_eval_results
 
+    benchmark, _, commit = opts.dataset_source.rpartition("@")
+    if not benchmark or not SHA.match(commit):
+        log(
+            f"{request.label}: no eval-results pull request (the release scored is a local folder, not a Hub "
+            "dataset at a commit: its results name no benchmark)"
+        )
+        return None
     try:
         opened = propose_eval_results(
-            opts.results, request.model, request.sha, opts.dataset, requests=opts.requests,
+            opts.results, request.model, request.sha, opts.dataset, benchmark, requests=opts.requests,
             request_link=request_link,
         )  # fmt: skip
     except (LeaderboardError, HubEvalError) as e:
@@ -433,8 +441,35 @@ def _propose(request: Request, opts: WorkerOptions, request_link: str | None, lo
     return opened.url
 
 
+def preflight(opts: WorkerOptions, log: Callable[[str], None]) -> None:
+    """Before the first claim: the two repositories are what they say they are (a results repository holds the
+    trusted keys' listing, a queue its policy; never one repository for both), and a warning when this worker's
+    key is not listed on the results repository's main (what it publishes would show as self-reported)."""
+    from ratio_bench.leaderboard.provenance import TRUSTED_WORKERS, read_listing
+
+    if opts.requests == opts.results:
+        raise LeaderboardError(
+            f"--requests and --results both name {opts.results}: the queue and the results are two repositories"
+        )
+    main = hub.head(opts.results, "dataset")
+    listed = hub.tree(opts.results, "dataset", main)
+    if ledger.POLICY in listed:
+        raise LeaderboardError(
+            f"--results {opts.results}: it holds {ledger.POLICY}, so it is a queue, not a results repository"
+        )
+    small = TRUSTED_WORKERS in listed and listed[TRUSTED_WORKERS] <= hub.MAX_SMALL_FILE
+    listing = read_listing(hub.read_small(opts.results, "dataset", main, TRUSTED_WORKERS) if small else None)
+    if opts.key is not None and opts.key.key_id not in listing.trusted:
+        why = f" ({listing.problem})" if listing.problem else ""
+        log(
+            f"warning: key {opts.key.key_id} is not listed in {opts.results}'s {TRUSTED_WORKERS}{why}: what this "
+            "worker publishes shows as self-reported until a maintainer lists it (ratio leaderboard workers add)"
+        )
+
+
 def run(opts: WorkerOptions, poll_s: float | None, log: Callable[[str], None]) -> int:
     """Claim and score until the queue is empty (``poll_s`` None), or for ever, looking every ``poll_s`` seconds."""
+    preflight(opts, log)
     done, put_back_now = 0, set()
     while True:
         if opts.admit:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ratio_bench.core.errors import RatioError, UsageError
-from ratio_bench.serve.launch import add_query_options, listen, searcher_of
+from ratio_bench.serve.launch import add_query_options, listen, searcher_of, server_config
 
 QUERY_FLAGS = {"text": "TEXT", "moves": "--moves", "k": "--k"}  # a query error's field, as a flag
 
@@ -143,7 +143,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     print(f"serving on http://{args.host}:{port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
-    uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
+    uvicorn.Server(server_config(app, args.log_level, args.trust_proxy)).run(sockets=[sock])
     return 0
 
 
@@ -263,6 +263,14 @@ def register(sub) -> None:
         default=[],
         metavar="HOST[:PORT]",
         help="an address browsers use to reach the form (behind a proxy, or with --host 0.0.0.0); repeatable",
+    )
+    board.add_argument(
+        "--trust-proxy",
+        action="append",
+        default=[],
+        metavar="ADDR",
+        help="a reverse proxy's address whose X-Forwarded-For names the client (default: none; the client is "
+        "the socket's peer); repeatable",
     )
     board.add_argument(
         "--refresh",

@@ -45,3 +45,17 @@ def listen(host: str, port: int):
             f"--host {host} --port {port}: cannot listen there ({e.strerror}); choose another --port"
         ) from e
     return sock
+
+
+def server_config(app, log_level: str = "info", trust_proxy: list[str] | None = None):
+    """uvicorn's configuration for ``app``: a client is the socket's peer, never a header, unless ``trust_proxy``
+    names the proxies whose ``X-Forwarded-For`` counts (uvicorn's default trusts it from any loopback peer, so
+    every client of a pass-through proxy on the host could name itself anew on each request and leave the
+    form's per-client limit behind)."""
+    import uvicorn
+
+    if trust_proxy:
+        return uvicorn.Config(
+            app, log_level=log_level, proxy_headers=True, forwarded_allow_ips=",".join(trust_proxy)
+        )
+    return uvicorn.Config(app, log_level=log_level, proxy_headers=False, forwarded_allow_ips="")
