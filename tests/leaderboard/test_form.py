@@ -3,7 +3,11 @@ floods, and a name typed instead of a signed-in user. The app runs in-process ag
 
 from __future__ import annotations
 
+import json
 import re
+import threading
+import time
+import urllib.request
 
 import pytest
 from fastapi.testclient import TestClient
@@ -228,3 +232,44 @@ def test_a_window_slides():
         window.hit("a")
     now[0] = 10.5
     window.hit("a")  # the first two left the window
+
+
+def _client_seen(config_of, headers: dict[str, str]) -> str:
+    """The client address the app sees for one request through a real uvicorn server built by ``config_of``."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from ratio_bench.serve.launch import listen
+
+    async def who(request):  # what the form's per-client limit keys on: request.client.host
+        return JSONResponse({"client": request.client.host if request.client else "unknown"})
+
+    app = Starlette(routes=[Route("/who", who)])
+    sock = listen("127.0.0.1", 0)
+    server = uvicorn.Server(config_of(app))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        end = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < end, "uvicorn did not start"
+            time.sleep(0.02)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/who"
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as resp:
+            return json.loads(resp.read())["client"]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_the_client_is_the_sockets_peer_unless_a_proxy_is_trusted():
+    """The issue's case 4: uvicorn trusts X-Forwarded-For from loopback peers by default, so every client behind a
+    pass-through proxy on the host could name a new address on each post and pass the per-client limit."""
+    from ratio_bench.serve.launch import server_config
+
+    forged = {"X-Forwarded-For": "203.0.113.9"}
+    assert _client_seen(lambda app: server_config(app, "warning"), forged) == "127.0.0.1"
+    trusting = lambda app: server_config(app, "warning", ["127.0.0.1"])  # noqa: E731 - --trust-proxy 127.0.0.1
+    assert _client_seen(trusting, forged) == "203.0.113.9"

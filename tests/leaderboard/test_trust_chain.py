@@ -32,7 +32,7 @@ from ratio_bench.leaderboard.provenance import (
     generate_key,
     parse_trusted,
 )
-from ratio_bench.leaderboard.requests import now_utc, read_queue
+from ratio_bench.leaderboard.requests import now_utc, read_queue, stamp
 
 ROW = "org/tiny:generic"
 FOLDER = f"org/tiny/{SHA}/generic"
@@ -149,7 +149,12 @@ def test_a_record_naming_a_key_twice_or_two_key_ids_is_refused(hub_env, small_re
 def test_a_request_with_a_duplicate_key_is_refused_at_admission(hub_env, monkeypatch):
     from ratio_bench.leaderboard.admission import admit
 
-    doc = json.dumps({"schema": "ratio-leaderboard-request/1", "submitter": "ada", "model": "org/m"})
+    doc = json.dumps({
+        "schema": "ratio-leaderboard-request/1", "model": "org/m", "revision": "main", "sha": SHA,
+        "setup": "generic", "prompts": {"query": "", "document": ""}, "precision": "float32",
+        "submitter": "ada", "submitted_at": stamp(now_utc()), "status": "PENDING", "attempts": 0,
+    })  # fmt: skip
+    # a person reading it sees ada's request; the parser used to keep the last value, the pull request's author
     body = doc.replace('"submitter": "ada"', f'"submitter": "ada", "submitter": "{USER}"').encode()
     pr = hub_env.api(TOKEN).create_commit(
         REQUESTS, [CommitOperationAdd(f"org/m/{SHA}_generic.json", body)], commit_message="submit",
@@ -419,3 +424,20 @@ def test_the_queue_policy_is_read_at_main_whatever_revision_is_read(hub_env):
     old = hub.head(REQUESTS, "dataset")
     hub_env.keeper_commit({"policy.json": b"{}"})  # no schema: not a queue's policy
     assert "schema" in (read_queue(REQUESTS, old).problem or "")
+
+
+def test_a_clean_mark_from_a_cut_off_the_submitter_typed_says_so():
+    """A submitter-typed cut-off of 1900-01-01 marks every snapshot clean; the mark says whose claim it is."""
+    from tests.helpers.entries import ranked_entry
+
+    from ratio_bench.evaluation.board_cells import split_text
+    from ratio_bench.evaluation.leaderboard import parse_entry
+    from ratio_bench.leaderboard.job import SUBMITTER
+
+    def shown(source: str) -> str:
+        doc = ranked_entry("org/m:generic", {"address": [1]}, split="test_2026_05",
+                           training_data_cutoff="1900-01-01", training_data_cutoff_source=source)  # fmt: skip
+        return split_text(parse_entry(json.dumps(doc).encode()))
+
+    assert shown(SUBMITTER) == "test_2026_05 (clean by the cut-off 1900-01-01 the submitter stated)"
+    assert shown("the model card") == "test_2026_05 (clean)"

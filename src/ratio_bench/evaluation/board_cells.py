@@ -21,10 +21,18 @@ def clean_mark(entry: Entry) -> str | None:
     return MARKS[entry.is_clean] if is_snapshot(entry.split) else None
 
 
+# How a worker records a cut-off the submitter typed (ratio_bench.leaderboard.job.SUBMITTER begins so).
+SUBMITTER_STATED = "stated by the submitter"
+
+
 def split_text(entry: Entry) -> str:
     """The split as a row shows it: a snapshot with its mark, ``test_2025_03 (contaminated)``; a contaminated
-    score is marked, never hidden."""
+    score is marked, never hidden. A mark decided from a cut-off the submitter typed says so (nobody checked
+    the date: 1900-01-01 would make every snapshot clean)."""
     mark = clean_mark(entry)
+    source = entry.training_data_cutoff_source or ""
+    if mark and mark != MARKS[None] and source.startswith(SUBMITTER_STATED):
+        mark += f" by the cut-off {entry.training_data_cutoff} the submitter stated"
     return entry.split + (f" ({mark})" if mark else "")
 
 
