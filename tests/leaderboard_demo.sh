@@ -61,13 +61,8 @@ PY
 step "a worker key, listed by the maintainer in demo/results/trusted_workers.json"
 rm -f "$DIR/worker.key"
 ratio leaderboard keygen --out "$DIR/worker.key" --name demo-worker --added-by maintainer | tail -1 > "$DIR/worker-listing.json"
-"$PY" - "$DIR/worker-listing.json" <<'PY'
-import json, sys
-from huggingface_hub import HfApi
-doc = {"schema": "ratio-trusted-workers/1", "workers": [json.load(open(sys.argv[1]))]}
-HfApi().upload_file(path_or_fileobj=json.dumps(doc, indent=2).encode(), path_in_repo="trusted_workers.json",
-                    repo_id="demo/results", repo_type="dataset")
-PY
+ratio leaderboard workers add "$(cat "$DIR/worker-listing.json")" --results demo/results
+ratio leaderboard workers list --results demo/results
 
 step "submit both (as alice: two pull requests on demo/requests, which only the maintainer writes)"
 HF_TOKEN=$SUBMITTER ratio leaderboard submit demo/all-MiniLM-L6-v2 --setup generic --requests demo/requests

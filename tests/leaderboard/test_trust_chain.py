@@ -441,3 +441,30 @@ def test_a_clean_mark_from_a_cut_off_the_submitter_typed_says_so():
 
     assert shown(SUBMITTER) == "test_2026_05 (clean by the cut-off 1900-01-01 the submitter stated)"
     assert shown("the model card") == "test_2026_05 (clean)"
+
+
+def test_the_maintainers_list_and_revoke_worker_keys_with_one_command(board, tmp_path):
+    """Issue 45: ``ratio leaderboard workers add|remove|list`` instead of an inline upload; duplicates refused,
+    ``added_by`` the signed-in maintainer, the file's history on main the record."""
+    from tests.helpers.cli import assert_user_error
+
+    key = generate_key(tmp_path / "gpu-2.key")
+    line = json.dumps(key.listing("gpu-2", "typed-by-anyone"))
+
+    def workers(*args: str):
+        return board.ratio("leaderboard", "workers", *args, "--results", RESULTS, env=board.keeper_env)
+
+    added = workers("add", line)
+    assert added.code == 0, added.err
+    listing = json.loads(board.files(RESULTS)[TRUSTED_WORKERS])
+    assert listing["schema"] == TRUSTED_SCHEMA and listing["workers"][-1]["added_by"] == KEEPER
+    assert_user_error(workers("add", line), "listed already as 'gpu-2'")
+    other = generate_key(tmp_path / "other.key")
+    assert_user_error(workers("add", other.public_key, "--name", "gpu-2"), "another key is listed under that name")
+    shown = workers("list")
+    assert shown.code == 0 and f"{key.key_id}  gpu-2  (added by {KEEPER})" in shown.out
+    assert f"List worker key {key.key_id} (gpu-2) by {KEEPER}" in shown.out and f"by {KEEPER}:" in shown.out
+    assert workers("remove", key.key_id).code == 0
+    assert key.key_id not in board.files(RESULTS)[TRUSTED_WORKERS].decode()
+    assert_user_error(workers("remove", key.key_id), "not listed")
+    assert board.key.key_id in board.files(RESULTS)[TRUSTED_WORKERS].decode()  # the others stay

@@ -23,6 +23,7 @@ COMMANDS = (
     "eval-results",
     "reproduce",
     "init",
+    "workers",
 )
 JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
@@ -278,6 +279,36 @@ def cmd_keygen(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_workers(args: argparse.Namespace) -> int:
+    from ratio_bench.leaderboard import listing
+    from ratio_bench.leaderboard.hub import RepoRef
+
+    results = RepoRef.parse(args.results, "--results").repo_id
+    if args.workers_command == "add":
+        public_key, name = listing.parse_new(args.listing, args.name)
+        added = listing.add(results, public_key, name or "")
+        print(f"listed key {added.key_id} ({added.name}, added by {added.added_by}) in {results}")
+        return 0
+    if args.workers_command == "remove":
+        gone = listing.remove(results, args.key_id)
+        print(
+            f"revoked key {gone.key_id} ({gone.name}) in {results}: every row it signed is self-reported now"
+        )
+        return 0
+    at = listing.read_main(results)
+    if at.listing.problem:
+        print(at.listing.problem)
+    for w in at.listing.trusted.values():
+        print(f"{w.key_id}  {w.name}  (added by {w.added_by})")
+    for note in at.listing.notes:
+        print(f"note: {note}")
+    print(f"{len(at.listing.trusted)} key(s) listed on main ({at.sha[:12]}); changes, newest first:")
+    for edit in listing.history(results):
+        who = ", ".join(edit.authors) or "unknown"
+        print(f"  {edit.date:%Y-%m-%d %H:%M} {edit.commit[:12]} by {who}: {edit.title}")
+    return 0
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from ratio_bench.leaderboard.board import verify
     from ratio_bench.leaderboard.hub import RepoRef
@@ -317,7 +348,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     commands = board.add_subparsers(
         dest="leaderboard_command",
         action=ResultsOrCommand,
-        metavar="RESULTS | {submit,admit,worker,keygen,verify,export-mteb,eval-results,reproduce,init}",
+        metavar="RESULTS | {submit,admit,worker,keygen,workers,verify,export-mteb,eval-results,reproduce,init}",
     )
     _queue_commands(commands)
     _worker_command(commands)
@@ -498,6 +529,24 @@ def _trust_commands(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="write the entry here (JSON)")
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
     p.set_defaults(func=cmd_reproduce)
+
+    p = commands.add_parser(
+        "workers", help="list, add or revoke worker keys in the results repository's trusted_workers.json"
+    )
+    edits = p.add_subparsers(dest="workers_command", required=True, metavar="{list,add,remove}")
+    for name, text in (("list", "the listed keys and the listing's history on main"),
+                       ("add", "list a worker's public key (as the signed-in maintainer)"),
+                       ("remove", "revoke a key: every row it signed turns self-reported")):  # fmt: skip
+        q = edits.add_parser(name, help=text)
+        q.add_argument("--results", required=True, metavar="REPO", help="the results dataset repository")
+        if name == "add":
+            q.add_argument(
+                "listing", metavar="LISTING", help="the JSON line keygen printed, or a base64 public key"
+            )
+            q.add_argument("--name", help="the worker's public name (default: the listing's)")
+        if name == "remove":
+            q.add_argument("key_id", metavar="KEY_ID", help="the key's id (16 hex digits)")
+        q.set_defaults(func=cmd_workers)
 
     p = commands.add_parser("verify", help="say whether a result folder or row is verified, step by step")
     p.add_argument(
