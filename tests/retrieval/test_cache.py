@@ -238,3 +238,22 @@ def test_the_encoder_reports_each_batch_and_keeps_the_input_order():
     assert seen == [3, 3, 1]
     expected = np.array([[len(t), ord(t[-1])] for t in texts], dtype=np.float32)
     assert np.array_equal(vectors, expected)
+
+
+def test_a_vector_file_overwritten_with_noise_is_encoded_again_not_used(tmp_path, capsys):
+    """Issue 43: the index's checksum covered its records, not the vectors; noise in a shard was used silently."""
+    texts = [f"text number {i}" for i in range(6)]
+    log: list[int] = []
+    EmbeddingCache(tmp_path, progress=False).get_or_encode("m", "p", texts, fake_encode(log))
+    (shard,) = (tmp_path / "shards").rglob("*.f32")
+    noise = np.random.default_rng(0).standard_normal(shard.stat().st_size // 4).astype(np.float32)
+    data = bytearray(shard.read_bytes())
+    data[8:16] = noise.tobytes()[8:16]  # rows 1 (bytes 8-15 of 2-float rows) damaged, the others intact
+    shard.write_bytes(bytes(data))
+    cache = EmbeddingCache(tmp_path, progress=False)
+    vectors = cache.get_or_encode("m", "p", texts, fake_encode(log))
+    assert np.array_equal(vectors, fake_encode([])(texts))  # the true vectors, not the noise
+    assert log == [6, 1] and cache.rows_failed == 1  # only the damaged row was encoded again
+    assert "1 vectors failed their checksum and were encoded again" in capsys.readouterr().err
+    again = EmbeddingCache(tmp_path, progress=False)  # the fresh row was stored: nothing to encode now
+    assert np.array_equal(again.get_or_encode("m", "p", texts, fake_encode(log)), vectors) and log == [6, 1]

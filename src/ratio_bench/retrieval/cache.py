@@ -8,8 +8,13 @@ Layout (under the cache root, default ``~/.cache/ratio/embeddings``)::
 
     CURRENT                       the generation in use (absent: 0); ``prune`` writes a new one and swaps it
     lock                          held (flock) by a writer while it appends, and by ``prune``
-    index-<gen>.bin               append-only records: key, model tag, dim, shard, row, crc32
+    index-<gen>.r2.bin            append-only records: key, model tag, dim, shard, row, the row's crc32, crc32
     shards/<gen>/<dim>/<n>.f32    append-only float32 rows (row-major), memory-mapped by readers
+
+Each record carries the CRC-32 of its row's bytes, checked on every read: a row overwritten on disk (noise, a
+bad sector, a hand edit) is never used; its text is encoded again and the fresh row appended (the record
+written later wins). Indexes of the older layout (``index-<gen>.bin``, without row checksums) are not read:
+their texts are encoded again once, and a prune removes the old files.
 
 Why this shape: vectors are float32 exactly as the encoder gave them (scores stay bit-identical to an
 uncached run; float16 would halve the size but move ties), rows are appended without rewriting anything, and
@@ -27,6 +32,7 @@ import os
 import re
 import shutil
 import struct
+import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,7 +46,7 @@ from ratio_bench.core.io import atomic_open
 
 CHUNK_TEXTS = 4096
 SHARD_BYTES = 256 << 20  # a shard is closed for appends past this size; the next one is started
-RECORD = struct.Struct("<32s8sIIII")  # key, model tag, dim, shard, row, crc32 of the fields before it
+RECORD = struct.Struct("<32s8sIIIII")  # key, model tag, dim, shard, row, the row's crc32, crc32 of all before
 _LEGACY = re.compile(r"^[0-9a-f]{2}$")  # folders of the old per-list cache (one .npy per text list)
 
 
@@ -63,6 +69,11 @@ class Slot:
     dim: int
     shard: int
     row: int
+    crc: int = 0  # CRC-32 of the row's float32 bytes
+
+
+def row_crc(row: np.ndarray) -> int:
+    return zlib.crc32(np.ascontiguousarray(row, dtype=np.float32).tobytes())
 
 
 @dataclass
@@ -96,6 +107,7 @@ class EmbeddingCache:
         self.progress = progress
         self.hits = self.misses = 0
         self.texts_cached = self.texts_encoded = 0
+        self.rows_failed = 0  # rows whose checksum failed on read (encoded again)
         self._generation = -1
         self._slots: dict[bytes, Slot] = {}
         self._read_to = 0  # bytes of the index read so far
@@ -110,7 +122,7 @@ class EmbeddingCache:
             return 0
 
     def _index_path(self, generation: int) -> Path:
-        return self.root / f"index-{generation}.bin"
+        return self.root / f"index-{generation}.r2.bin"
 
     def _shard_path(self, generation: int, dim: int, shard: int) -> Path:
         return self.root / "shards" / str(generation) / str(dim) / f"{shard:06d}.f32"
@@ -132,11 +144,11 @@ class EmbeddingCache:
         except FileNotFoundError:
             return
         for offset in range(0, len(data) - RECORD.size + 1, RECORD.size):
-            key, tag, dim, shard, row, crc = RECORD.unpack_from(data, offset)
+            key, tag, dim, shard, row, rcrc, crc = RECORD.unpack_from(data, offset)
             if zlib.crc32(data[offset : offset + RECORD.size - 4]) != crc:
                 return  # a torn append: nothing after it was committed
             self._read_to = start + offset + RECORD.size
-            yield key, tag, Slot(dim, shard, row)
+            yield key, tag, Slot(dim, shard, row, rcrc)
 
     def _rows(self, dim: int, shard: int, need: int) -> np.ndarray | None:
         """The shard memory-mapped with at least ``need`` rows, or None when it has fewer (or none)."""
@@ -153,19 +165,24 @@ class EmbeddingCache:
         return mapped
 
     def lookup(self, keys: Sequence[bytes]) -> dict[int, np.ndarray]:
-        """Position in ``keys`` -> its vector, for the keys the cache holds."""
+        """Position in ``keys`` -> its vector, for the keys the cache holds with an intact row (a row whose
+        checksum fails is left out and its key forgotten, so it is encoded and stored again)."""
         found: dict[int, np.ndarray] = {}
-        by_shard: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        by_shard: dict[tuple[int, int], list[tuple[int, Slot]]] = {}
         for i, key in enumerate(keys):
             slot = self._slots.get(key)
             if slot is not None:
-                by_shard.setdefault((slot.dim, slot.shard), []).append((i, slot.row))
+                by_shard.setdefault((slot.dim, slot.shard), []).append((i, slot))
         for (dim, shard), wanted in by_shard.items():
-            rows = self._rows(dim, shard, max(r for _, r in wanted) + 1)
+            rows = self._rows(dim, shard, max(s.row for _, s in wanted) + 1)
             if rows is None:
                 continue  # a shard a prune removed under us: those texts are encoded again
-            block = np.asarray(rows[[r for _, r in wanted]])
-            found.update({i: block[j] for j, (i, _) in enumerate(wanted)})
+            block = np.asarray(rows[[s.row for _, s in wanted]])
+            for j, (i, slot) in enumerate(wanted):
+                if row_crc(block[j]) == slot.crc:
+                    found[i] = block[j]
+                elif self._slots.pop(keys[i], None) is not None:
+                    self.rows_failed += 1
         return found
 
     def holds(self, model_fp: str, prompt: str, texts: Sequence[str]) -> bool:
@@ -199,7 +216,7 @@ class EmbeddingCache:
             tag = model_tag(model_fp)
             records = bytearray()
             for n, i in enumerate(fresh):
-                head = RECORD.pack(keys[i], tag, dim, shard, first + n, 0)[:-4]
+                head = RECORD.pack(keys[i], tag, dim, shard, first + n, row_crc(vectors[i]), 0)[:-4]
                 records += head + struct.pack("<I", zlib.crc32(head))
             with open(self._index_path(self._generation), "ab") as fh:
                 if (
@@ -252,12 +269,21 @@ class EmbeddingCache:
                 return per_batch(rest, lambda n: None)
 
         keys = [text_key(model_fp, prompt, t) for t in texts]
+        failed = self.rows_failed
         found.update({i: v for i, v in self.lookup(keys).items() if i not in found})
-        rest = [i for i in range(len(texts)) if i not in found]  # a shard pruned under us: encoded again
+        rest = [
+            i for i in range(len(texts)) if i not in found
+        ]  # pruned under us, or a row that failed its check
         if rest:
-            found.update(
-                zip(rest, np.asarray(encode([texts[i] for i in rest]), dtype=np.float32), strict=True)
-            )
+            again = np.asarray(encode([texts[i] for i in rest]), dtype=np.float32)
+            found.update(zip(rest, again, strict=True))
+            if self.rows_failed > failed:  # the damaged rows are replaced: the fresh ones are stored
+                self.put(model_fp, [keys[i] for i in rest], again)
+                print(
+                    f"embedding cache {self.root}: {self.rows_failed - failed:,} vectors failed their checksum "
+                    "and were encoded again",
+                    file=sys.stderr,
+                )
         return _stack(found, len(texts))
 
     def fill(
@@ -363,6 +389,9 @@ class EmbeddingCache:
             with atomic_open(self.root / "CURRENT", "w") as fh:
                 fh.write(f"{old + 1}\n")
             self._index_path(old).unlink(missing_ok=True)
+            for stale in self.root.glob("index-*.bin"):  # the older layout's indexes (no row checksums)
+                if not stale.name.endswith(".r2.bin"):
+                    stale.unlink(missing_ok=True)
             shutil.rmtree(self.root / "shards" / str(old), ignore_errors=True)
             for legacy in self._legacy():
                 shutil.rmtree(legacy, ignore_errors=True)
@@ -385,8 +414,8 @@ class EmbeddingCache:
                 path = self._shard_path(generation, dim, shard)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
-                for row, (key, tag, _) in enumerate(part):
-                    head = RECORD.pack(key, tag, dim, shard, row, 0)[:-4]
+                for row, (key, tag, slot) in enumerate(part):
+                    head = RECORD.pack(key, tag, dim, shard, row, slot.crc, 0)[:-4]
                     records += head + struct.pack("<I", zlib.crc32(head))
         path = self._index_path(generation)
         path.write_bytes(bytes(records))
