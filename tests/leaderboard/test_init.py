@@ -3,6 +3,8 @@ never overwriting; and ``submit`` says where to follow the request and where the
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from tests.helpers.cli import assert_user_error
 from tests.leaderboard.conftest import RESULTS
@@ -18,11 +20,20 @@ def _files(board, repo: str) -> dict[str, bytes]:
 def test_init_creates_the_requests_and_results_repos_with_readme_and_policy(board):
     run = board.ratio("leaderboard", "init", "ratio-bench")
     assert run.code == 0, run.err
-    for repo in ("ratio-bench/requests", "ratio-bench/results"):
+    for repo, says in (
+        ("ratio-bench/requests", "policy.json"),
+        ("ratio-bench/results", "trusted_workers.json"),
+    ):
         files = _files(board, repo)
-        assert set(files) == {"README.md", "POLICY.md"}, repo
+        assert set(files) == {"README.md", "POLICY.md", says}, (
+            repo
+        )  # the file that says what it is (issue 43)
         assert files["README.md"].startswith(b"---\npretty_name: Ratio leaderboard")
-        assert f"{repo}: " in run.out and "wrote POLICY.md, README.md" in run.out
+        assert f"{repo}: " in run.out and f"wrote POLICY.md, README.md, {says}" in run.out
+    assert (
+        json.loads(_files(board, "ratio-bench/requests")["policy.json"])["schema"] == "ratio-queue-policy/1"
+    )
+    assert json.loads(_files(board, "ratio-bench/results")["trusted_workers.json"])["workers"] == []
     readme = _files(board, "ratio-bench/requests")["README.md"].decode()
     assert "ratio leaderboard submit ORG/MODEL --requests ratio-bench/requests" in readme
     assert "`ratio-bench/results`" in readme
@@ -36,7 +47,7 @@ def test_init_again_keeps_what_the_maintainers_edited(board):
     again = board.ratio("leaderboard", "init", "lab")
     assert again.code == 0, again.err
     assert _files(board, "lab/results")["README.md"] == b"our own words"
-    assert "nothing to add; kept POLICY.md, README.md as they are" in again.out
+    assert "nothing to add; kept POLICY.md, README.md, trusted_workers.json as they are" in again.out
 
 
 @pytest.mark.slow  # make test-all (make test stays near 10 minutes)

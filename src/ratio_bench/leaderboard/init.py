@@ -3,9 +3,12 @@
 A submitter needs to know where to queue a model and where its result will appear; a maintainer needs both
 repositories to exist before the first ``submit`` or worker. This creates ``ORG/requests`` (the queue) and
 ``ORG/results`` (what the workers publish) as dataset repositories, each with a README that says what it holds
-and a POLICY.md that says what is accepted. It is idempotent and never overwrites: a file the maintainers have
-since edited is kept, and a second run only adds what is missing. Neither file is JSON, so neither is ever read
-as a request or an entry.
+and a POLICY.md that says what is accepted, and the JSON file that says what each repository is: the queue's
+``policy.json`` (schema ``ratio-queue-policy/1``; empty lists of maintainers and workers: every writer of main,
+until the maintainers name them) and the results repository's ``trusted_workers.json`` (no key listed yet: add
+one with ``ratio leaderboard workers add``), so that ``admit``, ``submit`` and ``worker`` refuse a repository
+given for the other. It is idempotent and never overwrites: a file the maintainers have since edited is kept,
+and a second run only adds what is missing. Neither JSON file sits at a request's or an entry's path.
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ Results appear in `{results}` under `<org>/<model>/<sha>/<setup>/`. What is acce
 - A request file that is not a valid request is listed with its reason and never claimed. Maintainers may close
   a request (status `FAILED`, with the reason) that breaks these rules or the Hub's terms.
 """
-    return {"README.md": readme, "POLICY.md": policy}
+    return {"README.md": readme, "POLICY.md": policy, **_identity_file(requests)}
 
 
 def results_files(requests: str, results: str) -> dict[str, str]:
@@ -136,4 +139,18 @@ Entries written by a worker are **verified**; any other entry (a pull request wi
 - `judged-pool/` holds the LLM judge's verdicts when the workers judge; they are reported beside the mined gold and
   never change the ranking.
 """
-    return {"README.md": readme, "POLICY.md": policy}
+    return {"README.md": readme, "POLICY.md": policy, **_identity_file(None)}
+
+
+def _identity_file(queue: str | None) -> dict[str, str]:
+    """What says the repository is a queue (``policy.json``) or a results repository (``trusted_workers.json``)."""
+    import json
+
+    from ratio_bench.leaderboard.ledger import MAX_PENDING, MAX_PER_DAY, POLICY, POLICY_SCHEMA
+    from ratio_bench.leaderboard.provenance import TRUSTED_SCHEMA, TRUSTED_WORKERS
+
+    if queue is not None:
+        doc = {"schema": POLICY_SCHEMA, "maintainers": [], "workers": [], "max_pending": MAX_PENDING,
+               "max_per_day": MAX_PER_DAY}  # fmt: skip
+        return {POLICY: json.dumps(doc, indent=2) + "\n"}
+    return {TRUSTED_WORKERS: json.dumps({"schema": TRUSTED_SCHEMA, "workers": []}, indent=2) + "\n"}
