@@ -67,3 +67,21 @@ def test_devhub_persists_its_repos_and_refuses_a_stale_parent(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_an_unknown_token_is_refused_with_401_as_on_the_hub():
+    """Issue 43: the dev Hub answered whoami (and took commits) for any token, so a test with a bad token passed."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from ratio_bench.devhub.server import HubServer
+
+    with HubServer() as hub:
+        hub.state.add_user("tok", "alice")
+        assert HfApi(endpoint=hub.url, token="tok").whoami()["name"] == "alice"
+        stranger = HfApi(endpoint=hub.url, token="hf_nobody_knows_this_one")
+        for call in (stranger.whoami, lambda: stranger.create_repo("x/y", repo_type="dataset")):
+            with pytest.raises(HfHubHTTPError) as refused:
+                call()
+            assert refused.value.response.status_code == 401
+        assert "datasets/x/y" not in hub.state.refs

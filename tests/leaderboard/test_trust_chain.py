@@ -428,19 +428,29 @@ def test_the_queue_policy_is_read_at_main_whatever_revision_is_read(hub_env):
 
 def test_a_clean_mark_from_a_cut_off_the_submitter_typed_says_so():
     """A submitter-typed cut-off of 1900-01-01 marks every snapshot clean; the mark says whose claim it is."""
+    from types import SimpleNamespace
+
     from tests.helpers.entries import ranked_entry
 
     from ratio_bench.evaluation.board_cells import split_text
+    from ratio_bench.evaluation.board_view import COLUMNS
     from ratio_bench.evaluation.leaderboard import parse_entry
     from ratio_bench.leaderboard.job import SUBMITTER
 
-    def shown(source: str) -> str:
-        doc = ranked_entry("org/m:generic", {"address": [1]}, split="test_2026_05",
-                           training_data_cutoff="1900-01-01", training_data_cutoff_source=source)  # fmt: skip
-        return split_text(parse_entry(json.dumps(doc).encode()))
+    (cutoff_column,) = [c for c in COLUMNS if c.name == "training_cutoff"]
 
-    assert shown(SUBMITTER) == "test_2026_05 (clean by the cut-off 1900-01-01 the submitter stated)"
-    assert shown("the model card") == "test_2026_05 (clean)"
+    def shown(source: str) -> tuple[str, str]:
+        doc = ranked_entry("org/m:generic", {"address": [1]}, split="test_2026_05",
+                           training_data_cutoff="1900-01-01", training_data_cutoff_source=source,
+                           model_meta={"training_cutoff": "1900-01-01"})  # fmt: skip
+        entry = parse_entry(json.dumps(doc).encode())
+        return split_text(entry), cutoff_column.text(SimpleNamespace(entry=entry))
+
+    assert shown(SUBMITTER) == (
+        "test_2026_05 (clean by the cut-off 1900-01-01 the submitter stated)",
+        "1900-01-01 (submitter's claim)",
+    )
+    assert shown("the model card") == ("test_2026_05 (clean)", "1900-01-01")
 
 
 def test_the_maintainers_list_and_revoke_worker_keys_with_one_command(board, tmp_path):
@@ -460,7 +470,9 @@ def test_the_maintainers_list_and_revoke_worker_keys_with_one_command(board, tmp
     assert listing["schema"] == TRUSTED_SCHEMA and listing["workers"][-1]["added_by"] == KEEPER
     assert_user_error(workers("add", line), "listed already as 'gpu-2'")
     other = generate_key(tmp_path / "other.key")
-    assert_user_error(workers("add", other.public_key, "--name", "gpu-2"), "another key is listed under that name")
+    assert_user_error(
+        workers("add", other.public_key, "--name", "gpu-2"), "another key is listed under that name"
+    )
     shown = workers("list")
     assert shown.code == 0 and f"{key.key_id}  gpu-2  (added by {KEEPER})" in shown.out
     assert f"List worker key {key.key_id} (gpu-2) by {KEEPER}" in shown.out and f"by {KEEPER}:" in shown.out

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_cells import (
+    SUBMITTER_STATED,
     entry_detail,
     provenance_text,
     query_count,
@@ -89,8 +90,16 @@ def _stated_column(field: str, header: str, count: bool = False) -> Column:
     def get(r: Row):
         return getattr(_meta(r.entry), field)
 
-    text = (lambda r: _count(get(r))) if count else (lambda r: get(r) or "-")
+    text = (lambda r: _count(get(r))) if count else (lambda r: _whose(r.entry, field, get(r)) or "-")
     return Column(field, header, text, value=get if count else None, shown=_stated(field), tables=(MAIN,))
+
+
+def _whose(entry: Entry, field: str, value: str | None) -> str | None:
+    """A cut-off the submitter typed, said to be theirs (nobody checked it): ``1900-01-01 (submitter's claim)``."""
+    source = entry.training_data_cutoff_source or ""
+    if value and field == "training_cutoff" and source.startswith(SUBMITTER_STATED):
+        return f"{value} (submitter's claim)"
+    return value
 
 
 def _throughput(entry: Entry) -> str:

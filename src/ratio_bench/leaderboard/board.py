@@ -269,6 +269,7 @@ class FolderReport:
 
     verdict: Verdict
     entries: tuple[tuple[str, bool, str], ...]  # (entry file, verified, why / what was found)
+    notes: tuple[str, ...] = ()  # what the trusted keys' listing ignored (a key listed twice, past the cap)
 
     @property
     def verified(self) -> bool:
@@ -276,7 +277,7 @@ class FolderReport:
 
     def lines(self) -> list[str]:
         word = "VERIFIED" if self.verified else "SELF-REPORTED"
-        out = [f"{self.verdict.folder}: {word}"]
+        out = [f"{self.verdict.folder}: {word}", *(f"  note {n}" for n in self.notes)]
         out += [f"  {'ok  ' if s.ok else 'FAIL'} {s.name}: {s.detail}" for s in self.verdict.steps]
         out += [f"  {'ok  ' if ok else 'FAIL'} entry {name}: {why}" for name, ok, why in self.entries]
         return out
@@ -317,7 +318,7 @@ def _report(repo: RepoReader, folder: str, files: dict[str, bytes], too_big: dic
             continue  # an unsigned file that is no entry shows nothing: the folder's step "unsigned files" names it
         step = verdict.entry_step(name, data, entry.model)
         entries.append((name, step.ok, step.detail))
-    return FolderReport(verdict, tuple(entries))
+    return FolderReport(verdict, tuple(entries), repo.listing.notes)
 
 
 def _folders_of(repo: RepoReader, target: str) -> list[str]:
