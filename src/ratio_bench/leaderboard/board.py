@@ -135,7 +135,7 @@ def trust_root(ref: hub.RepoRef, sha: str, listed: dict[str, int]) -> tuple[List
     main is revoked at every revision (an old revision is judged by today's listing; main's history of
     ``trusted_workers.json`` is the record). A revision that is no commit of main's history (``refs/pr/N``, a
     pull request's commit, another branch) verifies nothing."""
-    main = hub.head(ref.repo_id, "dataset")
+    main = sha if ref.revision is None else hub.head(ref.repo_id, "dataset")  # no revision: main, as read
     refused = None
     if ref.revision and ref.revision.startswith("refs/pr/"):
         refused = f"{ref.revision} is a pull request: nothing in it is verified until a maintainer merges it"
@@ -542,8 +542,10 @@ class LiveBoard:
     def key(self) -> tuple[str | None, ...]:
         """What the page is a function of: both heads and the options (two small Hub calls, no file read)."""
         results = hub.head(self.results.repo_id, "dataset", self.results.revision)
+        # the keys are main's: a board served at a pinned revision is read again when main (the listing) moves
+        trust = hub.head(self.results.repo_id, "dataset") if self.results.revision else results
         requests = hub.head(self.requests, "dataset") if self.requests else None
-        return (results, requests, str(self.allow_submissions))
+        return (results, trust, requests, str(self.allow_submissions))
 
     def render(self, hardware: str | None = None) -> str:
         board, extra = self._board()
