@@ -480,3 +480,14 @@ def test_the_maintainers_list_and_revoke_worker_keys_with_one_command(board, tmp
     assert key.key_id not in board.files(RESULTS)[TRUSTED_WORKERS].decode()
     assert_user_error(workers("remove", key.key_id), "not listed")
     assert board.key.key_id in board.files(RESULTS)[TRUSTED_WORKERS].decode()  # the others stay
+
+
+def test_an_entry_naming_a_key_twice_is_rejected_not_read_as_its_last_value():
+    from tests.helpers.entries import ranked_entry
+
+    from ratio_bench.evaluation.entry import SubmissionError
+    from ratio_bench.evaluation.leaderboard import parse_entry
+
+    data = json.dumps(ranked_entry("org/m:generic", {"address": [1]})).encode()
+    with pytest.raises(SubmissionError, match="duplicate key 'model'"):
+        parse_entry(data.replace(b"{", b'{"model": "famous/model:generic", ', 1))

@@ -543,3 +543,14 @@ def _staged_dir(path: str | os.PathLike, kind: str, keep: tuple[str, ...] = ()) 
         raise
     finally:
         os.close(lock)
+
+
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` for untrusted bytes: an object naming one key twice is refused
+    (ValueError), since a parser keeps the last value while a person reading the file sees the first."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key[:40]!r} (an object names it twice)")
+        out[key] = value
+    return out

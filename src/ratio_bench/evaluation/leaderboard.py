@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import no_duplicate_keys
 from ratio_bench.core.snapshots import is_snapshot, parse_split
 from ratio_bench.evaluation.entry import Entry, SubmissionError
 from ratio_bench.evaluation.results import query_ids_sha256, validate_submission
@@ -126,13 +127,19 @@ def read_entry(path: Path) -> Entry:
 
 
 def parse_entry(data: bytes) -> Entry:
-    """A submitted entry from its bytes: UTF-8, strict JSON (no NaN or Infinity), the submission schema."""
+    """A submitted entry from its bytes: UTF-8, strict JSON (no NaN or Infinity, no key named twice), the
+    submission schema."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise SubmissionError(f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})") from e
     try:
-        entry = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        entry = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=no_duplicate_keys,
+        )
     except json.JSONDecodeError as e:
         raise SubmissionError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
     except RecursionError as e:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import no_duplicate_keys
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -130,19 +131,6 @@ def hub_errors(what: str) -> Iterator[None]:
         ) from None
 
 
-class DuplicateKey(ValueError):
-    """A JSON object naming one key twice: a parser keeps the last, a person reading it sees the first."""
-
-
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(f"key {key[:40]!r} appears twice")
-        out[key] = value
-    return out
-
-
 def strict_json(data: bytes) -> object:
     """Untrusted bytes as JSON: UTF-8, no NaN or Infinity, no object naming a key twice (ValueError otherwise,
     with the reason; RecursionError for absurd nesting is a ValueError too)."""
@@ -151,13 +139,11 @@ def strict_json(data: bytes) -> object:
         raise ValueError(f"{name} is not JSON")
 
     try:
-        return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=constant)
+        return json.loads(data.decode("utf-8"), object_pairs_hook=no_duplicate_keys, parse_constant=constant)
     except UnicodeDecodeError:
         raise ValueError("not UTF-8") from None
     except RecursionError:
         raise ValueError("nested too deeply") from None
-    except DuplicateKey as e:
-        raise ValueError(f"duplicate key: {e}") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON ({e.msg} at line {e.lineno})") from None
 

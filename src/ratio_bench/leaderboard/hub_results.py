@@ -11,7 +11,6 @@ exporters. :func:`eval_results_for` turns one model's verified entries into the 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,7 +79,9 @@ def repo_results(ref: RepoRef, requests: str | None = None) -> RepoResults:
 def provenance_of(results: RepoResults, folder: str) -> dict[str, Any]:
     """The provenance record of a worker's result folder ({} when it cannot be read as one)."""
     try:
-        doc = json.loads(hub.read_small(results.repo_id, "dataset", results.commit, f"{folder}/{PROVENANCE}"))
+        doc = hub.strict_json(
+            hub.read_small(results.repo_id, "dataset", results.commit, f"{folder}/{PROVENANCE}")
+        )
     except (ValueError, LeaderboardError):
         return {}
     return doc if isinstance(doc, dict) else {}

@@ -124,9 +124,9 @@ def _read_json(path: Path, results: str) -> Any:
     if not path.is_file():
         return None
     try:
-        return json.loads(path.read_bytes())
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise LeaderboardError(f"{results}: {POOL_FOLDER}/{path.name} is not JSON") from None
+        return hub.strict_json(path.read_bytes())  # the results repository's file: untrusted (no key twice)
+    except ValueError as e:
+        raise LeaderboardError(f"{results}: {POOL_FOLDER}/{path.name} is not strict JSON ({e})") from None
 
 
 def _valid_sample(doc: Any) -> bool:
