@@ -491,3 +491,18 @@ def test_an_entry_naming_a_key_twice_is_rejected_not_read_as_its_last_value():
     data = json.dumps(ranked_entry("org/m:generic", {"address": [1]})).encode()
     with pytest.raises(SubmissionError, match="duplicate key 'model'"):
         parse_entry(data.replace(b"{", b'{"model": "famous/model:generic", ', 1))
+
+
+def test_a_workers_admission_round_is_bounded_so_a_flood_never_holds_up_its_claims(hub_env):
+    from ratio_bench.leaderboard import admission
+
+    hub_env.set_policy(maintainers=[KEEPER], workers=[KEEPER], max_open=50)
+    for i in range(6):
+        hub_env.api(TOKEN).create_commit(
+            REQUESTS, [CommitOperationAdd(f"junk/{i}.json", b"{}")], commit_message=f"junk {i}",
+            repo_type="dataset", create_pr=True,
+        )  # fmt: skip
+    said = []
+    verdicts = admission.admit(REQUESTS, 10**9, said.append, max_reviews=2)
+    assert [v.num for v in verdicts] == [1, 2] and "#3 and later: left open for the next round" in said[-1]
+    assert [pr["status"] for pr in hub_env.pull_requests()] == ["closed"] * 2 + ["open"] * 4

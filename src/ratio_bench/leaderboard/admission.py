@@ -315,10 +315,14 @@ def _over_cap(pr, seen: dict[str, int], cap: int) -> Verdict | None:
     ))  # fmt: skip
 
 
-def admit(repo_id: str, max_params: int, log: Callable[[str], None]) -> list[Verdict]:
+def admit(
+    repo_id: str, max_params: int, log: Callable[[str], None], max_reviews: int | None = None
+) -> list[Verdict]:
     """Review every open pull request of the requests repository, oldest first: merge the valid, close the rest.
     A queue whose policy cannot be read is not acted on (fail closed); an author's pull requests past the cap
-    are closed before any review; the queue is read again only when main moved (after a merge)."""
+    are closed before any review; the queue is read again only when main moved (after a merge). ``max_reviews``:
+    at most this many full reviews this round (a worker's, so that a flood of pull requests never holds up its
+    claims); the rest stay open for the next round."""
     prs = ledger.pull_requests(repo_id)
     now = ledger.hub_time(repo_id)
     recent: dict[str, int] = {}
@@ -328,7 +332,7 @@ def admit(repo_id: str, max_params: int, log: Callable[[str], None]) -> list[Ver
     queue = read_queue(repo_id)
     queue.require_policy(f"--requests {repo_id}: admission")
     cap = max(1, queue.policy.max_open)
-    verdicts, weights, seen = [], {}, {}
+    verdicts, weights, seen, reviewed = [], {}, {}, 0
     r = Round(repo_id, queue, ledger.history(repo_id, queue.sha), recent, max_params, weights)
     for pr in (p for p in prs if p.status == "open"):
         capped = _over_cap(pr, seen, cap)
@@ -338,6 +342,10 @@ def admit(repo_id: str, max_params: int, log: Callable[[str], None]) -> list[Ver
                 log(str(capped))
                 verdicts.append(capped)
             continue
+        if max_reviews is not None and reviewed >= max_reviews:
+            log(f"#{pr.num} and later: left open for the next round (at most {max_reviews} reviews a round)")
+            break
+        reviewed += 1
         if hub.head(repo_id, "dataset") != r.queue.sha:  # a merge (ours or anyone's): read it again
             queue = read_queue(repo_id)
             queue.require_policy(f"--requests {repo_id}: admission")

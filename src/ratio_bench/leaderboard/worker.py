@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 PROVENANCE_SCHEMA = SCHEMA
 DEFAULT_LEASE_S = 3 * 3600
 CLAIM_TRIES = 20
+ADMIT_PER_CLAIM = 10  # pull requests a worker with --admit reviews before each claim (the rest: next time)
 
 
 @dataclass(frozen=True)
@@ -475,7 +476,7 @@ def run(opts: WorkerOptions, poll_s: float | None, log: Callable[[str], None]) -
         if opts.admit:
             from ratio_bench.leaderboard.admission import admit
 
-            admit(opts.requests, opts.max_params, log)
+            admit(opts.requests, opts.max_params, log, max_reviews=ADMIT_PER_CLAIM)
         request = claim(opts.requests, opts.worker_id, opts.lease_s, log, frozenset(put_back_now))
         if request is None:
             if poll_s is None:
