@@ -110,3 +110,11 @@ def test_serve_shows_the_checkouts_board_by_default_or_says_how(tmp_path):
     folder, note = board_folder(None, tmp_path)
     assert folder == tmp_path / "eval" / "results" and "--results DIR for another folder" in note
     assert board_folder(tmp_path, tmp_path)[0] == tmp_path  # --results wins
+
+
+def test_serve_refuses_a_trust_proxy_that_is_no_address():
+    """``--trust-proxy '*'`` would let every peer name its own address (issue 43's per-client bypass)."""
+    for bad in ("*", "proxy.example"):
+        assert_user_error(
+            run_ratio("serve", "--trust-proxy", bad), f"--trust-proxy {bad!r}", "IP address", code=2
+        )

@@ -125,6 +125,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.docs_assets:
         check_docs_assets(args.docs_assets)
+    _check_proxies(args.trust_proxy)
     live = _live_board(args)
     if args.index is None and live is None:
         raise UsageError(
@@ -145,6 +146,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"serving on http://{args.host}:{port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
     uvicorn.Server(server_config(app, args.log_level, args.trust_proxy)).run(sockets=[sock])
     return 0
+
+
+def _check_proxies(proxies: list[str]) -> None:
+    """Each ``--trust-proxy`` is an address or a network (what uvicorn's forwarded_allow_ips takes), never ``*``."""
+    import ipaddress
+
+    for proxy in proxies:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            raise UsageError(
+                f"--trust-proxy {proxy!r}: give the reverse proxy's IP address or network (e.g. 127.0.0.1, "
+                "10.0.0.0/8); its X-Forwarded-For then names the client"
+            ) from None
 
 
 REPO_RESULTS = Path("eval") / "results"  # the committed entries, in a checkout of this repository
