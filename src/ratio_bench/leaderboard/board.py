@@ -4,9 +4,10 @@ Every JSON file of the results repository is an entry, except MTEB documents (``
 (``runs/``), provenance records and the trusted keys. An entry is **verified** only when every step of
 :func:`ratio_bench.leaderboard.provenance.verify_folder` holds: its folder is a worker's
 (``<org>/<model>/<sha>/<setup>/``), holding a ``provenance.json`` signed by a key the maintainers list in
-``trusted_workers.json`` (read at the same revision), naming that model, commit and setup and the entry's SHA-256;
-and the requests repository, read at its head, has the FINISHED request the record names, pointing at that folder.
-Read without the requests repository, nothing is verified. Any other entry is **self-reported** (the first step
+``trusted_workers.json`` (read at the results repository's main, whatever revision is read: :func:`trust_root`),
+naming that model, commit and setup and the entry's SHA-256; and the requests repository, read at its head, has
+the FINISHED request the record names, pointing at that folder, at the signed attempt. Read without the requests
+repository, or at a revision that is no commit of main (``refs/pr/N``), nothing is verified. Any other entry is **self-reported** (the first step
 that failed is its reason) and ranked apart. What the results repository holds is read with a size cap and
 parsed strictly, and a bad file rejects itself only.
 """

@@ -8,10 +8,11 @@ entry and every other file of the folder, the code version and the signing time.
 signature are the folder's ``provenance.json``; the signature covers every field but ``signature`` itself, so a
 field added or changed afterwards (a judging round re-signs its own) breaks it.
 
-The maintainers list the keys they trust in the results repository's ``trusted_workers.json`` (key id, public
-key, name, who added it). An entry is verified only when every step of :func:`verify_folder` holds: the record
-is signed, by a listed key, for this folder; the requests repository (read at its head) has a FINISHED request
-at the signed path that names this folder; and the entry's bytes are the signed ones. Anything else is
+The maintainers list the keys they trust in the results repository's ``trusted_workers.json`` on main (key id,
+public key, name, who added it; :func:`read_listing`: strict, unique by key, capped). An entry is verified only
+when every step of :func:`verify_folder` holds: the record is signed, by a listed key, for this folder; the
+requests repository (read at its head) has a FINISHED request at the signed path that names this folder, at the
+signed attempt, finished after the signing; and the entry's bytes are the signed ones. Anything else is
 self-reported, with the first step that failed as its reason. Everything read here is untrusted input: bounded,
 parsed strictly, and a bad record makes its own folder self-reported, never breaks the board.
 """
