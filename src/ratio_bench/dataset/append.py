@@ -313,8 +313,9 @@ def _card_report(release: Release, manifest: dict[str, Any], new: dict[str, Any]
             "candidates": s["candidates"],
             "distractors_per_gold": round((s["candidates"] - s["golds"]) / s["golds"], 2),
         }
-        for split, s in manifest["snapshots"].items()
+        for split, s in {**manifest["snapshots"], **(manifest.get("withheld") or {})}.items()
     }
+    periods = dict(sorted(periods.items(), key=lambda kv: kv[1]["period"]))
     try:
         build = json.loads((release.root / "reports" / "assembly.json").read_text(encoding="utf-8"))[
             "snapshots"
@@ -326,5 +327,6 @@ def _card_report(release: Release, manifest: dict[str, Any], new: dict[str, Any]
         "pairs_by_placement": placement,
         "periods": periods,
         "left_out": manifest["snapshots_left_out"],
-        "versions": manifest["versions"],
+        "versions": manifest.get("versions"),
+        "withheld": {s: r["embargo_until"] for s, r in (manifest.get("withheld") or {}).items()},
     }
