@@ -256,7 +256,8 @@ def _write_withheld(asm: Assembly, held: Path, withheld: list[str], cfg: BuildCo
     periods = asm.report["snapshots"]["periods"]
     rows = split_rows(counts, withheld)
     records = {
-        s: withheld_record(periods[s], files, s, cfg.version, rows[s], cfg.custody.embargo_days) for s in withheld
+        s: withheld_record(periods[s], files, s, cfg.version, rows[s], cfg.custody.embargo_days)
+        for s in withheld
     }
     asm.report["snapshots"]["withheld"] = {s: r["embargo_until"] for s, r in records.items()}
     return records

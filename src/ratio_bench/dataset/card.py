@@ -219,7 +219,11 @@ def snapshots_section(report: dict[str, Any] | None) -> str:
     held = report.get("withheld") or {}
     rows = [
         [p["period"], f"`{split}`" + (f" (withheld until {held[split]})" if split in held else "")]
-        + [*(p["queries_by_relation"].get(r, 0) for r in RELATIONS), p["candidates"], p["distractors_per_gold"]]
+        + [
+            *(p["queries_by_relation"].get(r, 0) for r in RELATIONS),
+            p["candidates"],
+            p["distractors_per_gold"],
+        ]
         for split, p in report["periods"].items()
     ]
     table = _table(["period", "split", *RELATIONS, "candidates", "distractors per gold"], rows)

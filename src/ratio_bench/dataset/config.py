@@ -7,6 +7,7 @@ that are invalid or out of order. A build therefore never mines for minutes and 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 import yaml
 
 from ratio_bench.core.config import Checker
-from ratio_bench.core.errors import RatioError, shown
+from ratio_bench.core.errors import RatioError, UsageError, shown
 from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
 from ratio_bench.core.snapshots import PERIOD_KINDS, parse_period
 from ratio_bench.core.yamlio import SafeLoader, load_yaml, yaml_problem
@@ -389,3 +390,19 @@ def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
     """Load and validate a build config; relative paths are resolved against ``root`` (default: the cwd)."""
     path = Path(path)
     return parse_config(read_config(path), str(path), path, root or Path.cwd())
+
+
+def with_withhold(cfg: BuildConfig, text: str) -> BuildConfig:
+    """The config with ``--withhold``'s policy (its ``custody.withhold``; the embargo stays the config's)."""
+    try:
+        withhold = withhold_value(text)
+    except ValueError as e:
+        raise UsageError(f"--withhold {text}: {e}") from None
+    if cfg.snapshots is None and withhold != WITHHOLD_NONE:
+        raise UsageError(
+            f"--withhold {text}: only a snapshot can be withheld; the config has no `snapshots:` block"
+        )
+    custody = dict(cfg.raw.get("custody") or {}) | {"withhold": withhold}
+    return dataclasses.replace(
+        cfg, custody=dataclasses.replace(cfg.custody, withhold=withhold), raw=cfg.raw | {"custody": custody}
+    )

@@ -43,6 +43,7 @@ from ratio_bench.dataset.release import Release
 CUSTODY_KIND = "custody"  # manifest kind of a custody folder (never a release: no reader takes it for one)
 SUFFIX = ".custody"
 WORKS = "reports/works-withheld.parquet"  # the withheld splits' works (an append keeps their copies out)
+WORKS_GLOB = "reports/works-withheld*.parquet"  # the build's and each append's
 # what a withheld record in the public manifest says (sizes and dates, never a text or an id)
 RECORD_KEYS = ("period", "start", "end", "queries", "candidates", "golds", "sha256", "version")
 
@@ -164,7 +165,11 @@ def public_record(record: dict[str, Any]) -> dict[str, Any]:
 def withheld_of(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The public manifest's withheld records (read, not trusted: entries of no snapshot name are ignored)."""
     held = manifest.get("withheld")
-    return {s: r for s, r in held.items() if parse_split(s) and isinstance(r, dict)} if isinstance(held, dict) else {}
+    return (
+        {s: r for s, r in held.items() if parse_split(s) and isinstance(r, dict)}
+        if isinstance(held, dict)
+        else {}
+    )
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -212,10 +217,14 @@ def merge(release: Release, custody: Custody, dest: Path, splits: list[str] | No
             _link_or_copy(custody.root / rel, dest / rel)
     manifest = merged_manifest(release.manifest, custody, splits)
     if version is not None and version != release.version:
-        history = manifest.get("versions") or [{"version": release.version, "snapshots_added": list(release.snapshots)}]
+        history = manifest.get("versions") or [
+            {"version": release.version, "snapshots_added": list(release.snapshots)}
+        ]
         entry = {"version": version, "snapshots_added": [], "released_from_custody": splits}
         manifest |= {"version": version, "versions": [*history, entry]}
-    cfg = parse_config(release.config, f"{release.shown}/{MANIFEST}: config", release.root / MANIFEST, Path.cwd())
+    cfg = parse_config(
+        release.config, f"{release.shown}/{MANIFEST}: config", release.root / MANIFEST, Path.cwd()
+    )
     report = _card_report(release, manifest, _snapshot_policy(cfg))
     card = (release.root / "README.md").read_text(encoding="utf-8")
     (dest / "README.md").write_text(
@@ -311,9 +320,8 @@ def check_custody(release_root: Path, custody_root: Path | None = None) -> list[
         for r in check_release(whole.root):
             results.append(CheckResult(f"custody: merged {r.name}", r.passed, r.detail))
     scan = leak_scan(release.root, custody)
-    detail = (
-        f"{scan.files} public files x {scan.texts:,} withheld texts and {scan.ids:,} ids: "
-        + (f"{len(scan.hits)} hits, e.g. {scan.hits[0][0]}" if scan.hits else "0 hits")
+    detail = f"{scan.files} public files x {scan.texts:,} withheld texts and {scan.ids:,} ids: " + (
+        f"{len(scan.hits)} hits, e.g. {scan.hits[0][0]}" if scan.hits else "0 hits"
     )
     results.append(CheckResult("custody: no withheld text in a public file", not scan.hits, detail))
     return results
@@ -338,7 +346,11 @@ def _custody_checksums(custody: Custody):
     recorded = custody.manifest.get("files") or {}
     actual = file_checksums(custody.root)
     bad = sorted(f for f in recorded.keys() | actual.keys() if recorded.get(f) != actual.get(f))
-    return CheckResult("custody: checksums", not bad, f"differ: {', '.join(bad[:3])}" if bad else f"{len(actual)} files match")
+    return CheckResult(
+        "custody: checksums",
+        not bad,
+        f"differ: {', '.join(bad[:3])}" if bad else f"{len(actual)} files match",
+    )
 
 
 def _custody_splits(custody: Custody, held: dict[str, dict[str, Any]]):
@@ -350,10 +362,14 @@ def _custody_splits(custody: Custody, held: dict[str, dict[str, Any]]):
         if record.get("sha256") != split_sha256(files, split):
             problems.append(f"{split}: its files do not match the withheld record's sha256")
         for config in config_names():
-            shards = [custody.root / f for f in files if fnmatch.fnmatch(f, f"data/{config}/{split}-*.parquet")]
+            shards = [
+                custody.root / f for f in files if fnmatch.fnmatch(f, f"data/{config}/{split}-*.parquet")
+            ]
             got = sum(pq.ParquetFile(f).metadata.num_rows for f in shards)
             if got != (record.get("rows") or {}).get(config, 0):
-                problems.append(f"{split}: {config} has {got} rows, the record says {record['rows'].get(config, 0)}")
+                problems.append(
+                    f"{split}: {config} has {got} rows, the record says {record['rows'].get(config, 0)}"
+                )
     detail = "; ".join(problems[:3]) or f"{len(held)} withheld split(s) match their public records"
     return CheckResult("custody: withheld splits", not problems, detail)
 
@@ -376,7 +392,9 @@ def release_withheld(dataset: Path, version: str, custody_root: Path | None = No
     check_version(version)
     today = today or dt.date.today()
     Release.open(dataset)
-    with folder_lock(dataset, f"ratio dataset release-withheld --version {version}", wait_s, "--wait SECONDS"):
+    with folder_lock(
+        dataset, f"ratio dataset release-withheld --version {version}", wait_s, "--wait SECONDS"
+    ):
         release = Release.open(dataset)
         where = custody_root or custody_path(dataset)
         custody = Custody.open(where)
@@ -391,8 +409,12 @@ def release_withheld(dataset: Path, version: str, custody_root: Path | None = No
                 f"Run again on or after {first}",
                 value=release.root,
             )
-        if version == release.version or version in [v.get("version") for v in release.manifest.get("versions") or []]:
-            raise CustodyError(f"--version {version!r}: give a new version (the release is {release.version!r})")
+        if version == release.version or version in [
+            v.get("version") for v in release.manifest.get("versions") or []
+        ]:
+            raise CustodyError(
+                f"--version {version!r}: give a new version (the release is {release.version!r})"
+            )
         with staged_dir(dataset, KIND, keep=KEEP) as stage:
             merge(release, custody, stage, due, version)
             checks = require_passing(stage, "the released release", dataset)
@@ -404,7 +426,9 @@ def _rewrite_custody(custody: Custody, name: str, still: dict[str, dict[str, Any
     """The custody folder with only the splits still withheld (and their works)."""
     with staged_dir(custody.root, CUSTODY_KIND) as stage:
         for rel in custody.files():
-            keep = any(fnmatch.fnmatch(rel, f"data/*/{s}-*.parquet") for s in still) or (rel == WORKS and still)
+            keep = any(fnmatch.fnmatch(rel, f"data/*/{s}-*.parquet") for s in still) or (
+                fnmatch.fnmatch(rel, WORKS_GLOB) and bool(still)
+            )
             if keep:
                 _link_or_copy(custody.root / rel, stage / rel)
         write_json(stage / MANIFEST, custody_manifest(name, still, stage))

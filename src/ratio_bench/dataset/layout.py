@@ -85,7 +85,9 @@ def write_works(asm: Assembly, path: Path) -> None:
     periods = asm.report.get("snapshots", {}).get("periods", {})
     until = max((p["end"] for p in periods.values()), default=None)
     closed = f"AND work_date_start <= DATE {sql_str(until)}" if until else ""
-    held = asm.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'withheld_works'").fetchone()[0]
+    held = asm.con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'withheld_works'"
+    ).fetchone()[0]
     if held:  # a withheld split's works are in custody (custody.WORKS), not in the public index
         closed += " AND work_id NOT IN (SELECT work_id FROM withheld_works)"
     path.parent.mkdir(parents=True, exist_ok=True)
