@@ -72,10 +72,10 @@ def test_no_withheld_text_in_any_public_file(sampled):
     custody = Custody.open(custody_path(sampled))
     texts, ids = custody.texts()
     public = sorted(p for p in sampled.rglob("*") if p.is_file())
-    hits = [
-        (p.name, t[:30]) for p in public for hay in [public_haystack(p)] for t in texts | ids if t in hay
-    ]
-    print(f"leak test: {len(public)} public files x {len(texts)} withheld texts + {len(ids - texts)} ids: {len(hits)} hits")
+    hits = [(p.name, t[:30]) for p in public for hay in [public_haystack(p)] for t in texts | ids if t in hay]
+    print(
+        f"leak test: {len(public)} public files x {len(texts)} withheld texts + {len(ids - texts)} ids: {len(hits)} hits"
+    )
     assert len(public) > 30 and len(texts) > 100 and hits == []
     assert {p.suffix for p in public} >= {".parquet", ".json", ".md"}
     scan = leak_scan(sampled, custody)
@@ -108,7 +108,9 @@ def test_check_names_the_custody_checks_and_catches_a_leak_and_a_foreign_custody
 
 def test_release_withheld_refuses_before_the_embargo_then_publishes_the_same_bytes(copy):
     custody_files = {
-        f: sha for f, sha in Custody.open(custody_path(copy)).manifest["files"].items() if f.startswith("data/")
+        f: sha
+        for f, sha in Custody.open(custody_path(copy)).manifest["files"].items()
+        if f.startswith("data/")
     }
     before = json.loads((copy / "manifest.json").read_text())
     early = run_ratio("dataset", "release-withheld", "--dataset", copy, "--version", "0.0.2-test",
@@ -131,7 +133,9 @@ def test_release_withheld_refuses_before_the_embargo_then_publishes_the_same_byt
     assert all(c.passed for c in check_release(copy))
     assert Custody.open(custody_path(copy)).withheld == {}
     card = (copy / "README.md").read_text()
-    assert f"- split: {WITHHELD}\n    path: data/corpus/{WITHHELD}-*.parquet" in card and "(0.0.2-test)" in card
+    assert (
+        f"- split: {WITHHELD}\n    path: data/corpus/{WITHHELD}-*.parquet" in card and "(0.0.2-test)" in card
+    )
 
 
 def test_withhold_is_named_when_wrong(tmp_path):

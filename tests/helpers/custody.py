@@ -12,7 +12,13 @@ from tests.helpers.dataset import write_config
 ARXIV = "arxiv_abstracts_2025_2026.parquet"
 MONTHS = ("2025-04", "2025-05", "2025-06", "2025-07", "2025-08", "2025-09")
 PER_MONTH = 150
-SNAPSHOTS = {"period": "month", "start": "2025-07-01", "end": "2025-09-30", "min_queries": 1, "pool_size": 120}
+SNAPSHOTS = {
+    "period": "month",
+    "start": "2025-07-01",
+    "end": "2025-09-30",
+    "min_queries": 1,
+    "pool_size": 120,
+}
 SPLITS = {
     "train": {"end": "2025-05-31"},
     "validation": {"start": "2025-06-01", "end": "2025-06-30"},

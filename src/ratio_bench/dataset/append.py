@@ -249,27 +249,10 @@ def _append(
         work / "mined",
         MiningSettings(lexicon_dir=str(cfg.lexicon), reader=ReaderSettings(), progress=progress),
     )
-    known = [f for config in (*RELATIONS, "corpus") for f in release.shards(config)]
-    if (
-        custody is not None
-    ):  # the withheld rows and works are the release's too: none comes back in a new period
-        known += [
-            custody.root / f
-            for f in custody.files()
-            if f.startswith("data/") and f.split("/")[1] in (*RELATIONS, "corpus")
-        ]
-        works += [custody.root / f for f in custody.files() if fnmatch.fnmatch(f, CUSTODY_WORKS)]
+    known, works = _known(release, custody, works)
     asm = assemble(cfg, work / "mined", work / "duckdb_tmp", known=known, known_works=works)
     snaps = asm.report["snapshots"]
-    excluded = dict(asm.con.execute("SELECT reason, n FROM append_excluded").fetchall())
-    placement = snaps["pairs_by_placement"]
-    late = asm.con.execute("SELECT count(*) FROM pairs_dedup WHERE partition <> 'test'").fetchone()[0]
-    excluded |= {
-        "late_for_closed_period": late + placement.get("before_start", 0),
-        "not_in_a_period": placement.get("not_in_a_period", 0),
-        "duplicate_in_new_files": asm.report["pairs_duplicate_removed"],
-        "unplaced": asm.report["pairs_unplaced_removed"],
-    }
+    excluded = _excluded(asm)
     held = asm.report.get("custody", {}).get("withheld", [])
     added = [s for s in snaps["periods"] if s not in held]
     report = {
@@ -300,9 +283,8 @@ def _append(
         ]
         write_works(asm, stage / works_file(len(history)))
         asm.con.close()
-        counts = {
-            c: dict(old_manifest.get("rows", {}).get(c, {})) | new_counts.get(c, {}) for c in new_counts
-        }
+        old_rows = old_manifest.get("rows") or {}
+        counts = {c: dict(old_rows.get(c, {})) | new_counts.get(c, {}) for c in {**old_rows, **new_counts}}
         files = file_checksums(stage)
         new = snapshot_manifest(snaps | {"periods": {k: v for k, v in snaps["periods"].items() if k not in held}},
                                 files, version)  # fmt: skip
@@ -344,6 +326,31 @@ def _append(
             checks += require_custody(stage, cstage, dataset)
     write_json(work / "append_report.json", report)
     return report | {"checks": len(checks)}
+
+
+def _known(release: Release, custody: Custody | None, works: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The shards and works indexes whose rows no new period may hold: the release's, and its custody folder's
+    (the withheld rows and works are the release's too)."""
+    known = [f for config in (*RELATIONS, "corpus") for f in release.shards(config)]
+    if custody is None:
+        return known, works
+    own = [f for f in custody.files() if f.startswith("data/") and f.split("/")[1] in (*RELATIONS, "corpus")]
+    held = [custody.root / f for f in custody.files() if fnmatch.fnmatch(f, CUSTODY_WORKS)]
+    return known + [custody.root / f for f in own], works + held
+
+
+def _excluded(asm) -> dict[str, int]:
+    """What the new files held that no new period takes, counted by reason."""
+    snaps = asm.report["snapshots"]
+    excluded = dict(asm.con.execute("SELECT reason, n FROM append_excluded").fetchall())
+    placement = snaps["pairs_by_placement"]
+    late = asm.con.execute("SELECT count(*) FROM pairs_dedup WHERE partition <> 'test'").fetchone()[0]
+    return excluded | {
+        "late_for_closed_period": late + placement.get("before_start", 0),
+        "not_in_a_period": placement.get("not_in_a_period", 0),
+        "duplicate_in_new_files": asm.report["pairs_duplicate_removed"],
+        "unplaced": asm.report["pairs_unplaced_removed"],
+    }
 
 
 def _custody_of(release: Release, given: Path | None, cfg: BuildConfig) -> Custody | None:

@@ -141,6 +141,13 @@ def cmd_release_withheld(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish_custody(args: argparse.Namespace) -> int:
+    from ratio_bench.dataset.publish import publish_custody
+
+    print(f"published {args.folder} to {publish_custody(args.folder, args.repo_id)}")
+    return 0
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from ratio_bench.dataset.publish import publish
 
@@ -235,18 +242,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_append)
 
-    p = stage.add_parser(
-        "release-withheld",
-        help="after the embargo, publish the withheld split(s) into the release as a new version",
-    )
-    p.add_argument("--dataset", type=Path, required=True, help="release folder that withholds a split")
-    p.add_argument("--version", required=True, help="the new version, e.g. 0.2.1")
-    p.add_argument(
-        "--custody", type=Path, metavar="DIR", help="its custody folder (default: <dataset>.custody)"
-    )
-    p.add_argument("--today", type=_iso_day, help=argparse.SUPPRESS)  # the clock, for tests and replays
-    add_wait_option(p)
-    p.set_defaults(func=cmd_release_withheld)
+    _custody_commands(stage)
 
     p = stage.add_parser(
         "publish", help="upload a release folder to a Hugging Face Hub dataset repo and tag it"
@@ -271,3 +267,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the custody folder of a release that withholds a split (default: <folder>.custody, when it exists)",
     )  # fmt: skip
     p.set_defaults(func=cmd_check)
+
+
+def _custody_commands(stage: argparse._SubParsersAction) -> None:
+    """``release-withheld`` and ``publish-custody``: the withheld half of a release."""
+    p = stage.add_parser(
+        "release-withheld",
+        help="after the embargo, publish the withheld split(s) into the release as a new version",
+    )
+    p.add_argument("--dataset", type=Path, required=True, help="release folder that withholds a split")
+    p.add_argument("--version", required=True, help="the new version, e.g. 0.2.1")
+    p.add_argument(
+        "--custody", type=Path, metavar="DIR", help="its custody folder (default: <dataset>.custody)"
+    )
+    p.add_argument("--today", type=_iso_day, help=argparse.SUPPRESS)  # the clock, for tests and replays
+    add_wait_option(p)
+    p.set_defaults(func=cmd_release_withheld)
+
+    p = stage.add_parser(
+        "publish-custody", help="upload a custody folder (the withheld split) to a private Hub dataset repo"
+    )
+    p.add_argument("folder", type=Path, help="the custody folder, <release>.custody")
+    p.add_argument("--repo-id", required=True, help="ORG/custody (must be private: ratio leaderboard init)")
+    p.set_defaults(func=cmd_publish_custody)
