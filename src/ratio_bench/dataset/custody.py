@@ -180,6 +180,18 @@ def _link_or_copy(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)
 
 
+def _listed(release: Release) -> list[str]:
+    """The files the release's manifest lists, each a relative path without ``..`` (a Hub snapshot's may be
+    symlinks into its cache, which are followed here; a folder of our own has none: ``Release.own_files``)."""
+    files = release.manifest.get("files")
+    out = []
+    for rel in sorted(files) if isinstance(files, dict) else []:
+        if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/"):
+            raise CustodyError(f"{release.shown}/{MANIFEST}: lists {rel!r}, a path outside the release")
+        out.append(rel)
+    return out
+
+
 def merged_manifest(public: dict[str, Any], custody: Custody, splits: list[str]) -> dict[str, Any]:
     """The public manifest with ``splits`` moved from ``withheld`` into ``rows`` and ``snapshots`` (files are
     recomputed by the caller over the merged folder)."""
@@ -209,9 +221,9 @@ def merge(release: Release, custody: Custody, dest: Path, splits: list[str] | No
 
     held = withheld_of(release.manifest)
     splits = list(held) if splits is None else splits
-    for rel in release.own_files():
+    for rel in _listed(release):
         if rel not in ("README.md",):
-            _link_or_copy(release.root / rel, dest / rel)
+            _link_or_copy((release.root / rel).resolve(), dest / rel)  # a Hub snapshot's files are symlinks
     for rel in custody.files():
         if any(fnmatch.fnmatch(rel, f"data/*/{s}-*.parquet") for s in splits):
             _link_or_copy(custody.root / rel, dest / rel)

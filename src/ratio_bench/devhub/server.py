@@ -512,7 +512,9 @@ class HubHandler(BaseHTTPRequestHandler):
             name = req["name"] if "/" in req["name"] else f"{req.get('organization') or 'user'}/{req['name']}"
             kind = "datasets" if req.get("type") == "dataset" else "models"
             self.state.create_repo(
-                f"{kind}/{name}", writers=[user] if user else [], private=bool(req.get("private"))
+                f"{kind}/{name}",
+                writers=[user] if user else [],
+                private=bool(req.get("private")) or req.get("visibility") == "private",
             )
             return self._json({"url": f"http://{self.headers['Host']}/{kind}/{name}", "name": name})
         if parts == ["api", "validate-yaml"]:

@@ -244,7 +244,7 @@ class Entry:
             if blocks:
                 doc[name] = {rel: _plain(b) for rel, b in blocks.items()}
         if self.withheld is not None:
-            doc["withheld"] = _withheld_doc(self.withheld)
+            doc["withheld"] = withheld_doc(self.withheld)
         return doc
 
     def _model_meta_doc(self) -> dict[str, Any] | None:
@@ -492,7 +492,8 @@ def _plain(record: Any) -> dict[str, Any]:
     return out
 
 
-def _withheld_doc(held: Withheld) -> dict[str, Any]:
+def withheld_doc(held: Withheld) -> dict[str, Any]:
+    """A withheld block as its document (what the entry file holds)."""
     doc = {
         "split": held.split,
         "split_sha256": held.split_sha256,

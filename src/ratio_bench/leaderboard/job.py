@@ -137,21 +137,22 @@ def withheld_blocks(setup, release, custody: Path, cache, batch_size: int, retri
     return {s.split: withheld_block(s.entry) for s in scored.splits}
 
 
-def withheld_block(entry: dict) -> dict:
+def withheld_block(doc: dict) -> dict:
     """The ``withheld`` block of an entry scored on a withheld split (its aggregates, none of its per-query data)."""
-    from ratio_bench.evaluation.entry import MAIN_SCORE, Scored
+    from ratio_bench.evaluation.entry import MAIN_SCORE, Entry, Withheld, withheld_doc
     from ratio_bench.evaluation.uncertainty import interval
 
-    ranks = Scored.of_document(entry)
-    bounds = {rel: interval(ranks, rel, MAIN_SCORE) for rel in entry["results"]}
-    block = {
-        "split": entry["split"],
-        "split_sha256": entry["dataset"]["split_sha256"],
-        "results": entry["results"],
-        "n_queries": entry["n_queries"],
-        "interval": {rel: [round(b.low, 6), round(b.high, 6)] for rel, b in bounds.items() if b is not None},
-    }
-    return block | ({"n_candidates": entry["n_candidates"]} if entry.get("n_candidates") else {})
+    entry = Entry.from_json(doc)
+    bounds = {rel: interval(entry, rel, MAIN_SCORE) for rel in entry.results}
+    held = Withheld(
+        entry.split,
+        entry.dataset.split_sha256 or "",
+        entry.results,
+        {rel: entry.n_queries[rel] for rel in entry.results},
+        {rel: (round(b.low, 6), round(b.high, 6)) for rel, b in bounds.items() if b is not None},
+        entry.n_candidates,
+    )
+    return withheld_doc(held)
 
 
 def fetch_card(model: str, sha: str) -> None:

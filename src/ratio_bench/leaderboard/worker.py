@@ -118,9 +118,10 @@ def local_custody(text: str, dataset: Path) -> Path:
     else:
         ref = RepoRef.parse(text, "--custody")
         with hub.hub_errors(f"--custody {ref}"):
-            folder = Path(
-                hub.api().snapshot_download(ref.repo_id, repo_type="dataset", revision=ref.revision)
-            )
+            sha = hub.api().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
+            folder = custody_home() / ref.repo_id.replace("/", "--") / sha
+            folder.mkdir(parents=True, exist_ok=True)
+            hub.api().snapshot_download(ref.repo_id, repo_type="dataset", revision=sha, local_dir=folder)
     custody = Custody.open(folder)
     held = withheld_of(Release.open(dataset).manifest)
     if custody.withheld != held:
@@ -129,6 +130,17 @@ def local_custody(text: str, dataset: Path) -> Path:
             f"{sorted(held) or 'nothing'}: not this release's custody folder"
         )
     return folder
+
+
+def custody_home() -> Path:
+    """Where a worker keeps custody downloads: plain files (not the Hub cache's symlinks) in a folder only its
+    user can read, beside the Hub cache (``HF_HOME``)."""
+    from huggingface_hub import constants
+
+    home = Path(constants.HF_HOME) / "ratio-custody"
+    home.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o700)
+    return home
 
 
 def claim(
