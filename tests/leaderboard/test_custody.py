@@ -123,4 +123,6 @@ def test_a_submission_scored_on_the_withheld_split_end_to_end(board, tiny_models
     from ratio_bench.leaderboard.job import withheld_block
 
     assert withheld_block(mine) == held  # the interval too, from the now public per-query ranks
-    print(f"withheld {WITHHELD}: custody {held['results']['address']} == released {mine['results']['address']}")
+    print(
+        f"withheld {WITHHELD}: custody {held['results']['address']} == released {mine['results']['address']}"
+    )
