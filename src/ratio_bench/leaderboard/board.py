@@ -210,7 +210,9 @@ class FolderReport:
 
     verdict: Verdict
     entries: tuple[tuple[str, bool, str], ...]  # (entry file, verified, why / what was found)
-    custody: tuple[tuple[str, bool, str], ...] = ()  # (custody check, passed, detail): entries with withheld figures
+    custody: tuple[
+        tuple[str, bool, str], ...
+    ] = ()  # (custody check, passed, detail): entries with withheld figures
 
     @property
     def verified(self) -> bool:
@@ -283,7 +285,10 @@ def custody_steps(name: str, entry, signed: bool, files: dict[str, bytes]) -> li
 def _reproduce_withheld(entry) -> str:
     """The entry's reproduce command, on the withheld split and the release's next version."""
     command = entry.reproduce or f"ratio leaderboard reproduce {entry.model} --split test"
-    return command.replace("--split test ", f"--split {entry.withheld.split} ").rsplit("@", 1)[0] + "@NEXT_VERSION"
+    return (
+        command.replace("--split test ", f"--split {entry.withheld.split} ").rsplit("@", 1)[0]
+        + "@NEXT_VERSION"
+    )
 
 
 def _folders_of(repo: RepoReader, target: str) -> list[str]:

@@ -131,7 +131,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     requests, results = repo_ids(args.org)
     print(f"submit: ratio leaderboard submit ORG/MODEL --requests {requests}")
     print(f"work: ratio leaderboard worker --requests {requests} --results {results} --dataset RELEASE")
-    print(f"custody (private): ratio dataset publish-custody RELEASE.custody --repo-id {custody_id(args.org)}")
+    print(
+        f"custody (private): ratio dataset publish-custody RELEASE.custody --repo-id {custody_id(args.org)}"
+    )
     return 0
 
 
