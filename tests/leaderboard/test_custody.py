@@ -126,3 +126,47 @@ def test_a_submission_scored_on_the_withheld_split_end_to_end(board, tiny_models
     print(
         f"withheld {WITHHELD}: custody {held['results']['address']} == released {mine['results']['address']}"
     )
+
+
+def test_a_token_that_cannot_read_the_custody_repo_is_refused_before_any_claim(
+    board, tiny_models, withholding
+):
+    """After a rotation (the old token revoked, or a worker given a token without read access), the worker stops
+    at start-up with one line naming --custody; nothing in the queue changes."""
+    assert board.ratio("leaderboard", "init", "board", env=board.keeper_env).code == 0
+    board.publish("org/tiny", tiny_models["good"])
+    assert board.submit("org/tiny", "--setup", "generic").code == 0
+    assert board.admit().code == 0
+    before = board.requests()
+    run = board.ratio(
+        "leaderboard",
+        "worker",
+        "--requests",
+        REQUESTS,
+        "--results",
+        RESULTS,
+        "--dataset",
+        withholding,
+        "--custody",
+        "board/custody",
+        "--once",
+        env=board.env,
+    )  # alice's token
+    assert_user_error(run, "--custody board/custody")
+    assert board.requests() == before
+    # a custody folder of another release is refused the same way
+    other = run_ratio(
+        "leaderboard",
+        "worker",
+        "--requests",
+        REQUESTS,
+        "--results",
+        RESULTS,
+        "--dataset",
+        withholding,
+        "--custody",
+        withholding,
+        "--once",
+        env=board.keeper_env,
+    )
+    assert_user_error(other, str(withholding))
