@@ -307,17 +307,7 @@ def _append(
         }
         if records:
             manifest["withheld"] = records
-        card_report = _card_report(release, manifest, snaps)
-        (stage / "README.md").write_text(
-            _card(
-                (release.root / "README.md").read_text(encoding="utf-8"),
-                counts,
-                stage,
-                snapshots_section(card_report),
-                version,
-            ),
-            encoding="utf-8",
-        )
+        _write_card(release, manifest, snaps, counts, stage)
         manifest["files"] = file_checksums(stage)
         write_json(stage / MANIFEST, json.loads(json.dumps(manifest, default=str)))
         checks = require_passing(stage, "the appended release", dataset)
@@ -326,6 +316,16 @@ def _append(
             checks += require_custody(stage, cstage, dataset)
     write_json(work / "append_report.json", report)
     return report | {"checks": len(checks)}
+
+
+def _write_card(release: Release, manifest: dict[str, Any], snaps: dict[str, Any],
+                counts: dict[str, dict[str, int]], stage: Path) -> None:  # fmt: skip
+    """The new version's card: the old one with its header, Snapshots section and title brought up to date."""
+    old = (release.root / "README.md").read_text(encoding="utf-8")
+    section = snapshots_section(_card_report(release, manifest, snaps))
+    (stage / "README.md").write_text(
+        _card(old, counts, stage, section, manifest["version"]), encoding="utf-8"
+    )
 
 
 def _known(release: Release, custody: Custody | None, works: list[Path]) -> tuple[list[Path], list[Path]]:
