@@ -179,3 +179,17 @@ def test_append_withholds_its_newest_period_and_keeps_the_withheld_works_out(tmp
     run = run_ratio("dataset", "append", "--dataset", release, "--corpus", new, "--version", "0.0.3-test",
                     "--work-dir", tmp_path / "w3", "--quiet")  # fmt: skip
     assert_user_error(run, "--custody", "needs its custody folder")
+
+
+def test_a_stranger_checks_the_public_half_without_the_custody_folder(copy, tmp_path):
+    public = tmp_path / "downloaded"
+    shutil.copytree(copy, public)  # no public.custody beside it
+    run = run_ratio("dataset", "check", public)
+    assert run.code == 0, run.out
+    assert "custody: withheld split absent from the public half" in run.out and "not here" in run.out
+    shutil.copy(
+        custody_path(copy) / "data" / "corpus" / f"{WITHHELD}-00000-of-00001.parquet",
+        public / "data" / "corpus",
+    )
+    bad = run_ratio("dataset", "check", public)
+    assert bad.code == 1 and "custody: withheld split absent from the public half" in bad.out

@@ -321,11 +321,20 @@ def check_custody(release_root: Path, custody_root: Path | None = None) -> list[
     where = custody_root or custody_path(release_root)
     if not held and not Path(where).exists():
         return []
+    absent = _absent(release, held)
+    if custody_root is None and not Path(where).exists():  # a stranger's copy of the public half
+        note = f"not here ({where}); the maintainers check the withheld half with --custody DIR"
+        return [absent, CheckResult("custody: folder", True, note)]
     try:
         custody = Custody.open(where)
     except CustodyError as exc:
-        return [CheckResult("custody: folder", False, str(exc))]
-    results = [_paired(release, custody, held), _custody_checksums(custody), _custody_splits(custody, held)]
+        return [absent, CheckResult("custody: folder", False, str(exc))]
+    results = [
+        absent,
+        _paired(release, custody, held),
+        _custody_checksums(custody),
+        _custody_splits(custody, held),
+    ]
     if not all(r.passed for r in results):
         return results
     with merged(release, custody) as whole:
@@ -337,6 +346,24 @@ def check_custody(release_root: Path, custody_root: Path | None = None) -> list[
     )
     results.append(CheckResult("custody: no withheld text in a public file", not scan.hits, detail))
     return results
+
+
+def _absent(release: Release, held: dict[str, dict[str, Any]]):
+    """The public half holds no file, row count or card entry of a withheld split (checkable without custody)."""
+    from ratio_bench.dataset.check import CheckResult
+
+    card = (release.root / "README.md").read_text(encoding="utf-8", errors="replace")
+    found = [p.relative_to(release.root).as_posix() for s in held for p in release.root.rglob(f"*{s}-*")]
+    found += [
+        f"rows {c}/{s}" for c, n in (release.manifest.get("rows") or {}).items() for s in held if s in n
+    ]
+    found += [f"card split {s}" for s in held if f"split: {s}\n" in card]
+    detail = (
+        f"found: {', '.join(found[:3])}"
+        if found
+        else f"{', '.join(held) or 'nothing'} withheld; no file of it here"
+    )
+    return CheckResult("custody: withheld split absent from the public half", not found, detail)
 
 
 def _paired(release: Release, custody: Custody, held: dict[str, dict[str, Any]]):
