@@ -281,7 +281,12 @@ def _append(
         history = old_manifest.get("versions") or [
             {"version": release.version, "snapshots_added": list(release.snapshots)}
         ]
-        write_works(asm, stage / works_file(len(history)))
+        held_works = (
+            [custody.root / f for f in custody.files() if fnmatch.fnmatch(f, CUSTODY_WORKS)]
+            if custody
+            else []
+        )
+        write_works(asm, stage / works_file(len(history)), exclude=held_works)
         asm.con.close()
         old_rows = old_manifest.get("rows") or {}
         counts = {c: dict(old_rows.get(c, {})) | new_counts.get(c, {}) for c in {**old_rows, **new_counts}}

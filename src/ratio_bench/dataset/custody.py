@@ -142,16 +142,17 @@ class Custody:
         return out
 
     def texts(self) -> tuple[set[str], set[str]]:
-        """(every withheld text: queries, golds, candidates; every id of a withheld row)."""
+        """(every withheld text: queries, golds, candidates; every id of a withheld row: its query, gold and
+        candidate ids, which hash its texts, and its paper and work ids, which say which papers it was cut from)."""
         texts, ids = set(), set()
         for rel in self.files():
-            if not rel.endswith(".parquet") or not rel.startswith("data/"):
+            if not rel.endswith(".parquet"):
                 continue
             table = pq.read_table(self.root / rel)
             for name in ("query", "gold", "text"):
                 if name in table.column_names:
                     texts.update(v for v in table.column(name).to_pylist() if v)
-            for name in ("query_id", "gold_id", "id", "query-id", "corpus-id"):
+            for name in ("query_id", "gold_id", "id", "query-id", "corpus-id", "paper_id", "work_id"):
                 if name in table.column_names:
                     ids.update(v for v in table.column(name).to_pylist() if v)
         return texts, ids
