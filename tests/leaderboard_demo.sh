@@ -126,7 +126,7 @@ PY
         --dataset "$WITHHELD_DIR/ratio" --custody custody-demo/custody --once --worker-id demo-worker \
         --key "$DIR/worker.key" --cache-dir "$DIR/embeddings" --admit
     ratio leaderboard --from custody-demo/results --requests custody-demo/requests --markdown "$DIR/custody.md"
-    grep -A6 "### Withheld split" "$DIR/custody.md" || true
+    grep -A10 "### Withheld split" "$DIR/custody.md" || true
 fi
 
 if [ "${LB_SERVE:-1}" != 0 ]; then
