@@ -42,6 +42,7 @@ def run_job(
     that reproduces it."""
     from ratio_bench.core import cutoffs
     from ratio_bench.core.io import write_json
+    from ratio_bench.core.snapshots import parse_split
     from ratio_bench.dataset.release import Release
     from ratio_bench.evaluation import engine
     from ratio_bench.evaluation.results import mteb_results
@@ -110,8 +111,10 @@ def run_job(
         split_score.entry["reproduce"] = reproduce_command(
             request.model, request.sha, request.setup, split, release.name, release.version
         )
-        if split == "test" and held:  # the withheld figures ride on the test entry, signed with it
-            split_score.entry["withheld"] = next(iter(held.values()))
+        if (
+            split == "test" and held
+        ):  # the newest withheld split's figures ride on the test entry, signed with it
+            split_score.entry["withheld"] = held[max(held, key=parse_split)]
         write_json(out / f"{split}.json", split_score.entry)
         for task, mteb_doc in mteb_results(result, split_score.data.manifest, split).items():
             write_json(out / "mteb" / split / f"{task}.json", mteb_doc)
