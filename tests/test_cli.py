@@ -103,7 +103,10 @@ def test_stage_commands_sit_under_the_stage_name(capsys):
     from ratio_bench.cli import _subcommands, build_parser
 
     stages = _subcommands(build_parser())
-    assert stages["dataset"] == {"build", "check", "publish", "append"} and "silver" in stages["judge"]
+    assert (
+        stages["dataset"] == {"build", "check", "publish", "append", "release-withheld", "publish-custody"}
+        and "silver" in stages["judge"]
+    )
     assert stages["mine"] == {"run", "stats"} and stages["train"] == {
         "run",
         "all",

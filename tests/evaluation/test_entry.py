@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation.entry import Entry, ModelMeta, SubmissionError, published_schema, record_fields
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,3 +159,32 @@ def test_an_entry_read_and_written_again_is_its_files_bytes(tmp_path, small_rele
     worker = _written(tmp_path / "worker.json", worker_doc)
     again = _written(tmp_path / "again.json", Entry.from_json(json.loads(worker)).to_json())
     assert again == worker
+
+
+def test_a_withheld_block_round_trips_and_its_rules_hold():
+    """The withheld figures: aggregates with an interval that holds them, on another dated snapshot; no ranks."""
+    doc = json.loads(COMMITTED[0].read_bytes())
+    held = {
+        "split": "test_2026_05",
+        "split_sha256": "a" * 64,
+        "results": {
+            "address": {"recall_at_1": 0.1, "recall_at_10": 0.5, "mrr_at_10": 0.2, "mrr_at_100": 0.21}
+        },
+        "n_queries": {"address": 40},
+        "interval": {"address": [0.15, 0.26]},
+        "n_candidates": 1000,
+    }
+    entry = Entry.from_json(doc | {"withheld": held})
+    assert entry.withheld.mean_score == 0.2 and entry.withheld.interval["address"] == (0.15, 0.26)
+    assert entry.to_json()["withheld"] == held
+    bad = {
+        "gold_rank": held | {"gold_rank": {"address": [1, 2]}},
+        "interval/address": held | {"interval": {"address": [0.3, 0.4]}},
+        "withheld/split": held | {"split": doc["split"]}
+        if is_snapshot(doc["split"])
+        else held | {"split": "test"},
+        "withheld: results": held | {"n_queries": {"address": 40, "specify": 3}},
+    }
+    for block in bad.values():  # keyed by what each one breaks
+        with pytest.raises(SubmissionError, match="withheld"):
+            Entry.from_json(doc | {"withheld": block})

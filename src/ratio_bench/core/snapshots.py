@@ -88,3 +88,19 @@ def parse_split(name: str) -> Period | None:
 
 def is_snapshot(split: str) -> bool:
     return parse_split(split) is not None
+
+
+_MONTH_LABEL = re.compile(r"^(\d{4})-(\d{2})$")
+_QUARTER_LABEL = re.compile(r"^(\d{4}) ?[qQ]([1-4])$")
+
+
+def parse_period(text: str) -> Period | None:
+    """A period as people write it: a split name (``test_2026_03``), a month ``2026-03`` or a quarter
+    ``2026q1``/``2026 Q1``; None for anything else (``--withhold`` names the period it withholds this way)."""
+    if (period := parse_split(text)) is not None:
+        return period
+    if m := _MONTH_LABEL.match(text):
+        return parse_split(f"{SNAPSHOT_PREFIX}{m[1]}_{m[2]}")
+    if m := _QUARTER_LABEL.match(text):
+        return parse_split(f"{SNAPSHOT_PREFIX}{m[1]}q{m[2]}")
+    return None

@@ -19,6 +19,7 @@ import fnmatch
 import json
 import os
 import shutil
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,10 @@ from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import parse_split
 from ratio_bench.corpus.readers import ReaderSettings
 from ratio_bench.dataset.assemble import assemble
-from ratio_bench.dataset.build import WAIT_FLAG, snapshot_manifest
+from ratio_bench.dataset.build import WAIT_FLAG, require_custody, snapshot_manifest
 from ratio_bench.dataset.card import snapshots_section
 from ratio_bench.dataset.check import check_release, require_passing
-from ratio_bench.dataset.config import BuildConfig, Split, parse_config
+from ratio_bench.dataset.config import BuildConfig, Split, parse_config, with_withhold
 from ratio_bench.dataset.contract import (
     KEEP,
     KIND,
@@ -40,6 +41,18 @@ from ratio_bench.dataset.contract import (
     file_checksums,
     sha256_file,
 )
+from ratio_bench.dataset.custody import (
+    CUSTODY_KIND,
+    Custody,
+    CustodyError,
+    custody_manifest,
+    custody_path,
+    split_rows,
+    withheld_of,
+    withheld_record,
+    write_custody_works,
+)
+from ratio_bench.dataset.custody import WORKS_GLOB as CUSTODY_WORKS
 from ratio_bench.dataset.identity import check_version
 from ratio_bench.dataset.layout import WORKS_GLOB, works_file, write_data, write_works
 from ratio_bench.dataset.release import Release
@@ -71,7 +84,10 @@ def _append_config(release: Release, version: str, through: dt.date | None = Non
     cfg = parse_config(
         release.config, f"{release.shown}/{MANIFEST}: config", release.root / MANIFEST, Path.cwd()
     )
-    last = next((parse_split(s) for s in reversed(release.snapshots)), None)
+    cut = [
+        p for s in (*release.snapshots, *withheld_of(release.manifest)) if (p := parse_split(s)) is not None
+    ]
+    last = max(cut, default=None)  # a withheld period is closed too: the append starts after it
     if cfg.snapshots is None or last is None:
         raise AppendError(
             f"{release.shown}: has no snapshot splits to append to; rebuild it with a `snapshots:` block in its "
@@ -124,6 +140,8 @@ def append_release(
     progress: bool = True,
     through: dt.date | None = None,
     wait_s: float = 0.0,
+    withhold: str | None = None,
+    custody: Path | None = None,
 ) -> dict[str, Any]:
     """Add the periods after the release's last snapshot from ``corpus`` as ``version``; returns the report
     (``snapshots_added`` empty: nothing new, the release is left unchanged).
@@ -134,7 +152,7 @@ def append_release(
     check_version(version)
     Release.open(dataset)  # a folder that is no release is refused before a lock file is made beside it
     with folder_lock(dataset, f"ratio dataset append --version {version}", wait_s, WAIT_FLAG):
-        return _append(dataset, corpus, version, work_dir, progress, through)
+        return _append(dataset, corpus, version, work_dir, progress, through, withhold, custody)
 
 
 MANIFEST_FIELDS = {  # field -> (type, what it must be), for the fields an append reads and extends
@@ -213,12 +231,17 @@ def _append(
     work_dir: Path | None,
     progress: bool,
     through: dt.date | None,
+    withhold: str | None = None,
+    custody_root: Path | None = None,
 ) -> dict[str, Any]:
     release = Release.open(dataset)  # read again under the lock: the release as it is now
     check_manifest(release)
     cfg = _append_config(release, version, through)
+    if withhold is not None:
+        cfg = with_withhold(cfg, withhold)
     works = _appendable(release, cfg)
     _require_passing_before(release)
+    custody = _custody_of(release, custody_root, cfg)
     root = release.root.resolve()
     work = work_dir or root.parent / f"{root.name}.work" / f"append-{version}"
     run_mining(
@@ -226,47 +249,54 @@ def _append(
         work / "mined",
         MiningSettings(lexicon_dir=str(cfg.lexicon), reader=ReaderSettings(), progress=progress),
     )
-    known = [f for config in (*RELATIONS, "corpus") for f in release.shards(config)]
+    known, works = _known(release, custody, works)
     asm = assemble(cfg, work / "mined", work / "duckdb_tmp", known=known, known_works=works)
     snaps = asm.report["snapshots"]
-    excluded = dict(asm.con.execute("SELECT reason, n FROM append_excluded").fetchall())
-    placement = snaps["pairs_by_placement"]
-    late = asm.con.execute("SELECT count(*) FROM pairs_dedup WHERE partition <> 'test'").fetchone()[0]
-    excluded |= {
-        "late_for_closed_period": late + placement.get("before_start", 0),
-        "not_in_a_period": placement.get("not_in_a_period", 0),
-        "duplicate_in_new_files": asm.report["pairs_duplicate_removed"],
-        "unplaced": asm.report["pairs_unplaced_removed"],
-    }
-    added = list(snaps["periods"])
+    excluded = _excluded(asm)
+    held = asm.report.get("custody", {}).get("withheld", [])
+    added = [s for s in snaps["periods"] if s not in held]
     report = {
         "version": version,
         "snapshots_added": added,
         "excluded": excluded,
         "left_out": snaps["left_out"],
+        "withheld": held,
     }
-    if not added:
+    if not added and not held:
         asm.con.close()
         return report
     old_manifest = release.manifest
-    with staged_dir(dataset, KIND, keep=KEEP) as stage:
+    custody_dir = custody.root if custody is not None else custody_path(dataset)
+    with (
+        staged_dir(dataset, KIND, keep=KEEP) as stage,
+        staged_dir(custody_dir, CUSTODY_KIND) if held or custody else nullcontext() as cstage,
+    ):
         for rel in release.own_files():
             if rel not in REWRITTEN:
                 _link_or_copy(release.root / rel, stage / rel)
         new_counts = write_data(asm, stage, splits=added)
+        records = withheld_of(old_manifest)
+        if cstage is not None:
+            records |= _withheld_into(asm, custody, cstage, held, cfg, version)
         history = old_manifest.get("versions") or [
             {"version": release.version, "snapshots_added": list(release.snapshots)}
         ]
-        write_works(asm, stage / works_file(len(history)))
+        held_works = (
+            [custody.root / f for f in custody.files() if fnmatch.fnmatch(f, CUSTODY_WORKS)]
+            if custody
+            else []
+        )
+        write_works(asm, stage / works_file(len(history)), exclude=held_works)
         asm.con.close()
-        counts = {
-            c: dict(old_manifest.get("rows", {}).get(c, {})) | new_counts.get(c, {}) for c in new_counts
-        }
+        old_rows = old_manifest.get("rows") or {}
+        counts = {c: dict(old_rows.get(c, {})) | new_counts.get(c, {}) for c in {**old_rows, **new_counts}}
         files = file_checksums(stage)
-        new = snapshot_manifest(snaps, files, version)
+        new = snapshot_manifest(snaps | {"periods": {k: v for k, v in snaps["periods"].items() if k not in held}},
+                                files, version)  # fmt: skip
         entry = {
             "version": version,
             "snapshots_added": added,
+            **({"withheld_added": held} if held else {}),
             "corpus_files": [{"name": p.name, "sha256": sha256_file(p)} for p in _files(corpus)],
             "excluded": excluded,
         }
@@ -280,22 +310,85 @@ def _append(
             ],
             "versions": [*history, entry],
         }
-        card_report = _card_report(release, manifest, snaps)
-        (stage / "README.md").write_text(
-            _card(
-                (release.root / "README.md").read_text(encoding="utf-8"),
-                counts,
-                stage,
-                snapshots_section(card_report),
-                version,
-            ),
-            encoding="utf-8",
-        )
+        if records:
+            manifest["withheld"] = records
+        _write_card(release, manifest, snaps, counts, stage)
         manifest["files"] = file_checksums(stage)
         write_json(stage / MANIFEST, json.loads(json.dumps(manifest, default=str)))
         checks = require_passing(stage, "the appended release", dataset)
+        if cstage is not None:
+            write_json(cstage / MANIFEST, custody_manifest(release.name, records, cstage))
+            checks += require_custody(stage, cstage, dataset)
     write_json(work / "append_report.json", report)
     return report | {"checks": len(checks)}
+
+
+def _write_card(release: Release, manifest: dict[str, Any], snaps: dict[str, Any],
+                counts: dict[str, dict[str, int]], stage: Path) -> None:  # fmt: skip
+    """The new version's card: the old one with its header, Snapshots section and title brought up to date."""
+    old = (release.root / "README.md").read_text(encoding="utf-8")
+    section = snapshots_section(_card_report(release, manifest, snaps))
+    (stage / "README.md").write_text(
+        _card(old, counts, stage, section, manifest["version"]), encoding="utf-8"
+    )
+
+
+def _known(release: Release, custody: Custody | None, works: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The shards and works indexes whose rows no new period may hold: the release's, and its custody folder's
+    (the withheld rows and works are the release's too)."""
+    known = [f for config in (*RELATIONS, "corpus") for f in release.shards(config)]
+    if custody is None:
+        return known, works
+    own = [f for f in custody.files() if f.startswith("data/") and f.split("/")[1] in (*RELATIONS, "corpus")]
+    held = [custody.root / f for f in custody.files() if fnmatch.fnmatch(f, CUSTODY_WORKS)]
+    return known + [custody.root / f for f in own], works + held
+
+
+def _excluded(asm) -> dict[str, int]:
+    """What the new files held that no new period takes, counted by reason."""
+    snaps = asm.report["snapshots"]
+    excluded = dict(asm.con.execute("SELECT reason, n FROM append_excluded").fetchall())
+    placement = snaps["pairs_by_placement"]
+    late = asm.con.execute("SELECT count(*) FROM pairs_dedup WHERE partition <> 'test'").fetchone()[0]
+    return excluded | {
+        "late_for_closed_period": late + placement.get("before_start", 0),
+        "not_in_a_period": placement.get("not_in_a_period", 0),
+        "duplicate_in_new_files": asm.report["pairs_duplicate_removed"],
+        "unplaced": asm.report["pairs_unplaced_removed"],
+    }
+
+
+def _custody_of(release: Release, given: Path | None, cfg: BuildConfig) -> Custody | None:
+    """The release's custody folder: required when it withholds a split (its rows and works must stay out of the
+    new periods), else only when one is there (or given)."""
+    where = given or custody_path(release.root)
+    if withheld_of(release.manifest) or given is not None or Path(where).exists():
+        try:
+            return Custody.open(where)
+        except CustodyError as e:
+            raise AppendError(
+                f"--custody {where}: {e}; an append to a release that withholds a split needs its custody folder",
+                value=where,
+            ) from None
+    return None
+
+
+def _withheld_into(asm, custody: Custody | None, cstage: Path, held: list[str], cfg: BuildConfig,
+                   version: str) -> dict[str, Any]:  # fmt: skip
+    """The custody folder of the new version in ``cstage``: the old one's files and the newly withheld splits'
+    shards and works; returns the new splits' public records."""
+    for rel in custody.files() if custody is not None else []:
+        _link_or_copy(custody.root / rel, cstage / rel)
+    if not held:
+        return {}
+    counts = write_data(asm, cstage, splits=held)
+    write_custody_works(asm.con, cstage / f"reports/works-withheld-{version}.parquet")
+    files = file_checksums(cstage)
+    rows = split_rows(counts, held)
+    periods = asm.report["snapshots"]["periods"]
+    return {
+        s: withheld_record(periods[s], files, s, version, rows[s], cfg.custody.embargo_days) for s in held
+    }
 
 
 def _files(corpus: list[Path]) -> list[Path]:
@@ -313,8 +406,9 @@ def _card_report(release: Release, manifest: dict[str, Any], new: dict[str, Any]
             "candidates": s["candidates"],
             "distractors_per_gold": round((s["candidates"] - s["golds"]) / s["golds"], 2),
         }
-        for split, s in manifest["snapshots"].items()
+        for split, s in {**manifest["snapshots"], **(manifest.get("withheld") or {})}.items()
     }
+    periods = dict(sorted(periods.items(), key=lambda kv: kv[1]["period"]))
     try:
         build = json.loads((release.root / "reports" / "assembly.json").read_text(encoding="utf-8"))[
             "snapshots"
@@ -326,5 +420,6 @@ def _card_report(release: Release, manifest: dict[str, Any], new: dict[str, Any]
         "pairs_by_placement": placement,
         "periods": periods,
         "left_out": manifest["snapshots_left_out"],
-        "versions": manifest["versions"],
+        "versions": manifest.get("versions"),
+        "withheld": {s: r["embargo_until"] for s, r in (manifest.get("withheld") or {}).items()},
     }

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.core.snapshots import Period, periods_between
+from ratio_bench.core.snapshots import Period, parse_split, periods_between
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig
 from ratio_bench.dataset.contract import MINI, split_sha256
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
@@ -403,6 +403,56 @@ def _snapshot_pool(con: duckdb.DuckDBPyConnection, cfg: BuildConfig, period: Per
                     ORDER BY md5('{cfg.seed}:' || d.id), d.id LIMIT {size - n_golds}""")
 
 
+def _withhold(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
+    """Custody: the snapshot(s) the config's ``custody:`` policy withholds (``withheld``) keep their rows under
+    their split name, and every public split loses the rows that would give them away: any row of a withheld
+    work, and any query, gold or candidate whose text is a withheld text (a boilerplate sentence of an older
+    paper); a public query whose gold went with them goes too. ``withheld_removed`` counts what each public
+    config lost, so the test partition (and the mini split, silver and the card's examples drawn from it) holds
+    nothing of the withheld period.
+    """
+    con.execute("CREATE TABLE withheld(split VARCHAR); CREATE TABLE withheld_removed(what VARCHAR, n BIGINT)")
+    cut = sorted(
+        (p, s)
+        for (s,) in con.execute("SELECT DISTINCT partition FROM queries").fetchall()
+        if (p := parse_split(s)) is not None
+        and con.execute("SELECT count(*) FROM candidates WHERE partition = ?", [s]).fetchone()[0]
+    )
+    chosen = cfg.custody.choose([s for _, s in cut])
+    if not chosen:
+        return
+    con.executemany("INSERT INTO withheld VALUES (?)", [(s,) for s in chosen])
+    held = "partition IN (SELECT split FROM withheld)"
+    con.execute(f"""CREATE TABLE withheld_texts AS
+                    SELECT query AS text FROM queries WHERE {held} UNION SELECT gold FROM queries WHERE {held}
+                    UNION SELECT text FROM candidates WHERE {held}""")
+    con.execute(f"""CREATE TABLE withheld_works AS
+                    SELECT work_id FROM queries WHERE {held} UNION SELECT work_id FROM candidates WHERE {held}""")
+    public = f"NOT ({held})"
+    work = "work_id IN (SELECT work_id FROM withheld_works)"
+    texts = "(SELECT text FROM withheld_texts)"
+    for what, table, where in (
+        ("queries", "queries", f"{work} OR query IN {texts} OR gold IN {texts}"),
+        ("candidates", "candidates", f"{work} OR text IN {texts}"),
+        (
+            "queries_without_their_gold",
+            "queries",
+            "NOT EXISTS (SELECT 1 FROM candidates c WHERE c.partition = queries.partition AND c.id = queries.gold_id)",
+        ),
+    ):
+        n = con.execute(f"SELECT count(*) FROM {table} WHERE {public} AND ({where})").fetchone()[0]
+        con.execute("INSERT INTO withheld_removed VALUES (?, ?)", [what, n])
+        con.execute(f"DELETE FROM {table} WHERE {public} AND ({where})")
+
+
+def withheld_report(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """What custody took out of an assembly: the withheld splits and the public rows removed with them."""
+    return {
+        "withheld": [s for (s,) in con.execute("SELECT split FROM withheld ORDER BY split").fetchall()],
+        "public_rows_removed": dict(con.execute("SELECT what, n FROM withheld_removed").fetchall()),
+    }
+
+
 def _mini(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
     """The mini split: per relation a seeded ``MINI_QUERIES`` of test's queries, and a pool of ``MINI_POOL``: their
     golds plus seeded candidates of test's pool (its distractors and other queries' golds, as in test itself).
@@ -428,7 +478,9 @@ def mini_manifest(report: dict[str, Any], files: dict[str, str]) -> dict[str, An
     return {**report, "sha256": split_sha256(files, MINI)}
 
 
-STAGES = (_route_papers, _dedup_pairs, _sample_queries, _sample_distractors, _candidates, _snapshots, _mini)
+STAGES = (
+    _route_papers, _dedup_pairs, _sample_queries, _sample_distractors, _candidates, _snapshots, _withhold, _mini,
+)  # fmt: skip
 
 
 def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
@@ -484,6 +536,9 @@ def _report(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> dict[str, Any]:
     }
     if cfg.snapshots is not None:
         out["snapshots"] = _snapshot_report(con, cfg)
+        custody = withheld_report(con)
+        if custody["withheld"]:
+            out["custody"] = custody
     out[MINI] = _mini_report(con, cfg)
     return out
 

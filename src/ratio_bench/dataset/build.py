@@ -13,19 +13,31 @@ import dataclasses
 import json
 import resource
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ratio_bench import __version__
-from ratio_bench.core.io import folder_lock, prepare_output_dir, staged_dir, write_json
+from ratio_bench.core.io import MANIFEST, folder_lock, prepare_output_dir, staged_dir, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.corpus.readers import ReaderSettings
-from ratio_bench.dataset.assemble import assemble, mini_manifest
+from ratio_bench.dataset.assemble import Assembly, assemble, mini_manifest
 from ratio_bench.dataset.card import render_card
 from ratio_bench.dataset.check import require_passing
 from ratio_bench.dataset.config import BuildConfig
 from ratio_bench.dataset.contract import KEEP, KIND, file_checksums, split_sha256
+from ratio_bench.dataset.custody import (
+    CUSTODY_KIND,
+    WORKS,
+    check_custody,
+    custody_manifest,
+    custody_path,
+    split_rows,
+    withheld_record,
+    write_custody_works,
+)
 from ratio_bench.dataset.identity import corpus_fingerprint, release_identity
 from ratio_bench.dataset.layout import works_file, write_data, write_works
 from ratio_bench.lexicon import Lexicon
@@ -158,10 +170,13 @@ def _build(
     timings["assembly"] = round(time.perf_counter() - t1, 2)
 
     t2 = time.perf_counter()
-    with staged_dir(out, KIND, keep=KEEP) as stage:
-        counts = write_data(asm, stage)
+    withheld = asm.report.get("custody", {}).get("withheld", [])
+    public = [s for s in asm.splits if s not in withheld]
+    with staged_dir(out, KIND, keep=KEEP) as stage, _custody_stage(out, withheld) as held:
+        counts = write_data(asm, stage, splits=public)
         few = few_test_queries(counts)
         write_works(asm, stage / works_file(0))
+        records = _write_withheld(asm, held, withheld, cfg) if held else {}
         (stage / "README.md").write_text(
             render_card(asm, cfg, stage, counts, stats, lexicon.fingerprint(), repo_hint or target.name, few),
             encoding="utf-8",
@@ -188,13 +203,20 @@ def _build(
         if few:  # recorded so that scoring and the board can flag figures resting on few queries
             manifest["few_test_queries"] = {"min": MIN_TEST_QUERIES, "relations": few}
         if cfg.snapshots is not None:
-            manifest |= snapshot_manifest(asm.report["snapshots"], manifest["files"], cfg.version)
+            snaps = asm.report["snapshots"]
+            shown = snaps | {"periods": {k: v for k, v in snaps["periods"].items() if k not in withheld}}
+            manifest |= snapshot_manifest(shown, manifest["files"], cfg.version)
+        if records:  # sizes, dates and a hash of the withheld split's files: never a text, an id or a qrel
+            manifest["withheld"] = records
         manifest["mini"] = mini_manifest(asm.report["mini"], manifest["files"])
         write_json(stage / "manifest.json", json.loads(json.dumps(manifest, default=str)))
         asm.con.close()
         timings["write"] = round(time.perf_counter() - t2, 2)
         t3 = time.perf_counter()
         checks = require_passing(stage, "the new release", out)
+        if held:
+            write_json(held / MANIFEST, custody_manifest(cfg.name, records, held))
+            checks += require_custody(stage, held, out)
         timings["check"] = round(time.perf_counter() - t3, 2)
     report = {
         "release": str(target),
@@ -209,5 +231,49 @@ def _build(
         "checks": [dataclasses.asdict(c) for c in checks],
         "assembly": asm.report,
     }
+    if withheld:
+        report["withheld"] = withheld
+        report["custody"] = str(custody_path(out))
     write_json(work / "build_report.json", report)
     return report
+
+
+@contextmanager
+def _custody_stage(out: Path, withheld: list[str]) -> Iterator[Path | None]:
+    """The custody folder beside ``out``, staged and swapped in with the release (None: nothing withheld)."""
+    if not withheld:
+        yield None
+        return
+    with staged_dir(custody_path(out), CUSTODY_KIND) as stage:
+        yield stage
+
+
+def _write_withheld(asm: Assembly, held: Path, withheld: list[str], cfg: BuildConfig) -> dict[str, Any]:
+    """The withheld splits' shards and works into the custody stage; returns their public records."""
+    counts = write_data(asm, held, splits=withheld)
+    write_custody_works(asm.con, held / WORKS)
+    files = file_checksums(held)
+    periods = asm.report["snapshots"]["periods"]
+    rows = split_rows(counts, withheld)
+    records = {
+        s: withheld_record(periods[s], files, s, cfg.version, rows[s], cfg.custody.embargo_days)
+        for s in withheld
+    }
+    asm.report["snapshots"]["withheld"] = {s: r["embargo_until"] for s, r in records.items()}
+    return records
+
+
+def require_custody(stage: Path, held: Path, target: Path) -> list[Any]:
+    """The custody checks on the staged pair (the same as ``ratio dataset check``'s), all passing, else
+    ReleaseCheckError and neither folder is swapped in."""
+    from ratio_bench.dataset.check import ReleaseCheckError
+
+    checks = check_custody(stage, held)
+    failed = [c for c in checks if not c.passed]
+    if failed:
+        raise ReleaseCheckError(
+            f"the withheld half fails `ratio dataset check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
+            f"{target} was left unchanged",
+            checks,
+        )
+    return checks

@@ -216,9 +216,14 @@ def snapshots_section(report: dict[str, Any] | None) -> str:
     an append (``report["versions"]``), which version added which splits."""
     if not report:
         return "This release has no snapshot splits (its build config has no `snapshots:` block)."
+    held = report.get("withheld") or {}
     rows = [
-        [p["period"], f"`{split}`", *(p["queries_by_relation"].get(r, 0) for r in RELATIONS)]
-        + [p["candidates"], p["distractors_per_gold"]]
+        [p["period"], f"`{split}`" + (f" (withheld until {held[split]})" if split in held else "")]
+        + [
+            *(p["queries_by_relation"].get(r, 0) for r in RELATIONS),
+            p["candidates"],
+            p["distractors_per_gold"],
+        ]
         for split, p in report["periods"].items()
     ]
     table = _table(["period", "split", *RELATIONS, "candidates", "distractors per gold"], rows)
@@ -235,7 +240,19 @@ def snapshots_section(report: dict[str, Any] | None) -> str:
         f"relation (seeded sample; a relation with fewer than {report['min_queries']} is left out of that period) "
         f"and a pool of exactly {report['pool_size']:,} candidates (its golds plus that period's distractors). "
         f"Rows are placed by their work's date interval; test pairs by placement: {placement}. {COMPARABLE}\n\n"
-        f"{table}\n\nLeft out:\n\n{left or '- nothing'}{_versions(report.get('versions'))}"
+        f"{table}{_withheld_note(held)}\n\nLeft out:\n\n{left or '- nothing'}{_versions(report.get('versions'))}"
+    )
+
+
+def _withheld_note(held: dict[str, str]) -> str:
+    """What a reader of the card needs to know of the withheld splits: that they exist, and until when."""
+    if not held:
+        return ""
+    names = ", ".join(f"`{s}` (until {d})" for s, d in held.items())
+    return (
+        f"\n\n**Withheld**: {names}. Its sizes and dates are above; its texts and golds are in custody, scored only "
+        "by the leaderboard's workers (aggregate figures, no per-query data) and published into this release as a "
+        "new version once the embargo ends (`ratio dataset release-withheld`)."
     )
 
 

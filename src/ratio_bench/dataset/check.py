@@ -148,7 +148,10 @@ def _card_header(root: Path) -> dict[str, Any]:
 
 def _configs_and_splits(r: _ReleaseViews) -> CheckResult:
     header = _card_header(r.root)
-    declared = {c["config_name"]: {d["split"]: d["path"] for d in c["data_files"]} for c in header["configs"]}
+    declared = {
+        c["config_name"]: {d["split"]: d["path"] for d in c.get("data_files") or []}
+        for c in header["configs"]
+    }
     problems = []
     rows = r.manifest.get("rows") or {}
     expected_card = card_configs(rows)

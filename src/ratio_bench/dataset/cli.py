@@ -17,7 +17,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ratio_bench.core.resources import data_path, preset, shipped_preset
     from ratio_bench.dataset.build import BuildOptions, build_release
     from ratio_bench.dataset.check import ReleaseCheckError, print_results
-    from ratio_bench.dataset.config import load_config
+    from ratio_bench.dataset.config import load_config, with_withhold
     from ratio_bench.dataset.contract import KEEP, KIND
 
     if args.workers < 1:
@@ -33,6 +33,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     prepare_output_dir(args.out, KIND, keep=KEEP)  # before the corpus is read: nothing of the user's is lost
     if args.corpus:
         cfg = dataclasses.replace(cfg, corpus=[p.resolve() for p in args.corpus])
+    if args.withhold is not None:
+        cfg = with_withhold(cfg, args.withhold)
     config_file = preset("dataset_scripts", args.config).resolve()
     own = not config_file.is_relative_to(
         data_path("dataset_scripts").resolve()
@@ -63,6 +65,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     )
     for config, splits in report["rows"].items():
         console.print(f"  {config:16s} " + "  ".join(f"{s}={n:,}" for s, n in splits.items()))
+    if report.get("withheld"):
+        console.print(
+            f"withheld {', '.join(report['withheld'])} -> {report['custody']} (publish it only to a private repo)",
+            highlight=False,
+        )
     console.print(f"next: ratio score --model bm25 --dataset {shlex.quote(str(args.out))}", highlight=False)
     return 0
 
@@ -70,8 +77,11 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import write_json
     from ratio_bench.dataset.check import check_release, print_results, results_json
+    from ratio_bench.dataset.custody import check_custody
 
     results = check_release(args.folder)
+    if results[0].passed:  # the folder is a release: its withheld half too, when it has one
+        results += check_custody(args.folder, args.custody)
     print_results(args.folder, results)
     if args.json:
         write_json(args.json, results_json(args.folder, results))
@@ -99,6 +109,8 @@ def cmd_append(args: argparse.Namespace) -> int:
             not args.quiet,
             through=args.through,
             wait_s=args.wait,
+            withhold=args.withhold,
+            custody=args.custody,
         )
     except ReleaseCheckError as exc:
         if exc.results:
@@ -115,6 +127,24 @@ def cmd_append(args: argparse.Namespace) -> int:
         f"(excluded: {excluded}); {report['checks']} checks passed",
         highlight=False,
     )
+    return 0
+
+
+def cmd_release_withheld(args: argparse.Namespace) -> int:
+    from ratio_bench.dataset.custody import release_withheld
+
+    report = release_withheld(args.dataset, args.version, args.custody, args.today, args.wait)
+    print(
+        f"{args.dataset} is now version {args.version}: released {', '.join(report['released'])} from custody; "
+        f"{report['checks']} checks passed"
+    )
+    return 0
+
+
+def cmd_publish_custody(args: argparse.Namespace) -> int:
+    from ratio_bench.dataset.publish import publish_custody
+
+    print(f"published {args.folder} to {publish_custody(args.folder, args.repo_id)}")
     return 0
 
 
@@ -136,11 +166,20 @@ def add_wait_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_withhold_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--withhold", metavar="PERIOD",
+        help="withhold a snapshot from the public release into <release>.custody: newest, a month YYYY-MM, a "
+        "quarter YYYYqN, or none (default: the config's custody: block; none without one)",
+    )  # fmt: skip
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.core.options import add_strict_option
 
     stage = sub.add_parser(
-        "dataset", help="release stage: build, append, check, publish (its silver split: ratio judge silver)"
+        "dataset",
+        help="release stage: build, append, check, publish, release-withheld (silver: ratio judge silver)",
     ).add_subparsers(dest="dataset_command", required=True)
 
     p = stage.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
@@ -166,6 +205,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--work-dir", type=Path, help="mining and assembly folder (default: the config's, else <out>.work)"
     )
     add_wait_option(p)
+    add_withhold_option(p)
     p.add_argument("--quiet", action="store_true")
     add_strict_option(p)
     p.set_defaults(func=cmd_build)
@@ -192,8 +232,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the last day the new files are complete: periods after it wait for the next append "
         "(default: every period the files reach, a partial last one included)",
     )
+    add_withhold_option(p)
+    p.add_argument(
+        "--custody",
+        type=Path,
+        metavar="DIR",
+        help="the release's custody folder (default: <dataset>.custody)",
+    )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_append)
+
+    _custody_commands(stage)
 
     p = stage.add_parser(
         "publish", help="upload a release folder to a Hugging Face Hub dataset repo and tag it"
@@ -213,4 +262,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = stage.add_parser("check", help="check a release folder against the contract its card states")
     p.add_argument("folder", type=Path, help="release folder written by ratio build")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
+    p.add_argument(
+        "--custody", type=Path, metavar="DIR",
+        help="the custody folder of a release that withholds a split (default: <folder>.custody, when it exists)",
+    )  # fmt: skip
     p.set_defaults(func=cmd_check)
+
+
+def _custody_commands(stage: argparse._SubParsersAction) -> None:
+    """``release-withheld`` and ``publish-custody``: the withheld half of a release."""
+    p = stage.add_parser(
+        "release-withheld",
+        help="after the embargo, publish the withheld split(s) into the release as a new version",
+    )
+    p.add_argument("--dataset", type=Path, required=True, help="release folder that withholds a split")
+    p.add_argument("--version", required=True, help="the new version, e.g. 0.2.1")
+    p.add_argument(
+        "--custody", type=Path, metavar="DIR", help="its custody folder (default: <dataset>.custody)"
+    )
+    p.add_argument("--today", type=_iso_day, help=argparse.SUPPRESS)  # the clock, for tests and replays
+    add_wait_option(p)
+    p.set_defaults(func=cmd_release_withheld)
+
+    p = stage.add_parser(
+        "publish-custody", help="upload a custody folder (the withheld split) to a private Hub dataset repo"
+    )
+    p.add_argument("folder", type=Path, help="the custody folder, <release>.custody")
+    p.add_argument("--repo-id", required=True, help="ORG/custody (must be private: ratio leaderboard init)")
+    p.set_defaults(func=cmd_publish_custody)

@@ -7,6 +7,7 @@ that are invalid or out of order. A build therefore never mines for minutes and 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -16,9 +17,9 @@ from typing import Any
 import yaml
 
 from ratio_bench.core.config import Checker
-from ratio_bench.core.errors import RatioError, shown
+from ratio_bench.core.errors import RatioError, UsageError, shown
 from ratio_bench.core.relations import RELATION_SPECS, RELATIONS
-from ratio_bench.core.snapshots import PERIOD_KINDS
+from ratio_bench.core.snapshots import PERIOD_KINDS, parse_period
 from ratio_bench.core.yamlio import SafeLoader, load_yaml, yaml_problem
 from ratio_bench.dataset.contract import PARTITIONS
 from ratio_bench.dataset.identity import IdentityError, check_name, check_version
@@ -39,12 +40,17 @@ TOP_KEYS = (
     "sampling",
     "silver",
     "snapshots",
+    "custody",
 )
 RELEASE_KEYS = ("name", "version", "license", "publish", "corpus_sha256")
 SPLIT_KEYS = ("start", "end")
 SAMPLING_KEYS = ("max_queries", "distractors_per_gold")
 SILVER_KEYS = ("sample", "prompts", "judge", "seed")
 SNAPSHOT_KEYS = ("period", "start", "end", "min_queries", "max_queries", "pool_size")
+CUSTODY_KEYS = ("withhold", "embargo_days")
+WITHHOLD_NONE, WITHHOLD_NEWEST = "none", "newest"
+DEFAULT_EMBARGO_DAYS = 30
+MAX_EMBARGO_DAYS = 100_000
 MAX_POOL_SIZE = 100_000_000  # candidates of one snapshot; far above any corpus, still a bounded LIMIT
 MAX_DISTRACTORS_PER_GOLD = 1_000_000  # times the golds of a partition, still a LIMIT
 
@@ -82,6 +88,36 @@ class Snapshots:
 
 
 @dataclass(frozen=True)
+class CustodyPolicy:
+    """Which snapshot a release withholds (``custody:``; ``--withhold``): ``none``, ``newest`` (the policy
+    default once a ``custody:`` block is given: the newest period cut) or one period's split name; and how many
+    days after the period's end it stays withheld (``ratio dataset release-withheld`` refuses before)."""
+
+    withhold: str = WITHHOLD_NONE
+    embargo_days: int = DEFAULT_EMBARGO_DAYS
+
+    def choose(self, cut: list[str]) -> list[str]:
+        """The withheld splits among the snapshot splits ``cut`` (in time order); [] when none is withheld."""
+        if self.withhold == WITHHOLD_NONE or not cut:
+            return []
+        if self.withhold == WITHHOLD_NEWEST:
+            return [cut[-1]]
+        return [self.withhold] if self.withhold in cut else []
+
+
+def withhold_value(text: str) -> str:
+    """``none``, ``newest`` or the split name of the period ``text`` names (ValueError otherwise)."""
+    if text in (WITHHOLD_NONE, WITHHOLD_NEWEST):
+        return text
+    period = parse_period(text)
+    if period is None:
+        raise ValueError(
+            f"{text!r} is no period: give newest, none, a month YYYY-MM, a quarter YYYYqN or a split name"
+        )
+    return period.split
+
+
+@dataclass(frozen=True)
 class BuildConfig:
     path: Path
     name: str
@@ -100,6 +136,7 @@ class BuildConfig:
     raw: dict[str, Any]
     snapshots: Snapshots | None = None
     corpus_sha256: str | None = None  # the corpus the config was written for (see dataset.identity)
+    custody: CustodyPolicy = CustodyPolicy()
 
     def partition(self, name: str) -> Split:
         return next(s for s in self.splits if s.name == name)
@@ -191,6 +228,24 @@ def _snapshots(c: Checker, raw: Any, test: Split) -> Snapshots | None:
     )
 
 
+def _custody(c: Checker, raw: Any, snapshots: Snapshots | None) -> CustodyPolicy:
+    """The ``custody:`` block: which snapshot is withheld (default: the newest) and for how many days."""
+    if raw is None:
+        return CustodyPolicy()
+    spec = c.mapping(raw, "custody", CUSTODY_KEYS)
+    text = c.string(spec.get("withhold", WITHHOLD_NEWEST), "custody.withhold")
+    try:
+        withhold = withhold_value(text)
+    except ValueError as e:
+        raise c.fail("custody.withhold", str(e)) from None
+    if withhold != WITHHOLD_NONE and snapshots is None:
+        raise c.fail("custody.withhold", "only a snapshot can be withheld: add a `snapshots:` block")
+    days = c.integer(spec.get("embargo_days", DEFAULT_EMBARGO_DAYS), "custody.embargo_days")
+    if not 0 <= days <= MAX_EMBARGO_DAYS:
+        raise c.fail("custody.embargo_days", f"must be 0 to {MAX_EMBARGO_DAYS:,} days, got {days}")
+    return CustodyPolicy(withhold, days)
+
+
 DEFAULT_PROMPTS = {r.name: list(r.silver_prompts) for r in RELATION_SPECS}
 SPEC_SAMPLE: dict[str, int | None] = {r.name: r.silver_sample for r in RELATION_SPECS}  # spec 4.3
 
@@ -270,6 +325,7 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
     splits = _splits(c, c.required(raw, "splits", ""))
     sampling = _sampling(c, raw.get("sampling"))
     snapshots = _snapshots(c, raw.get("snapshots"), splits[-1])
+    custody = _custody(c, raw.get("custody"), snapshots)
     if "silver" in raw:
         _silver(c, raw)
     c.plain_data(raw)
@@ -292,6 +348,7 @@ def parse_config(raw: Any, source: str, path: Path, root: Path) -> BuildConfig:
         raw=raw,
         snapshots=snapshots,
         corpus_sha256=declared,
+        custody=custody,
     )
 
 
@@ -333,3 +390,19 @@ def load_config(path: str | Path, root: Path | None = None) -> BuildConfig:
     """Load and validate a build config; relative paths are resolved against ``root`` (default: the cwd)."""
     path = Path(path)
     return parse_config(read_config(path), str(path), path, root or Path.cwd())
+
+
+def with_withhold(cfg: BuildConfig, text: str) -> BuildConfig:
+    """The config with ``--withhold``'s policy (its ``custody.withhold``; the embargo stays the config's)."""
+    try:
+        withhold = withhold_value(text)
+    except ValueError as e:
+        raise UsageError(f"--withhold {text}: {e}") from None
+    if cfg.snapshots is None and withhold != WITHHOLD_NONE:
+        raise UsageError(
+            f"--withhold {text}: only a snapshot can be withheld; the config has no `snapshots:` block"
+        )
+    custody = dict(cfg.raw.get("custody") or {}) | {"withhold": withhold}
+    return dataclasses.replace(
+        cfg, custody=dataclasses.replace(cfg.custody, withhold=withhold), raw=cfg.raw | {"custody": custody}
+    )

@@ -75,15 +75,24 @@ def write_data(
     return counts
 
 
-def write_works(asm: Assembly, path: Path) -> None:
+def write_works(asm: Assembly, path: Path, exclude: list[Path] | tuple[Path, ...] = ()) -> None:
     """Every placed work of the corpus the assembly read (its ``work_id``) up to the end of its last snapshot, not
     only those sampled into the release: a later ``ratio dataset append`` needs them to keep a new file's copy of
     an already public work (an arXiv version of an earlier conference paper) out of the new snapshots, as a rebuild
     would date the work by that copy. Works dated after the last snapshot are left out: their period is still to
-    be cut, so their rows, given again with the next files, belong in it."""
+    be cut, so their rows, given again with the next files, belong in it. A withheld split's works are left out
+    too (they are in the custody folder's own index), and those of ``exclude`` (an earlier version's)."""
     periods = asm.report.get("snapshots", {}).get("periods", {})
     until = max((p["end"] for p in periods.values()), default=None)
     closed = f"AND work_date_start <= DATE {sql_str(until)}" if until else ""
+    held = asm.con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'withheld_works'"
+    ).fetchone()[0]
+    if held:  # a withheld split's works are in custody (custody.WORKS), not in the public index
+        closed += " AND work_id NOT IN (SELECT work_id FROM withheld_works)"
+    if exclude:  # works an earlier version withheld (an append: the custody folder's works index)
+        files = ", ".join(sql_str(f) for f in exclude)
+        closed += f" AND work_id NOT IN (SELECT work_id FROM read_parquet([{files}]))"
     path.parent.mkdir(parents=True, exist_ok=True)
     asm.con.execute("SET threads=1")  # identical bytes on every rebuild
     asm.con.execute(

@@ -91,3 +91,32 @@ def hub_errors(api, repo_id: str) -> Iterator[None]:
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [""])[0]
+
+
+def publish_custody(folder: Path, repo_id: str) -> str:
+    """Upload a custody folder (``ratio dataset build --withhold``) to ``repo_id``, which must exist and be
+    private (``ratio leaderboard init`` creates ``ORG/custody`` so): a withheld split is never sent to a repository
+    anyone could read. Exactly the files its manifest lists and the manifest are sent."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    from ratio_bench.dataset.custody import Custody
+
+    custody = Custody.open(folder)
+    files = [*custody.files(), MANIFEST]
+    api = HfApi()
+    with hub_errors(api, repo_id):
+        private = api.repo_info(repo_id, repo_type="dataset").private
+    if not private:
+        raise PublishError(
+            f"--repo-id {repo_id}: is not a private repository; a custody folder goes only to one (create it with "
+            "`ratio leaderboard init ORG`: ORG/custody); nothing was uploaded",
+            value=repo_id,
+        )
+    with hub_errors(api, repo_id):
+        commit = api.create_commit(
+            repo_id,
+            [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(custody.root / f)) for f in files],
+            repo_type="dataset",
+            commit_message=f"Custody of {custody.manifest.get('release')}: {', '.join(custody.withheld) or 'nothing withheld'}",
+        )
+    return f"{api.endpoint}/datasets/{repo_id} (commit {commit.oid[:12]}, private)"

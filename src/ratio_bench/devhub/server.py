@@ -71,6 +71,7 @@ class HubState:
         self.conflicts = 0  # commits refused because their parent was not the head
         self.meta: dict[str, dict] = {}  # sha -> {parent, author, date, title}
         self.writers: dict[str, list[str]] = {}  # repo -> users who may write its branches (none: open)
+        self.private: set[str] = set()  # repos only their writers may read (others get 404, as on the Hub)
         self.discussions: dict[str, list[dict]] = {}  # repo -> discussions and pull requests, num = index + 1
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)  # the server's time (tests move it)
         self.lock = threading.RLock()
@@ -110,8 +111,18 @@ class HubState:
             return True
         return user is not None and (user in writers or repo.split("/")[1] == user)
 
-    def create_repo(self, repo: str, writers: list[str] | tuple[str, ...] = ()) -> None:
+    def can_read(self, repo: str, user: str | None) -> bool:
+        """May ``user`` read ``repo``? Anyone a public one; a private one only its writers (a custody repo)."""
+        return repo not in self.private or (
+            user is not None and bool(self.writers.get(repo)) and self.can_write(repo, user)
+        )
+
+    def create_repo(
+        self, repo: str, writers: list[str] | tuple[str, ...] = (), private: bool = False
+    ) -> None:
         with self.lock:
+            if private and repo not in self.refs:
+                self.private.add(repo)
             if repo not in self.refs:
                 sha = hashlib.sha1(f"init:{repo}".encode()).hexdigest()
                 self.commits[sha] = {}
@@ -237,6 +248,7 @@ class HubState:
         self.commits, self.refs = doc["commits"], doc["refs"]
         self.meta, self.writers = doc.get("meta", {}), doc.get("writers", {})
         self.discussions = doc.get("discussions", {})
+        self.private = set(doc.get("private", []))
         for blob in {b for files in self.commits.values() for b in files.values()}:
             self.blobs[blob] = (self.root / "blobs" / blob).read_bytes()
 
@@ -252,7 +264,7 @@ class HubState:
                 os.replace(tmp, path)
         tmp = self.root / "state.json.tmp"
         doc = {"commits": self.commits, "refs": self.refs, "meta": self.meta, "writers": self.writers,
-               "discussions": self.discussions}  # fmt: skip
+               "discussions": self.discussions, "private": sorted(self.private)}  # fmt: skip
         tmp.write_text(json.dumps(doc), encoding="utf-8")
         os.replace(tmp, self.root / "state.json")
 
@@ -352,7 +364,7 @@ class HubHandler(BaseHTTPRequestHandler):
         i = rest.index("resolve")
         repo, rev, path = f"{kind}/" + "/".join(rest[:i]), rest[i + 1], "/".join(rest[i + 2 :])
         sha = self.state.resolve(repo, rev)
-        if repo not in self.state.refs:
+        if repo not in self.state.refs or not self.state.can_read(repo, self.state.user(self._token())):
             return self._not_found("Repository not found", "RepoNotFound")
         if sha is None:
             return self._not_found("Revision not found", "RevisionNotFound")
@@ -378,7 +390,7 @@ class HubHandler(BaseHTTPRequestHandler):
     def _api_get(self, kind: str, rest: list[str]) -> None:
         # /api/{datasets|models}/{org}/{name}[/revision/{rev}] | /tree/{rev}/{path...}
         repo = f"{kind}/" + "/".join(rest[:2])
-        if repo not in self.state.refs:
+        if repo not in self.state.refs or not self.state.can_read(repo, self.state.user(self._token())):
             return self._not_found("Repository not found", "RepoNotFound")
         query = parse_qs(urlparse(self.path).query or "")
         rev = rest[3] if len(rest) >= 4 and rest[2] in ("revision", "tree", "commits") else "main"
@@ -399,7 +411,7 @@ class HubHandler(BaseHTTPRequestHandler):
             "_id": repo,
             "modelId": repo.split("/", 1)[1],
             "sha": sha,
-            "private": False,
+            "private": repo in self.state.private,
             "disabled": False,
             "gated": False,
             "downloads": 0,
@@ -512,7 +524,11 @@ class HubHandler(BaseHTTPRequestHandler):
             req = json.loads(body)
             name = req["name"] if "/" in req["name"] else f"{req.get('organization') or 'user'}/{req['name']}"
             kind = "datasets" if req.get("type") == "dataset" else "models"
-            self.state.create_repo(f"{kind}/{name}", writers=[user] if user else [])
+            self.state.create_repo(
+                f"{kind}/{name}",
+                writers=[user] if user else [],
+                private=bool(req.get("private")) or req.get("visibility") == "private",
+            )
             return self._json({"url": f"http://{self.headers['Host']}/{kind}/{name}", "name": name})
         if parts == ["api", "validate-yaml"]:
             import yaml
@@ -539,6 +555,8 @@ class HubHandler(BaseHTTPRequestHandler):
                 }
             )
         if action == "paths-info":
+            if not self.state.can_read(repo, user):
+                return self._not_found("Repository not found", "RepoNotFound")
             return self._paths_info(repo, rev, body)
         if action == "discussions":
             return self._discuss(repo, parts[1], parts[5:], json.loads(body or b"{}") or {}, user)

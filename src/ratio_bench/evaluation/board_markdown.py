@@ -17,7 +17,15 @@ from ratio_bench.evaluation.board_cells import (
     percent,
 )
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
-from ratio_bench.evaluation.board_view import Column, Row, cells, columns
+from ratio_bench.evaluation.board_view import (
+    COLUMNS,
+    WITHHELD_NOTE,
+    Column,
+    Row,
+    cells,
+    columns,
+    withheld_rows,
+)
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, CLEAN_NOTE, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import markdown_text
 from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries, has_snapshots
@@ -39,6 +47,9 @@ def leaderboard_markdown(board: Board) -> str:
     for release in board.releases:
         lines += ["", f"## {markdown_text(release.title)}", ""]
         lines += _md_table(columns(release.entries), [Row(*r) for r in ranked(release)])
+        if held := withheld_rows(release.entries):
+            shown = [c for c in COLUMNS if c.name in ("rank", "model_setup", "withheld")]
+            lines += ["", "### Withheld split", "", markdown_text(WITHHELD_NOTE), "", *_md_table(shown, held)]
         if bare_note(release):
             lines += ["", markdown_text(bare_note(release))]
         lines += _md_relation_boards(release)

@@ -67,6 +67,7 @@ def render_board(board: Board, args: Any, source: str, markdown_extra: str = "",
         terminal_clean_table,
         terminal_relation_tables,
         terminal_release_table,
+        terminal_withheld_table,
     )
     from ratio_bench.evaluation.escaping import terminal_text
     from ratio_bench.evaluation.leaderboard import LeaderboardError, has_snapshots
@@ -79,6 +80,8 @@ def render_board(board: Board, args: Any, source: str, markdown_extra: str = "",
         console.print(terminal_clean_table(release))
     for release in () if clean_only else board.releases:
         console.print(terminal_release_table(release))
+        if (held := terminal_withheld_table(release)) is not None:
+            console.print(held)
         for table in terminal_relation_tables(release):
             console.print(table)
         if bare_note(release):

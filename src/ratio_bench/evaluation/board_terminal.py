@@ -10,7 +10,7 @@ from typing import Any
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_cells import interval_note
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, ranked, relation_ranked
-from ratio_bench.evaluation.board_view import Column, Row, columns
+from ratio_bench.evaluation.board_view import COLUMNS, WITHHELD_NOTE, Column, Row, columns, withheld_rows
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import terminal_text
 from ratio_bench.evaluation.leaderboard import ReleaseEntries
@@ -46,6 +46,15 @@ def terminal_release_table(release: ReleaseEntries) -> Any:
     rows = [Row(rank, e) for rank, e in ranked(release)]
     caption = interval_note() if any(e.per_query for e in release.entries) else ""
     return _table(f"Leaderboard {release.title} (%)", columns(release.entries), rows, caption)
+
+
+def terminal_withheld_table(release: ReleaseEntries) -> Any | None:
+    """The withheld view (None when no verified entry has withheld figures): ranked by the withheld split."""
+    rows = withheld_rows(release.entries)
+    if not rows:
+        return None
+    shown = [c for c in COLUMNS if c.name in ("rank", "model_setup", "withheld")]
+    return _table(f"Withheld split: {release.title} (%)", shown, rows, WITHHELD_NOTE)
 
 
 def terminal_relation_tables(release: ReleaseEntries) -> list[Any]:

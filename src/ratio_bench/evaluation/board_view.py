@@ -24,7 +24,7 @@ from ratio_bench.evaluation.board_cells import (
     split_text,
 )
 from ratio_bench.evaluation.board_ranks import Rank
-from ratio_bench.evaluation.entry import Entry, ModelMeta
+from ratio_bench.evaluation.entry import Entry, ModelMeta, Withheld
 from ratio_bench.evaluation.results import TABLE_METRICS
 
 MAIN, RELATION = "main", "relation"  # the release's table; a relation's own ranking
@@ -109,6 +109,40 @@ def _throughput(entry: Entry) -> str:
     return _count(meta.throughput_texts_per_s) + (f" ({meta.hardware})" if meta.hardware else "")
 
 
+def shown_withheld(entry: Entry) -> Withheld | None:
+    """An entry's withheld figures as the board shows them: a verified entry's only (a self-reported one cannot
+    have been scored on a split nobody outside custody holds, so its block is never shown or ranked)."""
+    return entry.withheld if entry.status == "verified" else None
+
+
+def _withheld_text(entry: Entry) -> str:
+    held = shown_withheld(entry)
+    if held is None:
+        return "-"
+    n = sum(held.n_queries.values())
+    lows, highs = zip(*held.interval.values(), strict=True)
+    bounds = (
+        f" [{100 * sum(lows) / len(lows):.1f}-{100 * sum(highs) / len(highs):.1f}]" if len(lows) == 1 else ""
+    )
+    return f"{100 * held.mean_score:.1f}{bounds} (n={n}, {held.split})"
+
+
+def withheld_rows(entries: Sequence[Entry]) -> list[Row]:
+    """The withheld view: the verified entries scored on the withheld split, ranked by its MRR@10 (mean over its
+    relations), one place per row (no paired test: the per-query ranks stay in custody)."""
+    held = sorted(
+        (e for e in entries if shown_withheld(e)), key=lambda e: (-shown_withheld(e).mean_score, e.label)
+    )
+    return [Row(Rank(i), e) for i, e in enumerate(held, 1)]
+
+
+WITHHELD_NOTE = (
+    "withheld: MRR@10 (%) on the newest snapshot, withheld from the public release and scored only by the "
+    "leaderboard's workers (verified entries; aggregate figures, the interval a 95% bootstrap over its queries); "
+    "reproducible by anyone once the split is released (ratio dataset release-withheld)."
+)
+
+
 COLUMNS: tuple[Column, ...] = (
     Column("rank", "#", lambda r: str(r.rank), value=lambda r: r.rank.position, escaped=False),
     Column("model_setup", "model setup", lambda r: r.entry.label),
@@ -145,6 +179,14 @@ COLUMNS: tuple[Column, ...] = (
         shown=_stated("throughput_texts_per_s"),
         tables=(MAIN,),
         in_label=True,
+    ),
+    Column(
+        "withheld",
+        "withheld M@10",
+        lambda r: _withheld_text(r.entry),
+        value=lambda r: held.mean_score if (held := shown_withheld(r.entry)) else None,
+        shown=lambda es: any(shown_withheld(e) for e in es),
+        tables=(MAIN,),
     ),
     Column(
         "peak_memory",

@@ -86,6 +86,26 @@ class PerQuery:
 
 
 @dataclass(frozen=True)
+class Withheld:
+    """Figures on a withheld snapshot, scored in custody by a worker (``ratio dataset build --withhold``): per
+    relation the aggregate metrics, the queries and MRR@10's 95% bootstrap interval, and the split's SHA-256 (the
+    public manifest's withheld record), never per-query ranks or ids, which would help rebuild the split's golds.
+    Shown and ranked only on a verified entry (a self-reported one cannot have seen the split)."""
+
+    split: str
+    split_sha256: str
+    results: Mapping[str, Mapping[str, float]]
+    n_queries: Mapping[str, int]
+    interval: Mapping[str, tuple[float, float]]
+    n_candidates: int | None = None
+
+    @property
+    def mean_score(self) -> float:
+        """The withheld ranking key: MRR@10 averaged over the relations scored on the withheld split."""
+        return sum(m[MAIN_SCORE] for m in self.results.values()) / len(self.results)
+
+
+@dataclass(frozen=True)
 class Sample:
     """``ratio score --sample``: a seeded sample of queries (never ranked)."""
 
@@ -172,6 +192,7 @@ class Entry:
     judged: Mapping[str, Judged] = field(default_factory=dict)
     per_query: Mapping[str, PerQuery] = field(default_factory=dict)
     sample: Sample | None = None
+    withheld: Withheld | None = None
     reproduce: str | None = None
     model_meta: ModelMeta | None = None
     provenance: Provenance | None = None
@@ -222,6 +243,8 @@ class Entry:
             blocks = getattr(self, name)
             if blocks:
                 doc[name] = {rel: _plain(b) for rel, b in blocks.items()}
+        if self.withheld is not None:
+            doc["withheld"] = withheld_doc(self.withheld)
         return doc
 
     def _model_meta_doc(self) -> dict[str, Any] | None:
@@ -310,6 +333,27 @@ class Entry:
         self._check_judged()
         self._check_cutoff()
         self._check_per_query()
+        self._check_withheld()
+
+    def _check_withheld(self) -> None:
+        """A withheld block is another snapshot's figures: a dated split other than the entry's, every scored
+        relation with queries and an interval that holds its MRR@10."""
+        held = self.withheld
+        if held is None:
+            return
+        where = "invalid submission at withheld"
+        if not is_snapshot(held.split) or held.split == self.split:
+            raise SubmissionError(f"{where}/split: {held.split} is no other dated snapshot than {self.split}")
+        unknown = (set(held.results) | set(held.n_queries) | set(held.interval)) - set(RELATIONS)
+        if unknown or set(held.results) != set(held.interval) or set(held.results) != set(held.n_queries):
+            raise SubmissionError(f"{where}: results, n_queries and interval must name the same relations")
+        for rel, (low, high) in held.interval.items():
+            if held.n_queries[rel] < 1:
+                raise SubmissionError(f"{where}/n_queries/{rel}: a figure needs at least one query")
+            if not low - PER_QUERY_TOLERANCE <= held.results[rel][MAIN_SCORE] <= high + PER_QUERY_TOLERANCE:
+                raise SubmissionError(
+                    f"{where}/interval/{rel}: [{low}, {high}] does not hold its {MAIN_SCORE}"
+                )
 
     def _check_counts(self) -> None:
         """Every scored relation was scored on some queries (a figure over no query is no figure)."""
@@ -409,6 +453,16 @@ def _build(doc: dict[str, Any]) -> Entry:
         kw["model_meta_nulls"] = tuple(k for k, v in doc["model_meta"].items() if v is None)
     if "sample" in doc:
         kw["sample"] = Sample(**doc["sample"])
+    if "withheld" in doc:
+        held = doc["withheld"]
+        kw["withheld"] = Withheld(
+            held["split"],
+            held["split_sha256"],
+            {rel: dict(m) for rel, m in held["results"].items()},
+            dict(held["n_queries"]),
+            {rel: (b[0], b[1]) for rel, b in held["interval"].items()},
+            held.get("n_candidates"),
+        )
     kw["judged"] = {rel: Judged(**b) for rel, b in doc.get("judged", {}).items()}
     kw["per_query"] = {
         rel: PerQuery(b["query_ids_sha256"], tuple(b["gold_rank"]))
@@ -436,6 +490,18 @@ def _plain(record: Any) -> dict[str, Any]:
             list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
         )
     return out
+
+
+def withheld_doc(held: Withheld) -> dict[str, Any]:
+    """A withheld block as its document (what the entry file holds)."""
+    doc = {
+        "split": held.split,
+        "split_sha256": held.split_sha256,
+        "results": {rel: dict(m) for rel, m in held.results.items()},
+        "n_queries": dict(held.n_queries),
+        "interval": {rel: list(b) for rel, b in held.interval.items()},
+    }
+    return doc | ({"n_candidates": held.n_candidates} if held.n_candidates is not None else {})
 
 
 def _drop_none(doc: dict[str, Any]) -> dict[str, Any]:
@@ -507,7 +573,7 @@ def record_fields() -> dict[str, tuple[type, tuple[str, ...], tuple[str, ...]]]:
     names and its required ones (no default): what the schema test compares with the published schema."""
     records = {
         "#": Entry, "dataset": Dataset, "trained_from": TrainedFrom, "judged/*": Judged,
-        "per_query/*": PerQuery, "sample": Sample, "model_meta": ModelMeta,
+        "per_query/*": PerQuery, "sample": Sample, "model_meta": ModelMeta, "withheld": Withheld,
     }  # fmt: skip
     out = {}
     for where, record in records.items():

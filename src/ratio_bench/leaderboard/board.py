@@ -271,16 +271,20 @@ class FolderReport:
     verdict: Verdict
     entries: tuple[tuple[str, bool, str], ...]  # (entry file, verified, why / what was found)
     notes: tuple[str, ...] = ()  # what the trusted keys' listing ignored (a key listed twice, past the cap)
+    custody: tuple[
+        tuple[str, bool, str], ...
+    ] = ()  # (custody check, passed, detail): entries with withheld figures
 
     @property
     def verified(self) -> bool:
-        return self.verdict.verified and all(ok for _, ok, _ in self.entries)
+        return self.verdict.verified and all(ok for _, ok, _ in (*self.entries, *self.custody))
 
     def lines(self) -> list[str]:
         word = "VERIFIED" if self.verified else "SELF-REPORTED"
         out = [f"{self.verdict.folder}: {word}", *(f"  note {n}" for n in self.notes)]
         out += [f"  {'ok  ' if s.ok else 'FAIL'} {s.name}: {s.detail}" for s in self.verdict.steps]
         out += [f"  {'ok  ' if ok else 'FAIL'} entry {name}: {why}" for name, ok, why in self.entries]
+        out += [f"  {'ok  ' if ok else 'FAIL'} custody: {name}: {why}" for name, ok, why in self.custody]
         return out
 
 
@@ -307,7 +311,7 @@ def verify(target: str, results: hub.RepoRef | None, requests: str | None) -> li
 def _report(repo: RepoReader, folder: str, files: dict[str, bytes], too_big: dict[str, int]) -> FolderReport:
     verdict = repo.check(folder, files.get(PROVENANCE), files, too_big)
     signed = set(verdict.record["entries"]) if verdict.record else set()
-    entries = []
+    entries, custody = [], []
     for name, data in sorted(files.items()):
         if "/" in name or not name.endswith(".json") or name == PROVENANCE:
             continue
@@ -319,7 +323,35 @@ def _report(repo: RepoReader, folder: str, files: dict[str, bytes], too_big: dic
             continue  # an unsigned file that is no entry shows nothing: the folder's step "unsigned files" names it
         step = verdict.entry_step(name, data, entry.model)
         entries.append((name, step.ok, step.detail))
-    return FolderReport(verdict, tuple(entries), repo.listing.notes)
+        if entry.withheld is not None:
+            custody += custody_steps(name, entry, step.ok, files)
+    return FolderReport(verdict, tuple(entries), repo.listing.notes, tuple(custody))
+
+
+def custody_steps(name: str, entry, signed: bool, files: dict[str, bytes]) -> list[tuple[str, bool, str]]:
+    """What a stranger can check of an entry's withheld figures before the split is released: they are signed
+    with the entry, and the folder holds no per-query material of the withheld split (no run, no mteb file, no
+    ranks); after ``ratio dataset release-withheld``, the command that reproduces them."""
+    held = entry.withheld
+    leaked = sorted(p for p in files if held.split in p)
+    return [
+        (f"{name} withheld {held.split}", signed,
+         "figures signed with the entry (its SHA-256 in provenance.json)" if signed else "the entry is not signed"),
+        ("no per-query data", not leaked,
+         f"the folder holds {', '.join(leaked[:3])}" if leaked else f"no run, mteb file or ranks of {held.split}; "
+         f"aggregates over {sum(held.n_queries.values())} queries only"),
+        ("reproducible after the embargo", True,
+         f"split sha256 {held.split_sha256[:12]}; once released: {_reproduce_withheld(entry)}"),
+    ]  # fmt: skip
+
+
+def _reproduce_withheld(entry) -> str:
+    """The entry's reproduce command, on the withheld split and the release's next version."""
+    command = entry.reproduce or f"ratio leaderboard reproduce {entry.model} --split test"
+    return (
+        command.replace("--split test ", f"--split {entry.withheld.split} ").rsplit("@", 1)[0]
+        + "@NEXT_VERSION"
+    )
 
 
 def _folders_of(repo: RepoReader, target: str) -> list[str]:

@@ -123,7 +123,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from ratio_bench.leaderboard.init import init_repos, repo_ids
+    from ratio_bench.leaderboard.init import custody_id, init_repos, repo_ids
 
     for repo in init_repos(args.org, args.private):
         wrote = f"wrote {', '.join(repo.written)}" if repo.written else "nothing to add"
@@ -132,6 +132,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     requests, results = repo_ids(args.org)
     print(f"submit: ratio leaderboard submit ORG/MODEL --requests {requests}")
     print(f"work: ratio leaderboard worker --requests {requests} --results {results} --dataset RELEASE")
+    print(
+        f"custody (private): ratio dataset publish-custody RELEASE.custody --repo-id {custody_id(args.org)}"
+    )
     return 0
 
 
@@ -150,6 +153,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         WorkerOptions,
         default_log_file,
         default_worker_id,
+        local_custody,
         local_dataset,
         run,
     )
@@ -167,6 +171,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         RepoRef.parse(args.dataset, "--dataset")  # a bad --dataset is named before the key is asked for
     key = _worker_key(args.key)
     dataset, source = local_dataset(args.dataset)
+    custody = local_custody(args.custody, dataset) if args.custody else None
     opts = WorkerOptions(
         requests,
         results,
@@ -183,6 +188,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         log_file=args.log_file or default_log_file(args.cache_dir),
         infra_retries=args.infra_retries,
         retry_backoff_s=args.retry_backoff,
+        custody=custody,
     )
 
     def log(line: str) -> None:
@@ -363,7 +369,7 @@ def _queue_commands(commands: argparse._SubParsersAction) -> None:
 
     p = commands.add_parser(
         "init",
-        help="create ORG/requests and ORG/results, the service's dataset repos, with README and policy",
+        help="create ORG/requests, ORG/results and the private ORG/custody, the service's dataset repos",
     )
     p.add_argument("org", metavar="ORG", help="the Hub user or organisation (the official one: ratio-bench)")
     p.add_argument("--private", action="store_true", help="create the repositories private")
@@ -405,6 +411,11 @@ def _worker_command(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--dataset", required=True, metavar="REPO[@REV]|DIR", help="the release: a Hub dataset or a folder"
     )
+    p.add_argument(
+        "--custody", metavar="REPO[@REV]|DIR",
+        help="the release's custody (the private dataset repo `ratio leaderboard init` made, or a folder): each "
+        "admitted submission is also scored on the withheld split, aggregate figures only",
+    )  # fmt: skip
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--once", action="store_true", help="stop when nothing is left to claim (the default)")
     mode.add_argument("--poll", type=float, metavar="SECONDS", help="keep running, looking every SECONDS")

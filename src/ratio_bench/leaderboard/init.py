@@ -20,7 +20,7 @@ from ratio_bench.core.errors import UsageError
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.submit import MAX_PARAMETERS
 
-REQUESTS_NAME, RESULTS_NAME = "requests", "results"
+REQUESTS_NAME, RESULTS_NAME, CUSTODY_NAME = "requests", "results", "custody"
 OFFICIAL_ORG = "ratio-bench"
 _ORG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
 
@@ -54,19 +54,35 @@ def results_for(requests: str) -> str:
     )
 
 
-def init_repos(org: str, private: bool = False) -> tuple[CreatedRepo, CreatedRepo]:
-    """Create (or complete) the requests and results repositories of ``org``."""
+def custody_id(org: str) -> str:
+    """``ORG/custody``: the private dataset repo of the release's withheld split (its custody folder)."""
+    repo_ids(org)  # the same check of ORG
+    return f"{org}/{CUSTODY_NAME}"
+
+
+def init_repos(org: str, private: bool = False) -> tuple[CreatedRepo, CreatedRepo, CreatedRepo]:
+    """Create (or complete) the requests and results repositories of ``org``, and its custody repository, which
+    is always private (only the maintainers and their workers' tokens read it)."""
     requests, results = repo_ids(org)
+    custody = custody_id(org)
     return (
         _ensure(requests, requests_files(requests, results), private),
         _ensure(results, results_files(requests, results), private),
+        _ensure(custody, custody_files(custody, results), True),
     )
 
 
 def _ensure(repo_id: str, files: dict[str, str], private: bool) -> CreatedRepo:
-    """The dataset repo exists afterwards and holds every file of ``files`` (those already there untouched)."""
+    """The dataset repo exists afterwards and holds every file of ``files`` (those already there untouched); a
+    repo that must be private and is not is refused before anything is written to it."""
     with hub.hub_errors(f"dataset {repo_id}"):
         url = str(hub.api().create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True))
+        public = private and not hub.api().repo_info(repo_id, repo_type="dataset").private
+    if public:
+        raise hub.LeaderboardError(
+            f"{repo_id}: exists and is public; the custody repository must be private (make it so in its settings "
+            "on the Hub, or delete it), then run init again; nothing was written to it"
+        )
     sha = hub.head(repo_id, "dataset")
     present = set(hub.tree(repo_id, "dataset", sha))
     missing = {path: text.encode("utf-8") for path, text in files.items() if path not in present}
@@ -107,6 +123,38 @@ Results appear in `{results}` under `<org>/<model>/<sha>/<setup>/`. What is acce
   a request (status `FAILED`, with the reason) that breaks these rules or the Hub's terms.
 """
     return {"README.md": readme, "POLICY.md": policy, **_identity_file(requests)}
+
+
+def custody_files(custody: str, results: str) -> dict[str, str]:
+    readme = f"""---
+pretty_name: Ratio custody (private)
+tags: [ratio-bench, leaderboard]
+---
+# Ratio custody: the withheld split
+
+Private. The release's newest snapshot, withheld from the public release (`ratio dataset build --withhold
+newest`): its custody folder (`<release>.custody/`, kind `custody`), readable by the maintainers and their
+workers' tokens alone. Workers score every admitted submission on it too and publish in `{results}` only its
+aggregate figures (metrics, queries, interval), signed with the test entry.
+
+```bash
+ratio dataset publish-custody ratio.custody --repo-id {custody}        # refused unless this repo is private
+ratio leaderboard worker ... --dataset ORG/ratio --custody {custody}
+ratio dataset release-withheld --dataset ratio --version NEW           # after the embargo: the split goes public
+```
+
+What may leak and how a token that reads this repo is rotated: docs/security-custody.md.
+"""
+    policy = """# Custody policy
+
+- Readers: the maintainers and the workers' Hub tokens (write access to this repository). Nobody else; no token
+  that reads it goes into a log, a cache, a card or a result.
+- Only the custody folder is published here; its files are exactly those its manifest lists.
+- The withheld split is released into the public release by `ratio dataset release-withheld` once its embargo
+  (the config's `custody.embargo_days` after the period's end) has passed; its files do not change, so every
+  withheld score becomes reproducible to the digit.
+"""
+    return {"README.md": readme, "POLICY.md": policy}
 
 
 def results_files(requests: str, results: str) -> dict[str, str]:

@@ -35,12 +35,14 @@ def run_job(
     batch_size: int = 64,
     cache_dir: Path | None = None,
     splits: tuple[str, ...] | None = None,
+    custody: Path | None = None,
 ) -> None:
     """Score the request in ``request_file`` (its ``path`` in the requests repo) into ``out`` (``splits``: only
     these, as ``ratio leaderboard reproduce`` asks; default every split a job scores). Each entry names the command
     that reproduces it."""
     from ratio_bench.core import cutoffs
     from ratio_bench.core.io import write_json
+    from ratio_bench.core.snapshots import parse_split
     from ratio_bench.dataset.release import Release
     from ratio_bench.evaluation import engine
     from ratio_bench.evaluation.results import mteb_results
@@ -51,6 +53,7 @@ def run_job(
     from ratio_bench.leaderboard.submit import MODEL_PATTERNS, inspect_model
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import ModelSetup, saved_relation_prompts
+    from ratio_bench.retrieval.retriever import load_retriever
 
     request = parse_request(request_file.read_bytes(), path)
     with hub.hub_errors(request.label):
@@ -77,18 +80,22 @@ def run_job(
     )
     release = Release.open(dataset)
     pool = engine.judged_pool_for(dataset, release.manifest, None, "mined")
+    cache = EmbeddingCache(cache_dir)
+    retriever = load_retriever(setup, cache, batch_size)  # one load for the public splits and the withheld
     scored = (
         engine.score(  # test and every snapshot must load (a verified job never skips one); silver may not
             setup,
             release,
             splits or job_splits(dataset),
-            cache=EmbeddingCache(cache_dir),
+            cache=cache,
             batch_size=batch_size,
             keep_runs=True,
             pool=pool,
             optional=() if splits else ("silver",),  # a split reproduce asks for must load
+            retriever=retriever,
         )
     )
+    held = withheld_blocks(setup, release, custody, cache, batch_size, retriever) if custody else {}
     summary = {  # per split: its ranking; the model load and the encoding are the engine's, once for all
         "seconds": {},
         "n_queries": {},
@@ -104,6 +111,10 @@ def run_job(
         split_score.entry["reproduce"] = reproduce_command(
             request.model, request.sha, request.setup, split, release.name, release.version
         )
+        if (
+            split == "test" and held
+        ):  # the newest withheld split's figures ride on the test entry, signed with it
+            split_score.entry["withheld"] = held[max(held, key=parse_split)]
         write_json(out / f"{split}.json", split_score.entry)
         for task, mteb_doc in mteb_results(result, split_score.data.manifest, split).items():
             write_json(out / "mteb" / split / f"{task}.json", mteb_doc)
@@ -111,6 +122,40 @@ def run_job(
         summary["seconds"][split] = round(result.seconds, 3)
         summary["n_queries"][split] = result.n_queries
     write_json(out / SUMMARY, summary)
+
+
+def withheld_blocks(setup, release, custody: Path, cache, batch_size: int, retriever) -> dict[str, dict]:
+    """{split: the entry's ``withheld`` block} of every split the release withholds, scored on the release with
+    its custody folder put back (:func:`ratio_bench.dataset.custody.merged`, a temporary folder): aggregate
+    metrics, queries, MRR@10's bootstrap interval and the split's SHA-256; the run, its per-query ranks and its
+    mteb files are dropped here and never leave this process."""
+    from ratio_bench.dataset.custody import Custody, merged, withheld_of
+    from ratio_bench.evaluation import engine
+
+    splits = list(withheld_of(release.manifest))
+    if not splits:
+        return {}
+    with merged(release, Custody.open(custody)) as whole:
+        scored = engine.score(setup, whole, splits, cache=cache, batch_size=batch_size, retriever=retriever)
+    return {s.split: withheld_block(s.entry) for s in scored.splits}
+
+
+def withheld_block(doc: dict) -> dict:
+    """The ``withheld`` block of an entry scored on a withheld split (its aggregates, none of its per-query data)."""
+    from ratio_bench.evaluation.entry import MAIN_SCORE, Entry, Withheld, withheld_doc
+    from ratio_bench.evaluation.uncertainty import interval
+
+    entry = Entry.from_json(doc)
+    bounds = {rel: interval(entry, rel, MAIN_SCORE) for rel in entry.results}
+    held = Withheld(
+        entry.split,
+        entry.dataset.split_sha256 or "",
+        entry.results,
+        {rel: entry.n_queries[rel] for rel in entry.results},
+        {rel: (round(b.low, 6), round(b.high, 6)) for rel, b in bounds.items() if b is not None},
+        entry.n_candidates,
+    )
+    return withheld_doc(held)
 
 
 def fetch_card(model: str, sha: str) -> None:
@@ -150,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-params", type=int, required=True)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--cache-dir", type=Path)
+    p.add_argument("--custody", type=Path, help="the release's custody folder: score its withheld split too")
     args = p.parse_args(argv)
     try:
         run_job(
@@ -160,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             max_params=args.max_params,
             batch_size=args.batch_size,
             cache_dir=args.cache_dir,
+            custody=args.custody,
         )
     except Exception as exc:  # noqa: BLE001 - any failure of a stranger's model is that request's FAILED reason
         from ratio_bench.leaderboard.lifecycle import classify

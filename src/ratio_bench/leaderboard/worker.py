@@ -70,6 +70,7 @@ class WorkerOptions:
         3  # tries of a job or a publish that fails for the infrastructure (Hub 5xx, full disk)
     )
     retry_backoff_s: float = 30.0  # the first wait between them (doubling)
+    custody: Path | None = None  # the release's custody folder: every job also scores the withheld split
 
     @property
     def job_timeout_s(self) -> float:
@@ -105,6 +106,43 @@ def local_dataset(text: str) -> tuple[Path, str]:
         sha = hub.api().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
         folder = hub.api().snapshot_download(ref.repo_id, repo_type="dataset", revision=sha)
     return Path(folder), f"{ref.repo_id}@{sha}"
+
+
+def local_custody(text: str, dataset: Path) -> Path:
+    """The custody folder of ``--custody``: a folder, or a private Hub dataset ``REPO[@REV]`` downloaded with the
+    worker's token (which must be able to read it; nobody else's can). It must go with the release: the same
+    withheld records (``ratio dataset check``'s pairing), else a one-line refusal before anything is claimed."""
+    from ratio_bench.dataset.custody import Custody, CustodyError, withheld_of
+    from ratio_bench.dataset.release import Release
+
+    if Path(text).is_dir():
+        folder = Path(text)
+    else:
+        ref = RepoRef.parse(text, "--custody")
+        with hub.hub_errors(f"--custody {ref}"):
+            sha = hub.api().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
+            folder = custody_home() / ref.repo_id.replace("/", "--") / sha
+            folder.mkdir(parents=True, exist_ok=True)
+            hub.api().snapshot_download(ref.repo_id, repo_type="dataset", revision=sha, local_dir=folder)
+    custody = Custody.open(folder)
+    held = withheld_of(Release.open(dataset).manifest)
+    if custody.withheld != held:
+        raise CustodyError(
+            f"--custody {text}: holds {sorted(custody.withheld) or 'nothing'}, the release withholds "
+            f"{sorted(held) or 'nothing'}: not this release's custody folder"
+        )
+    return folder
+
+
+def custody_home() -> Path:
+    """Where a worker keeps custody downloads: plain files (not the Hub cache's symlinks) in a folder only its
+    user can read, beside the Hub cache (``HF_HOME``)."""
+    from huggingface_hub import constants
+
+    home = Path(constants.HF_HOME) / "ratio-custody"
+    home.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o700)
+    return home
 
 
 def claim(
@@ -163,6 +201,8 @@ def run_job(request: Request, opts: WorkerOptions, out: Path) -> str | None:
                "--batch-size", str(opts.batch_size)]  # fmt: skip
     if opts.cache_dir:
         command += ["--cache-dir", str(opts.cache_dir)]
+    if opts.custody:
+        command += ["--custody", str(opts.custody)]
     out.mkdir(parents=True)
     with _job_log(opts.log_file, request) as log:
         proc = subprocess.Popen(
