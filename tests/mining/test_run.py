@@ -24,6 +24,10 @@ from ratio_bench.mining.step import MineUnits, MiningSettings, _lexicon
 from ratio_bench.mining.units import plan_units
 
 
+# One task per unit (the fixture's three units would otherwise be one task), where a test needs several tasks.
+PER_UNIT = MiningSettings(progress=False, task_bytes=1)
+
+
 def _digest(folder):
     return {
         p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -36,7 +40,8 @@ def test_run_mining_outputs_schema_stats_and_rejects(fixture_corpus, tmp_path):
     stats = run_mining([fixture_corpus], out, MiningSettings(progress=False))
     units = plan_units([fixture_corpus])
     assert [u.label for u in units] == ["abstracts.jsonl", "fulltext.parquet#rg0", "fulltext.parquet#rg1"]
-    assert stats["tasks_done"] == stats["tasks_planned"] == 3
+    assert stats["tasks_done"] == stats["tasks_planned"] == 1  # three small units, one task
+    assert json.loads((out / "plan.json").read_text())["tasks"] == [[0, 3]]
     pairs = [r for f in sorted((out / "pairs").glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
     assert pq.read_schema(out / "pairs" / "00000.parquet") == PAIR_SCHEMA
     assert pq.read_schema(out / "distractors" / "00000.parquet") == DISTRACTOR_SCHEMA
@@ -84,7 +89,7 @@ def test_resume_skips_completed_tasks_and_redoes_the_killed_one(fixture_corpus, 
 
     monkeypatch.setattr(MineUnits, "run", crash_on_rank_2)
     with pytest.raises(KeyboardInterrupt):
-        run_mining([fixture_corpus], out, MiningSettings(progress=False))
+        run_mining([fixture_corpus], out, PER_UNIT)
     assert not (out / "pairs" / "00002.parquet").exists()  # nothing half-written
     assert not list((out / "pairs").glob(".*.tmp"))
     first = _digest(out)
@@ -95,7 +100,7 @@ def test_resume_skips_completed_tasks_and_redoes_the_killed_one(fixture_corpus, 
         return real_run(self, data, rank, world_size)
 
     monkeypatch.setattr(MineUnits, "run", record)
-    stats = run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    stats = run_mining([fixture_corpus], out, PER_UNIT)
     assert calls == [2]  # only the unfinished task ran again
     assert stats["tasks_done"] == 3
     assert {k: v for k, v in _digest(out).items() if k in first} == first
@@ -146,13 +151,13 @@ def test_input_edited_in_place_at_the_same_size_is_refused(fixture_corpus, tmp_p
         run_mining([fixture_corpus], out, MiningSettings(progress=False))
     path.write_bytes(data)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 3
+    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 1
 
 
 def test_leftover_temp_files_of_a_killed_task_do_not_break_resume(fixture_corpus, tmp_path):
     clean, out = tmp_path / "clean", tmp_path / "mined"
-    run_mining([fixture_corpus], clean, MiningSettings(progress=False))
-    run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    run_mining([fixture_corpus], clean, PER_UNIT)
+    run_mining([fixture_corpus], out, PER_UNIT)
     # What SIGKILL during task 1 leaves: no completion mark, no shards, temporary files of every writer.
     (out / "logs" / "completions" / "00001").unlink()
     leftovers = []
@@ -169,7 +174,7 @@ def test_leftover_temp_files_of_a_killed_task_do_not_break_resume(fixture_corpus
         p.write_bytes(b"half-written")
     foreign = out / "pairs" / ".notes.tmp"  # not a name of ours: left alone
     foreign.write_text("mine")
-    stats = run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    stats = run_mining([fixture_corpus], out, PER_UNIT)
     assert stats["tasks_done"] == 3
     assert not any(p.exists() for p in leftovers)
     assert foreign.read_text() == "mine"
@@ -208,7 +213,9 @@ def test_sigkilled_mine_leaves_no_process_behind_and_resumes(tmp_path, nougat_te
     out = tmp_path / "mined"
     env = {k: v for k, v in os.environ.items() if k != "RATIO_DEBUG"}
     cmd = [sys.executable, "-m", "ratio_bench.cli", "mine", "--corpus", str(corpus), "--out", str(out)]
-    proc = subprocess.Popen([*cmd, "--quiet", "--workers", "2"], env=env, stdout=DEVNULL, stderr=DEVNULL)
+    proc = subprocess.Popen(
+        [*cmd, "--quiet", "--workers", "2", "--task-mb", "1e-6"], env=env, stdout=DEVNULL, stderr=DEVNULL
+    )
     completions = out / "logs" / "completions"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (completions.is_dir() and any(completions.iterdir())):
@@ -222,7 +229,7 @@ def test_sigkilled_mine_leaves_no_process_behind_and_resumes(tmp_path, nougat_te
     while time.monotonic() < deadline and any(map(_running, children)):
         time.sleep(0.05)
     assert not [p for p in children if _running(p)], "orphaned processes of the killed run"
-    stats = run_mining([corpus], out, MiningSettings(progress=False), workers=2)
+    stats = run_mining([corpus], out, PER_UNIT, workers=2)
     assert stats["tasks_done"] == 40
     assert not list(out.rglob("*.tmp"))
 
@@ -250,7 +257,7 @@ def test_a_second_local_run_on_the_same_folder_is_refused(fixture_corpus, tmp_pa
     finally:
         holder.kill()
         holder.wait()
-    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 3
+    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 1
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027])
@@ -312,7 +319,8 @@ def test_mine_console_and_stats_agree_with_the_rejects_files(fixture_corpus, tmp
 
 
 def test_local_mining_shows_one_bar_for_the_stage_not_one_per_task(fixture_corpus, tmp_path, capfd):
-    stats = run_mining([fixture_corpus], tmp_path / "m", MiningSettings(progress=True), workers=2)
+    settings = MiningSettings(progress=True, task_bytes=1)
+    stats = run_mining([fixture_corpus], tmp_path / "m", settings, workers=2)
     err = capfd.readouterr().err
     assert stats["tasks_done"] == 3
     assert "mining (3 tasks)" in err and "3/3" in err  # the stage's bar reached its end
