@@ -49,8 +49,9 @@ def _rss_bytes(pids: list[int]) -> int:
     return total
 
 
-def run_measured(cmd: list[str], env: dict[str, str] | None = None, every_s: float = 0.2,
-                 timeout_s: float | None = None) -> Measured:
+def run_measured(
+    cmd: list[str], env: dict[str, str] | None = None, every_s: float = 0.2, timeout_s: float | None = None
+) -> Measured:
     """Run ``cmd``, sampling its process tree's RSS every ``every_s`` seconds."""
     began = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

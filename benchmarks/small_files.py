@@ -21,7 +21,6 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import file_count, run_measured  # noqa: E402
-
 from ratio_bench.corpus.scale import ScaleSpec, base_sample, write_scaled  # noqa: E402
 
 
@@ -48,8 +47,19 @@ def subset(folder: Path, n: int) -> Path:
 
 def mine(corpus: Path, out: Path, *flags: str) -> dict:
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "ratio_bench.cli", "mine", "run", "--corpus", str(corpus), "--out", str(out),
-           "--quiet", *flags]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ratio_bench.cli",
+        "mine",
+        "run",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--quiet",
+        *flags,
+    ]
     m = run_measured(cmd)
     if m.returncode:
         raise SystemExit(m.output[-3000:])
@@ -76,8 +86,10 @@ def main() -> None:
     args = ap.parse_args()
     args.data.mkdir(parents=True, exist_ok=True)
     folder = make_files(args.corpus, args.data, args.files)
-    print(f"{args.files} one-paper files in {folder} ({sum(f.stat().st_size for f in folder.iterdir()) / 1e6:.0f} MB,"
-          f" {sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(folder.iterdir())[:1])} paper each)")
+    print(
+        f"{args.files} one-paper files in {folder} ({sum(f.stat().st_size for f in folder.iterdir()) / 1e6:.0f} MB,"
+        f" {sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(folder.iterdir())[:1])} paper each)"
+    )
     small = subset(folder, args.before_files)
     rows = [
         mine(small, args.data / "out-before-small", "--task-mb", "1e-6", "--workers", "1"),

@@ -22,7 +22,9 @@ def _pairs(folder):
 def test_scaled_copies_are_new_papers_that_mining_still_finds_pairs_in(fixture_corpus, tmp_path):
     base = base_sample([fixture_corpus], 10, seed=3)
     assert sorted(base["id"].to_pylist()) == ["fx/docling", "fx/empty", "fx/nougat"]  # full texts only
-    files = write_scaled(base, ScaleSpec(factor=3, seed=3, papers_per_file=4, row_group_papers=2), tmp_path / "x3")
+    files = write_scaled(
+        base, ScaleSpec(factor=3, seed=3, papers_per_file=4, row_group_papers=2), tmp_path / "x3"
+    )
     rows = pq.read_table(tmp_path / "x3").to_pylist()
     assert len(files) == 3 and len(rows) == 9
     assert len({r["id"] for r in rows}) == 9 and not {r["id"] for r in rows} & set(base["id"].to_pylist())

@@ -13,7 +13,7 @@ from subprocess import DEVNULL
 import pyarrow.parquet as pq
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
-from tests.helpers.corpus import shared_record, write_jsonl
+from tests.helpers.corpus import shared_record, write_jsonl, write_shared_parquet
 
 from ratio_bench.core.io import RejectLog
 from ratio_bench.lexicon.model import default_lexicon_dir
@@ -21,8 +21,7 @@ from ratio_bench.mining.outdir import FolderBusyError
 from ratio_bench.mining.run import PlanMismatchError, run_mining
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 from ratio_bench.mining.step import MineUnits, MiningSettings, _lexicon
-from ratio_bench.mining.units import plan_units
-
+from ratio_bench.mining.units import WorkUnit, group_units, plan_units
 
 # One task per unit (the fixture's three units would otherwise be one task), where a test needs several tasks.
 PER_UNIT = MiningSettings(progress=False, task_bytes=1)
@@ -325,3 +324,62 @@ def test_local_mining_shows_one_bar_for_the_stage_not_one_per_task(fixture_corpu
     assert stats["tasks_done"] == 3
     assert "mining (3 tasks)" in err and "3/3" in err  # the stage's bar reached its end
     assert "task 1/3" not in err and "papers" not in err  # no bar per task
+
+
+def _unit(name: str, nbytes: int, row_group: int | None = None) -> WorkUnit:
+    return WorkUnit(name, row_group, None, nbytes, 0, "d", nbytes=nbytes)
+
+
+def test_small_units_are_grouped_up_to_the_target_and_a_large_one_stands_alone():
+    units = [
+        _unit("a", 3),
+        _unit("b", 3),
+        _unit("c", 3),
+        _unit("big", 50, 0),
+        _unit("big", 50, 1),
+        _unit("d", 1),
+    ]
+    assert group_units(units, 7) == [(0, 2), (2, 3), (3, 4), (4, 5), (5, 6)]
+    assert group_units(units, 1000) == [(0, 6)]
+    assert group_units(units, 1) == [(i, i + 1) for i in range(6)]
+    assert group_units([], 7) == []
+    with pytest.raises(ValueError):
+        group_units(units, 0)
+
+
+def test_many_one_paper_files_are_a_few_tasks_with_a_few_files_each(tmp_path, nougat_text):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(24):
+        write_shared_parquet(corpus / f"p{i:02d}.parquet", [shared_record(f"k/{i}", nougat_text)])
+    unit_bytes = max(u.nbytes for u in plan_units([corpus]))  # compressed bytes of a file's one row group
+    settings = MiningSettings(progress=False, task_bytes=unit_bytes * 8)  # 8 files per task
+    out = tmp_path / "grouped"
+    stats = run_mining([corpus], out, settings, workers=None)
+    assert stats["tasks_done"] == stats["tasks_planned"] == 3
+    assert stats["corpus"]["total"]["papers_kept"] == 24
+    assert sorted(p.name for p in (out / "pairs").iterdir()) == [
+        "00000.parquet",
+        "00001.parquet",
+        "00002.parquet",
+    ]
+    one_each = run_mining([corpus], tmp_path / "per-file", PER_UNIT, workers=2)
+    assert one_each["tasks_done"] == 24
+    assert {k: v for k, v in stats.items() if k not in ("wall_seconds", "mb_per_second", "task_seconds",
+            "tasks_done", "tasks_planned")} == {
+        k: v for k, v in one_each.items() if k not in ("wall_seconds", "mb_per_second", "task_seconds",
+        "tasks_done", "tasks_planned")}  # fmt: skip
+    rows = sorted(
+        map(str, (r for f in sorted((out / "pairs").glob("*.parquet")) for r in pq.read_table(f).to_pylist()))
+    )
+    per_file = sorted(
+        map(
+            str,
+            (
+                r
+                for f in sorted((tmp_path / "per-file" / "pairs").glob("*.parquet"))
+                for r in pq.read_table(f).to_pylist()
+            ),
+        )
+    )
+    assert rows == per_file and rows

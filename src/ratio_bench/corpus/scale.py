@@ -42,6 +42,7 @@ class ScaleSpec:
     seed: int = 0
     papers_per_file: int = 1000  # 1: one paper per file (a folder of parsed PDFs)
     row_group_papers: int = 100
+    dates: tuple[str, ...] | None = None  # draw dates from these instead of the base's (e.g. one new month)
 
 
 def base_sample(paths: list[str | Path], n: int, seed: int = 0, kind: str = "fulltext") -> pa.Table:
@@ -99,10 +100,10 @@ def recombine(text: str, rng: random.Random) -> str:
 def scaled_rows(base: pa.Table, spec: ScaleSpec) -> Iterator[dict]:
     """The scaled corpus's records, copy by copy, base order within a copy."""
     rows = base.to_pylist()
-    dates = [r.get("date") for r in rows]
+    dates = list(spec.dates) if spec.dates else [r.get("date") for r in rows]
     for copy in range(spec.factor):
         for r in rows:
-            rng = random.Random(f"{spec.seed}:{copy}:{r['id']}")
+            rng = random.Random(f"{spec.seed}:{copy}:{r['id']}")  # str seeds are hashed stably (sha512)
             yield {
                 **r,
                 "id": f"{r['id']}~s{spec.seed}c{copy}",

@@ -226,7 +226,9 @@ def run_mining(
         pending = waits and bool(ex.get_incomplete_ranks())
         bar = _stage_bar(out / "logs" / "completions", len(tasks)) if waits and settings.progress else None
         cluster = (
-            ray_session(address, workers, verbose) if executor == "ray" and pending else contextlib.nullcontext()
+            ray_session(address, workers, verbose)
+            if executor == "ray" and pending
+            else contextlib.nullcontext()
         )
         with die_with_parent(), cluster, bar or contextlib.nullcontext():
             ex.run()
