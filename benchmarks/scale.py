@@ -81,7 +81,7 @@ def run_factor(base, f: int, args, data: Path) -> dict:
     corpus, work, release = root / "corpus", root / "work", root / "release"
     if not corpus.is_dir():
         write_scaled(base, ScaleSpec(factor=f, seed=args.seed), corpus)
-    for p in (work, release, root / "month", root / "cache"):
+    for p in (work, release, root / "month", root / "cache", root / "append-work"):
         shutil.rmtree(p, ignore_errors=True)
     cfg = scale_config(corpus, root / "scale.yaml")
     papers = base.num_rows * f

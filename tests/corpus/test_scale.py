@@ -29,6 +29,7 @@ def test_scaled_copies_are_new_papers_that_mining_still_finds_pairs_in(fixture_c
     assert len(files) == 3 and len(rows) == 9
     assert len({r["id"] for r in rows}) == 9 and not {r["id"] for r in rows} & set(base["id"].to_pylist())
     assert {r["date"] for r in rows} <= set(base["date"].to_pylist())
+    assert len({r["title"] for r in rows}) == 9  # assembly groups works by title: each copy is its own work
     texts = [r["text"] for r in rows if r["text"].strip()]
     assert len(set(texts)) == len(texts) == 6 and not set(texts) & set(base["text"].to_pylist())
 

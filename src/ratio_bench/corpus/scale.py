@@ -3,8 +3,9 @@
 Copying a corpus N times would measure nothing past the first copy: papers, pairs and pool candidates are
 de-duplicated by text, so N copies collapse to one. Each copy here is a new, distinct paper made from a base
 paper: a new id (``<id>~s<seed>c<copy>``), a date drawn from the base papers' dates (so copies spread over the
-same months, and the split policy puts them in the same partitions in the same proportions), no title, and a
-new text. The text keeps the base paper's layout (headings, tables, math and captions verbatim, so cleaning and
+same months, and the split policy puts them in the same partitions in the same proportions), a title of its own
+(assembly groups papers into works by title, and a copy that kept its base's title, or the title heading of its
+text, would be routed with every other copy to the earliest partition), and a new text. The text keeps the base paper's layout (headings, tables, math and captions verbatim, so cleaning and
 section filtering see what they see in a real paper) and the order of its sentences; each prose sentence of two
 words or more past its first clause is recombined: its own head (at least up to its first comma, so a
 sentence-initial discourse marker such as "To address this limitation," stays whole) joined to the tail of
@@ -107,7 +108,7 @@ def scaled_rows(base: pa.Table, spec: ScaleSpec) -> Iterator[dict]:
             yield {
                 **r,
                 "id": f"{r['id']}~s{spec.seed}c{copy}",
-                "title": None,
+                "title": f"{r.get('title') or r['id']} (scale copy s{spec.seed}c{copy})",
                 "date": rng.choice(dates),
                 "text": recombine(r.get("text") or "", rng),
             }
