@@ -37,6 +37,8 @@ from ratio_bench.corpus.scale import ScaleSpec, base_sample, write_scaled  # noq
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = {"train": 13_787_834, "validation": 361_172, "test": 404_371}  # the spec's candidate pools
+PAPER_TEST_QUERIES = 109_509  # the spec's test golds (Table 6), one query each
+PAPER_SENTENCE_PAIRS = 366_600_000  # the spec's consecutive sentence pairs matched against the lexicon (§3)
 RATIO = [sys.executable, "-m", "ratio_bench.cli"]
 
 
@@ -76,6 +78,12 @@ def pools(release: Path) -> dict[str, int]:
     return out
 
 
+def test_queries(release: Path) -> int:
+    """Queries of the test split (every relation), from the release's manifest."""
+    rows = json.loads((release / "manifest.json").read_text())["rows"]
+    return sum(rows.get(f"{r}-queries", {}).get("test", 0) for r in ("address", "broaden", "specify"))
+
+
 def run_factor(base, f: int, args, data: Path) -> dict:
     root = data / f"x{f}"
     corpus, work, release = root / "corpus", root / "work", root / "release"
@@ -90,6 +98,9 @@ def run_factor(base, f: int, args, data: Path) -> dict:
         stage("mining", ["mine", "run", "--corpus", str(corpus), "--out", str(work / "mined"), "--quiet"])
     ]
     rows[-1]["disk_mb"] = round(disk_mb(work / "mined"), 1)
+    mined = json.loads((work / "mined" / "stats.json").read_text()) if rows[-1]["rc"] == 0 else {}
+    rows[-1]["sentence_pairs"] = mined.get("sentence_pairs", 0)
+    rows[-1]["tuples"] = sum(mined.get("tuples", {}).values())
     rows.append(
         stage(
             "build",
@@ -109,6 +120,7 @@ def run_factor(base, f: int, args, data: Path) -> dict:
     rows[-1]["disk_mb"] = round(disk_mb(release), 1)
     rows.append(stage("check", ["dataset", "check", str(release)]))
     size = pools(release) if (release / "manifest.json").is_file() else {}
+    queries = test_queries(release) if size else 0
     env = {**os.environ, "RATIO_CACHE": str(root / "cache")}
     rows.append(
         stage(
@@ -173,7 +185,7 @@ def run_factor(base, f: int, args, data: Path) -> dict:
             )
         )
     for r in rows:
-        r.update(factor=f, papers=papers, pools=size)
+        r.update(factor=f, papers=papers, pools=size, test_queries=queries)
     if not args.keep:
         shutil.rmtree(work / "duckdb_tmp", ignore_errors=True)
     return {
@@ -196,34 +208,100 @@ def fit(xs: list[float], ys: list[float]) -> float | None:
     return round(sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx, 2) if sxx else None
 
 
-def summarise(factors: list[dict]) -> dict:
-    """Per stage: exponents of time and RSS against papers, and the projection to the paper's pools."""
+def size_measure(name: str, row: dict) -> tuple[int, int]:
+    """(ours, the paper's) size a stage is projected on: the mined sentence pairs for mining, queries x
+    candidates for BM25 (every query scored against the pool), the test pool for MiniLM (the encode dominates;
+    queries are sampled), all pools for the build, check and append."""
+    if name == "mining":
+        return row.get("sentence_pairs", 0), PAPER_SENTENCE_PAIRS
+    if name == "bm25":
+        return row["pools"].get("test", 0) * row.get("test_queries", 0), PAPER["test"] * PAPER_TEST_QUERIES
+    if name == "minilm":
+        return row["pools"].get("test", 0), PAPER["test"]
+    return sum(row["pools"].values()), sum(PAPER.values())
+
+
+def summarise(factors: list[dict], fit_from: int = 1) -> dict:
+    """Per stage: exponents of time and RSS against papers (fitted on factors >= ``fit_from``: at the smallest
+    sizes a stage's fixed start-up dominates), and the projection to the paper's pools from the largest factor.
+
+    Hours on 16 cores and on N Ray workers assume the map stages (mining, encoding) divide by the cores they
+    get, which is what their design allows (independent tasks; torch's threads), and not the global ones."""
     out = {}
     names = sorted({r["stage"] for f in factors for r in f["stages"]})
     for name in names:
-        rows = [r for f in factors for r in f["stages"] if r["stage"] == name and "error" not in r]
+        every = [r for f in factors for r in f["stages"] if r["stage"] == name and "error" not in r]
+        rows = [r for r in every if r["factor"] >= fit_from]
+        rows = rows if len(rows) >= 2 else every  # a stage measured at one or two small factors only
         if not rows:
             continue
         xs = [r["papers"] for r in rows]
         b_t, b_m = fit(xs, [r["wall_s"] for r in rows]), fit(xs, [r["peak_rss_mb"] for r in rows])
         last = max(rows, key=lambda r: r["papers"])
-        # the size the stage is projected on: the test pool for scoring, all pools for the build stages
-        if name in ("bm25", "minilm"):
-            ours, paper = last["pools"].get("test", 0), PAPER["test"]
-        else:
-            ours, paper = sum(last["pools"].values()), sum(PAPER.values())
+        # between the two largest factors: what the next factor would cost, start-up costs least in it
+        top = sorted(rows, key=lambda r: r["papers"])[-2:]
+        b_last = fit([r["papers"] for r in top], [r["wall_s"] for r in top]) if len(top) == 2 else None
+        ours, paper = size_measure(name, last)
+        # the exponent against the measure the stage is projected on, from the largest two factors
+        b_p = (
+            fit([size_measure(name, r)[0] for r in top], [r["wall_s"] for r in top]) if len(top) == 2 else b_t
+        )
         scale = paper / ours if ours else None
         proj = None
-        if scale and b_t is not None:
-            hours = last["wall_s"] * scale ** max(b_t, 1.0) / 3600  # never better than linear
+        if scale:
+            hours = last["wall_s"] * scale ** max(b_p or 1.0, 1.0) / 3600  # never better than linear
             rss = last["peak_rss_mb"] * scale ** max(b_m or 0.0, 0.0)
             proj = {
                 "hours_2_cores": round(hours, 2),
                 "peak_rss_gb": round(rss / 1024, 1),
                 "scale_from_largest": round(scale, 1),
             }
-        out[name] = {"time_exponent": b_t, "rss_exponent": b_m, "points": len(rows), "projection": proj}
+        out[name] = {
+            "time_exponent": b_t,
+            "last_step_time_exponent": b_last,
+            "projection_exponent": b_p,
+            "rss_exponent": b_m,
+            "points": len(rows),
+            "projection": proj,
+        }
     return out
+
+
+def print_table(result: dict, fit_from: int) -> None:
+    """The log as markdown: stage x factor (time s / peak RSS MB / disk MB), exponents, projection."""
+    factors = result["factors"]
+    print(
+        "| stage | "
+        + " | ".join(f"x{f['factor']} ({f['papers']:,} papers)" for f in factors)
+        + " | time exp. (last step) | RSS exp. | paper's size: h (2 cores) | peak GB |"
+    )
+    print("| --- " * (len(factors) + 5) + "|")
+    fitted = summarise(factors, fit_from)
+    for name, s in fitted.items():
+        cells = []
+        for f in factors:
+            r = next((r for r in f["stages"] if r["stage"] == name), None)
+            if r is None or "error" in r:
+                cells.append("-" if r is None else "failed")
+            else:
+                disk = f" / {r['disk_mb']:.0f} MB" if r.get("disk_mb") else ""
+                cells.append(f"{r['wall_s']:.1f} s / {r['peak_rss_mb']:.0f} MB{disk}")
+        p = s["projection"] or {}
+        print(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {s['time_exponent']} ({s['last_step_time_exponent']}) | {s['rss_exponent']} | "
+            f"{p.get('hours_2_cores', '-')} | {p.get('peak_rss_gb', '-')} |"
+        )
+    print()
+    print("| factor | papers | corpus MB | train pool | validation pool | test pool | test queries |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for f in factors:
+        pl = f["pools"]
+        print(
+            f"| {f['factor']} | {f['papers']:,} | {f['corpus_mb']} | {pl.get('train', 0):,} | "
+            f"{pl.get('validation', 0):,} | {pl.get('test', 0):,} | {f.get('test_queries', 0):,} |"
+        )
 
 
 def main() -> None:
@@ -240,7 +318,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--log", type=Path)
+    ap.add_argument("--fit-from", type=int, default=1, help="fit exponents on factors from this one up")
+    ap.add_argument("--table", type=Path, help="print the markdown table of a log written before, and exit")
     args = ap.parse_args()
+    if args.table:
+        print_table(json.loads(args.table.read_text()), args.fit_from)
+        return
     data = args.data / f"scale-base{args.base}-seed{args.seed}"
     data.mkdir(parents=True, exist_ok=True)
     base_file = data / "base.parquet"
