@@ -383,3 +383,12 @@ def test_many_one_paper_files_are_a_few_tasks_with_a_few_files_each(tmp_path, no
         )
     )
     assert rows == per_file and rows
+
+
+def test_a_quiet_run_on_several_workers_prints_no_datatrove_logs(fixture_corpus, tmp_path):
+    out = tmp_path / "mined"
+    args = ("--corpus", fixture_corpus, "--out", out, "--quiet", "--task-mb", "1e-6", "--workers", "2")
+    run = run_ratio("mine", "run", *args)
+    assert run.code == 0, run.err
+    assert "datatrove" not in run.err and "Launching pipeline" not in run.err, run.err
+    assert json.loads((out / "stats.json").read_text())["tasks_done"] == 3

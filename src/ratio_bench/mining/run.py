@@ -202,9 +202,11 @@ def run_mining(
     waits = executor in ("local", "ray")  # the run itself waits for its tasks (Slurm only submits them)
     # one bar for the stage (tasks done, with its ETA) instead of one per task
     task_settings = dataclasses.replace(settings, progress=False) if waits else settings
+    step = MineUnits(units, out, task_settings, tasks)
+    step.quiet_logs = executor == "local" and not verbose  # a cluster's task logs stay (its only trace)
     ex = make_executor(
         executor,
-        [MineUnits(units, out, task_settings, tasks)],
+        [step],
         tasks=len(tasks),
         workers=workers,
         logging_dir=out / "logs",

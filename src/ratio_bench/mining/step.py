@@ -71,6 +71,17 @@ class MineUnits(PipelineStep):
         self.out_dir = Path(out_dir)
         self.settings = settings
         self.tasks = tasks if tasks is not None else [(i, i + 1) for i in range(len(units))]
+        self.quiet_logs = False  # set by a local run without --verbose (see __setstate__)
+
+    def __setstate__(self, state: dict) -> None:
+        """A local run's worker processes unpickle the step before datatrove logs a task's start; silencing
+        datatrove here keeps ``ratio mine run --workers N`` as quiet as one worker (whose process the CLI
+        silences itself)."""
+        self.__dict__.update(state)
+        if state.get("quiet_logs"):
+            from loguru import logger
+
+            logger.disable("datatrove")
 
     def units_of(self, rank: int, world_size: int) -> list[WorkUnit]:
         """The units task ``rank`` mines (of ``world_size`` tasks; several ranges each if there are fewer
