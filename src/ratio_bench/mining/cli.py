@@ -40,7 +40,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         verbose=args.verbose,
     )
     if stats is None:
-        print(f"jobs submitted; when they finish run: ratio mine-stats {args.out}")
+        print(f"jobs submitted; when they finish run: ratio mine stats {args.out}")
         return 0
     print_mining_report(stats, report_console())
     return 0
