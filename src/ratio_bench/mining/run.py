@@ -173,6 +173,16 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def _workers(workers: int | None, executor: str, address: str | None, tasks: int) -> int:
+    """Tasks at once: as asked (at most one per task); by default one per core of this machine where it runs
+    them (local, a private Ray cluster), else every task, the cluster's scheduler deciding what runs."""
+    if workers:
+        return max(1, min(workers, tasks))
+    if executor == "local" or (executor == "ray" and not address):
+        return max(1, min(available_cores(), tasks))
+    return tasks
+
+
 def run_mining(
     corpus: list[str | Path],
     out_dir: str | Path,
@@ -184,7 +194,7 @@ def run_mining(
 ) -> dict[str, Any] | None:
     """Mine ``corpus`` into ``out_dir``; returns the merged statistics (None when jobs were only submitted).
 
-    ``workers``: tasks at once (None: one per available core, at most one per task). A folder is reused only
+    ``workers``: tasks at once (None: see :func:`_workers`). A folder is reused only
     when its plan (inputs by content fingerprint, their grouping into tasks, lexicon, settings) is this run's.
     On Ray the run waits for its tasks like a local one (see :mod:`ratio_bench.mining.cluster` for which
     cluster); on Slurm it only submits them.
@@ -195,10 +205,10 @@ def run_mining(
     if not units:
         raise MiningInputError(f"no corpus files under {', '.join(map(str, corpus))} (check --corpus)")
     tasks = group_units(units, settings.task_bytes)
-    workers = max(1, min(workers or available_cores(), len(tasks)))
     plan = _plan_record(units, tasks, settings, lexicon)
     options = dict(executor_options or {})
     address = pop_address(options) if executor == "ray" else None
+    workers = _workers(workers, executor, address, len(tasks))
     waits = executor in ("local", "ray")  # the run itself waits for its tasks (Slurm only submits them)
     # one bar for the stage (tasks done, with its ETA) instead of one per task
     task_settings = dataclasses.replace(settings, progress=False) if waits else settings
