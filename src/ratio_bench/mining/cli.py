@@ -75,7 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus", nargs="+", type=Path, required=True, help="corpus files or folders")
     p.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
     p.add_argument(
-        "--workers", type=int, default=None, help="tasks at once (default: one per core here; on a cluster, all)"
+        "--workers",
+        type=int,
+        default=None,
+        help="tasks at once (default: one per core here; on a cluster, all)",
     )
     p.add_argument(
         "--task-mb",
