@@ -17,8 +17,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.corpus import shared_record, write_jsonl
 
-from ratio_bench.mining.run import run_mining
+from ratio_bench.corpus.readers import ReaderSettings
+from ratio_bench.mining.run import MiningTasksFailedError, run_mining
 from ratio_bench.mining.step import MiningSettings
 
 ray = pytest.importorskip("ray", reason="Ray comes with the cluster extra (make install has it)")
@@ -119,3 +121,18 @@ def test_mining_on_a_cluster_started_with_ray_start_on_loopback(sample, local_ru
         os.killpg(head.pid, signal.SIGKILL)
         head.wait()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_a_failed_ray_task_is_an_error_naming_its_log(tmp_path):
+    """datatrove's Ray executor only logs a failed task; ``ratio mine run`` must not report success."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    text = "Dense retrievers miss rare terms. To address this limitation, we add a sparse lexical channel."
+    write_jsonl(corpus / "a.jsonl", [shared_record("r/a", text, kind="abstract")])
+    (corpus / "b.jsonl").write_text("{broken\n")  # --strict: the task reading it fails
+    settings = MiningSettings(progress=False, task_bytes=1, reader=ReaderSettings(strict=True))
+    out = tmp_path / "mined"
+    with pytest.raises(MiningTasksFailedError, match=r"1 of 2 mining tasks did not finish .*task_00001\.log"):
+        run_mining([corpus], out, settings, workers=2, executor="ray")
+    assert (out / "logs" / "completions" / "00000").is_file()
+    assert not (out / "stats.json").exists()
