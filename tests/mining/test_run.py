@@ -13,7 +13,7 @@ from subprocess import DEVNULL
 import pyarrow.parquet as pq
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
-from tests.helpers.corpus import shared_record, write_jsonl
+from tests.helpers.corpus import shared_record, write_jsonl, write_shared_parquet
 
 from ratio_bench.core.io import RejectLog
 from ratio_bench.lexicon.model import default_lexicon_dir
@@ -21,7 +21,10 @@ from ratio_bench.mining.outdir import FolderBusyError
 from ratio_bench.mining.run import PlanMismatchError, run_mining
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
 from ratio_bench.mining.step import MineUnits, MiningSettings, _lexicon
-from ratio_bench.mining.units import plan_units
+from ratio_bench.mining.units import WorkUnit, group_units, plan_units
+
+# One task per unit (the fixture's three units would otherwise be one task), where a test needs several tasks.
+PER_UNIT = MiningSettings(progress=False, task_bytes=1)
 
 
 def _digest(folder):
@@ -36,7 +39,8 @@ def test_run_mining_outputs_schema_stats_and_rejects(fixture_corpus, tmp_path):
     stats = run_mining([fixture_corpus], out, MiningSettings(progress=False))
     units = plan_units([fixture_corpus])
     assert [u.label for u in units] == ["abstracts.jsonl", "fulltext.parquet#rg0", "fulltext.parquet#rg1"]
-    assert stats["tasks_done"] == stats["tasks_planned"] == 3
+    assert stats["tasks_done"] == stats["tasks_planned"] == 1  # three small units, one task
+    assert json.loads((out / "plan.json").read_text())["tasks"] == [[0, 3]]
     pairs = [r for f in sorted((out / "pairs").glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
     assert pq.read_schema(out / "pairs" / "00000.parquet") == PAIR_SCHEMA
     assert pq.read_schema(out / "distractors" / "00000.parquet") == DISTRACTOR_SCHEMA
@@ -84,7 +88,7 @@ def test_resume_skips_completed_tasks_and_redoes_the_killed_one(fixture_corpus, 
 
     monkeypatch.setattr(MineUnits, "run", crash_on_rank_2)
     with pytest.raises(KeyboardInterrupt):
-        run_mining([fixture_corpus], out, MiningSettings(progress=False))
+        run_mining([fixture_corpus], out, PER_UNIT)
     assert not (out / "pairs" / "00002.parquet").exists()  # nothing half-written
     assert not list((out / "pairs").glob(".*.tmp"))
     first = _digest(out)
@@ -95,7 +99,7 @@ def test_resume_skips_completed_tasks_and_redoes_the_killed_one(fixture_corpus, 
         return real_run(self, data, rank, world_size)
 
     monkeypatch.setattr(MineUnits, "run", record)
-    stats = run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    stats = run_mining([fixture_corpus], out, PER_UNIT)
     assert calls == [2]  # only the unfinished task ran again
     assert stats["tasks_done"] == 3
     assert {k: v for k, v in _digest(out).items() if k in first} == first
@@ -146,13 +150,13 @@ def test_input_edited_in_place_at_the_same_size_is_refused(fixture_corpus, tmp_p
         run_mining([fixture_corpus], out, MiningSettings(progress=False))
     path.write_bytes(data)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 3
+    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 1
 
 
 def test_leftover_temp_files_of_a_killed_task_do_not_break_resume(fixture_corpus, tmp_path):
     clean, out = tmp_path / "clean", tmp_path / "mined"
-    run_mining([fixture_corpus], clean, MiningSettings(progress=False))
-    run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    run_mining([fixture_corpus], clean, PER_UNIT)
+    run_mining([fixture_corpus], out, PER_UNIT)
     # What SIGKILL during task 1 leaves: no completion mark, no shards, temporary files of every writer.
     (out / "logs" / "completions" / "00001").unlink()
     leftovers = []
@@ -169,7 +173,7 @@ def test_leftover_temp_files_of_a_killed_task_do_not_break_resume(fixture_corpus
         p.write_bytes(b"half-written")
     foreign = out / "pairs" / ".notes.tmp"  # not a name of ours: left alone
     foreign.write_text("mine")
-    stats = run_mining([fixture_corpus], out, MiningSettings(progress=False))
+    stats = run_mining([fixture_corpus], out, PER_UNIT)
     assert stats["tasks_done"] == 3
     assert not any(p.exists() for p in leftovers)
     assert foreign.read_text() == "mine"
@@ -208,7 +212,9 @@ def test_sigkilled_mine_leaves_no_process_behind_and_resumes(tmp_path, nougat_te
     out = tmp_path / "mined"
     env = {k: v for k, v in os.environ.items() if k != "RATIO_DEBUG"}
     cmd = [sys.executable, "-m", "ratio_bench.cli", "mine", "--corpus", str(corpus), "--out", str(out)]
-    proc = subprocess.Popen([*cmd, "--quiet", "--workers", "2"], env=env, stdout=DEVNULL, stderr=DEVNULL)
+    proc = subprocess.Popen(
+        [*cmd, "--quiet", "--workers", "2", "--task-mb", "1e-6"], env=env, stdout=DEVNULL, stderr=DEVNULL
+    )
     completions = out / "logs" / "completions"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (completions.is_dir() and any(completions.iterdir())):
@@ -222,7 +228,7 @@ def test_sigkilled_mine_leaves_no_process_behind_and_resumes(tmp_path, nougat_te
     while time.monotonic() < deadline and any(map(_running, children)):
         time.sleep(0.05)
     assert not [p for p in children if _running(p)], "orphaned processes of the killed run"
-    stats = run_mining([corpus], out, MiningSettings(progress=False), workers=2)
+    stats = run_mining([corpus], out, PER_UNIT, workers=2)
     assert stats["tasks_done"] == 40
     assert not list(out.rglob("*.tmp"))
 
@@ -250,7 +256,7 @@ def test_a_second_local_run_on_the_same_folder_is_refused(fixture_corpus, tmp_pa
     finally:
         holder.kill()
         holder.wait()
-    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 3
+    assert run_mining([fixture_corpus], out, MiningSettings(progress=False))["tasks_done"] == 1
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027])
@@ -312,8 +318,77 @@ def test_mine_console_and_stats_agree_with_the_rejects_files(fixture_corpus, tmp
 
 
 def test_local_mining_shows_one_bar_for_the_stage_not_one_per_task(fixture_corpus, tmp_path, capfd):
-    stats = run_mining([fixture_corpus], tmp_path / "m", MiningSettings(progress=True), workers=2)
+    settings = MiningSettings(progress=True, task_bytes=1)
+    stats = run_mining([fixture_corpus], tmp_path / "m", settings, workers=2)
     err = capfd.readouterr().err
     assert stats["tasks_done"] == 3
     assert "mining (3 tasks)" in err and "3/3" in err  # the stage's bar reached its end
     assert "task 1/3" not in err and "papers" not in err  # no bar per task
+
+
+def _unit(name: str, nbytes: int, row_group: int | None = None) -> WorkUnit:
+    return WorkUnit(name, row_group, None, nbytes, 0, "d", nbytes=nbytes)
+
+
+def test_small_units_are_grouped_up_to_the_target_and_a_large_one_stands_alone():
+    units = [
+        _unit("a", 3),
+        _unit("b", 3),
+        _unit("c", 3),
+        _unit("big", 50, 0),
+        _unit("big", 50, 1),
+        _unit("d", 1),
+    ]
+    assert group_units(units, 7) == [(0, 2), (2, 3), (3, 4), (4, 5), (5, 6)]
+    assert group_units(units, 1000) == [(0, 6)]
+    assert group_units(units, 1) == [(i, i + 1) for i in range(6)]
+    assert group_units([], 7) == []
+    with pytest.raises(ValueError):
+        group_units(units, 0)
+
+
+def test_many_one_paper_files_are_a_few_tasks_with_a_few_files_each(tmp_path, nougat_text):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(24):
+        write_shared_parquet(corpus / f"p{i:02d}.parquet", [shared_record(f"k/{i}", nougat_text)])
+    unit_bytes = max(u.nbytes for u in plan_units([corpus]))  # compressed bytes of a file's one row group
+    settings = MiningSettings(progress=False, task_bytes=unit_bytes * 8)  # 8 files per task
+    out = tmp_path / "grouped"
+    stats = run_mining([corpus], out, settings, workers=None)
+    assert stats["tasks_done"] == stats["tasks_planned"] == 3
+    assert stats["corpus"]["total"]["papers_kept"] == 24
+    assert sorted(p.name for p in (out / "pairs").iterdir()) == [
+        "00000.parquet",
+        "00001.parquet",
+        "00002.parquet",
+    ]
+    one_each = run_mining([corpus], tmp_path / "per-file", PER_UNIT, workers=2)
+    assert one_each["tasks_done"] == 24
+    assert {k: v for k, v in stats.items() if k not in ("wall_seconds", "mb_per_second", "task_seconds",
+            "tasks_done", "tasks_planned")} == {
+        k: v for k, v in one_each.items() if k not in ("wall_seconds", "mb_per_second", "task_seconds",
+        "tasks_done", "tasks_planned")}  # fmt: skip
+    rows = sorted(
+        map(str, (r for f in sorted((out / "pairs").glob("*.parquet")) for r in pq.read_table(f).to_pylist()))
+    )
+    per_file = sorted(
+        map(
+            str,
+            (
+                r
+                for f in sorted((tmp_path / "per-file" / "pairs").glob("*.parquet"))
+                for r in pq.read_table(f).to_pylist()
+            ),
+        )
+    )
+    assert rows == per_file and rows
+
+
+def test_a_quiet_run_on_several_workers_prints_no_datatrove_logs(fixture_corpus, tmp_path):
+    out = tmp_path / "mined"
+    args = ("--corpus", fixture_corpus, "--out", out, "--quiet", "--task-mb", "1e-6", "--workers", "2")
+    run = run_ratio("mine", "run", *args)
+    assert run.code == 0, run.err
+    assert "datatrove" not in run.err and "Launching pipeline" not in run.err, run.err
+    assert json.loads((out / "stats.json").read_text())["tasks_done"] == 3

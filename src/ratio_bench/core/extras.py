@@ -18,6 +18,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "serve": ("fastapi", "uvicorn", "starlette", "mcp"),
     "judge": ("openai", "krippendorff"),
     "compare": ("blingfire", "pysbd", "syntok"),
+    "cluster": ("ray",),
 }
 _EXTRA_OF = {module: extra for extra, modules in EXTRAS.items() for module in modules}
 

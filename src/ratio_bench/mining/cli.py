@@ -15,7 +15,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
     from ratio_bench.mining.run import run_mining
     from ratio_bench.mining.step import MiningSettings
 
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     settings = MiningSettings(
         lexicon_dir=str(args.lexicon) if args.lexicon else None,
@@ -23,6 +23,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         lowercase=not args.no_lowercase,
         keep_case=args.keep_case,
         progress=not args.quiet,
+        task_bytes=_task_bytes(args.task_mb),
     )
     stats = run_mining(
         args.corpus,
@@ -39,10 +40,18 @@ def cmd_mine(args: argparse.Namespace) -> int:
         verbose=args.verbose,
     )
     if stats is None:
-        print(f"jobs submitted; when they finish run: ratio mine-stats {args.out}")
+        print(f"jobs submitted; when they finish run: ratio mine stats {args.out}")
         return 0
     print_mining_report(stats, report_console())
     return 0
+
+
+def _task_bytes(mb: float) -> int:
+    from ratio_bench.core.errors import UsageError
+
+    if not mb > 0:
+        raise UsageError(f"--task-mb must be positive, got {mb}")
+    return max(1, int(mb * 2**20))
 
 
 def cmd_mine_stats(args: argparse.Namespace) -> int:
@@ -57,6 +66,7 @@ def cmd_mine_stats(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     from ratio_bench.corpus.options import add_reader_options
     from ratio_bench.mining.run import EXECUTORS
+    from ratio_bench.mining.units import TASK_BYTES
 
     stage = sub.add_parser("mine", help="mining stage: run, stats").add_subparsers(
         dest="mine_command", required=True
@@ -64,7 +74,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = stage.add_parser("run", help="mine (query, marker, gold) tuples and distractors from a corpus")
     p.add_argument("--corpus", nargs="+", type=Path, required=True, help="corpus files or folders")
     p.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
-    p.add_argument("--workers", type=int, default=1, help="tasks run at once (local executor)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="tasks at once (default: one per core here; on a cluster, all)",
+    )
+    p.add_argument(
+        "--task-mb",
+        type=float,
+        default=TASK_BYTES / 2**20,
+        help="group small files and row groups into tasks of about this many MB on disk (default %(default)s)",
+    )
     p.add_argument("--executor", choices=EXECUTORS, default="local", help="datatrove executor")
     p.add_argument(
         "--executor-option",

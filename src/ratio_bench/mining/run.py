@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import inspect
 import json
+import os
 import threading
 import time
 from collections import Counter
@@ -19,9 +20,10 @@ from ratio_bench.core.io import sum_nested, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.lexicon import Lexicon
 from ratio_bench.mining.children import die_with_parent
+from ratio_bench.mining.cluster import pop_address, ray_session
 from ratio_bench.mining.outdir import ROOT_FILES, exclusive, remove_stale_temps
 from ratio_bench.mining.step import MineUnits, MiningSettings, read_task_stats
-from ratio_bench.mining.units import plan_units
+from ratio_bench.mining.units import group_units, plan_units
 
 EXECUTORS = ("local", "slurm", "ray")
 
@@ -35,10 +37,11 @@ class PlanMismatchError(RatioError, RuntimeError):
 MINER_VERSION = 2
 
 
-def _plan_record(units, settings: MiningSettings, lexicon: Lexicon) -> dict[str, Any]:
+def _plan_record(units, tasks, settings: MiningSettings, lexicon: Lexicon) -> dict[str, Any]:
     return {
         "miner_version": MINER_VERSION,
         "units": [u.as_dict() for u in units],
+        "tasks": [list(t) for t in tasks],
         "lexicon_version": lexicon.version,
         "lexicon_sha256": lexicon.fingerprint(),
         "settings": {
@@ -48,6 +51,7 @@ def _plan_record(units, settings: MiningSettings, lexicon: Lexicon) -> dict[str,
             "lowercase": settings.lowercase,
             "keep_case": settings.keep_case,
             "min_chars": settings.min_chars,
+            "task_bytes": settings.task_bytes,
         },
     }
 
@@ -58,6 +62,10 @@ class ExecutorOptionError(RatioError, ValueError):
 
 class MiningInputError(RatioError, FileNotFoundError):
     """No corpus files to mine."""
+
+
+class MiningTasksFailedError(RatioError, RuntimeError):
+    """Tasks of a cluster run ended without finishing (their logs say why); a rerun redoes only them."""
 
 
 # Arguments ratio mine sets itself, and the flag that sets each.
@@ -160,42 +168,66 @@ def check_plan(plan_path: Path, plan: dict[str, Any]) -> None:
     )
 
 
+def available_cores() -> int:
+    """The CPUs this process may run on (its affinity mask, which a container or ``taskset`` narrows)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _workers(workers: int | None, executor: str, address: str | None, tasks: int) -> int:
+    """Tasks at once: as asked (at most one per task); by default one per core of this machine where it runs
+    them (local, a private Ray cluster), else every task, the cluster's scheduler deciding what runs."""
+    if workers:
+        return max(1, min(workers, tasks))
+    if executor == "local" or (executor == "ray" and not address):
+        return max(1, min(available_cores(), tasks))
+    return tasks
+
+
 def run_mining(
     corpus: list[str | Path],
     out_dir: str | Path,
     settings: MiningSettings,
-    workers: int = 1,
+    workers: int | None = 1,
     executor: str = "local",
     executor_options: dict[str, Any] | None = None,
     verbose: bool = False,
 ) -> dict[str, Any] | None:
     """Mine ``corpus`` into ``out_dir``; returns the merged statistics (None when jobs were only submitted).
 
-    A folder is reused only when its plan (inputs by content fingerprint, lexicon, settings) is this run's.
+    ``workers``: tasks at once (None: see :func:`_workers`). A folder is reused only
+    when its plan (inputs by content fingerprint, their grouping into tasks, lexicon, settings) is this run's.
+    On Ray the run waits for its tasks like a local one (see :mod:`ratio_bench.mining.cluster` for which
+    cluster); on Slurm it only submits them.
     """
     out = Path(out_dir)
     lexicon = Lexicon.load(settings.lexicon_dir)
     units = plan_units(corpus, strict=settings.reader.strict)
     if not units:
         raise MiningInputError(f"no corpus files under {', '.join(map(str, corpus))} (check --corpus)")
-    plan = _plan_record(units, settings, lexicon)
-    local = executor == "local"
-    # locally, one bar for the stage (tasks done, with its ETA) instead of one per task
-    task_settings = dataclasses.replace(settings, progress=False) if local else settings
+    tasks = group_units(units, settings.task_bytes)
+    plan = _plan_record(units, tasks, settings, lexicon)
+    options = dict(executor_options or {})
+    address = pop_address(options) if executor == "ray" else None
+    workers = _workers(workers, executor, address, len(tasks))
+    waits = executor in ("local", "ray")  # the run itself waits for its tasks (Slurm only submits them)
+    # one bar for the stage (tasks done, with its ETA) instead of one per task
+    task_settings = dataclasses.replace(settings, progress=False) if waits else settings
+    step = MineUnits(units, out, task_settings, tasks)
+    step.quiet_logs = executor == "local" and not verbose  # a cluster's task logs stay (its only trace)
     ex = make_executor(
         executor,
-        [MineUnits(units, out, task_settings)],
-        tasks=len(units),
+        [step],
+        tasks=len(tasks),
         workers=workers,
         logging_dir=out / "logs",
-        options=executor_options,
+        options=options,
     )
     if not verbose:
         from loguru import logger
 
         logger.disable("datatrove")
-    with exclusive(out) if local else contextlib.nullcontext():
-        if local:
+    with exclusive(out) if waits else contextlib.nullcontext():
+        if waits:
             remove_stale_temps([out / name for name in ROOT_FILES])
         plan_path = out / "plan.json"
         if plan_path.exists():
@@ -203,12 +235,23 @@ def run_mining(
         else:
             write_json(plan_path, plan)
         start = time.perf_counter()
-        pending = local and bool(ex.get_incomplete_ranks())
-        bar = _stage_bar(out / "logs" / "completions", len(units)) if local and settings.progress else None
-        with die_with_parent(), bar or contextlib.nullcontext():
+        pending = waits and bool(ex.get_incomplete_ranks())
+        bar = _stage_bar(out / "logs" / "completions", len(tasks)) if waits and settings.progress else None
+        cluster = (
+            ray_session(address, workers, verbose)
+            if executor == "ray" and pending
+            else contextlib.nullcontext()
+        )
+        with die_with_parent(), cluster, bar or contextlib.nullcontext():
             ex.run()
-        if not local:
+        if not waits:
             return None
+        failed = ex.get_incomplete_ranks() if pending else []
+        if failed:  # the local executor raises itself; datatrove's Ray executor only logs a warning
+            raise MiningTasksFailedError(
+                f"{len(failed)} of {len(tasks)} mining tasks did not finish (first: task {failed[0]}, log "
+                f"{out / 'logs' / 'logs' / f'task_{failed[0]:05d}.log'}); run the same command again to redo them"
+            )
         # A run that found every task done keeps the wall time of the run that did them.
         wall = time.perf_counter() - start if pending else _previous_wall_seconds(out)
         return merge_stats(out, wall_seconds=wall)
@@ -276,7 +319,7 @@ def merge_stats(out_dir: str | Path, wall_seconds: float | None = None) -> dict[
         "lexicon_version": plan["lexicon_version"],
         "lexicon_sha256": plan["lexicon_sha256"],
         "tasks_done": len(tasks),
-        "tasks_planned": len(plan["units"]),
+        "tasks_planned": len(plan["tasks"]),
         "corpus": merged.get("corpus", {}),
         **mining,
         "markers_fired": {r: len(fired.get(r, {})) for r in RELATIONS},

@@ -1,6 +1,7 @@
 """The mining stage as a datatrove pipeline step, so that the local, Slurm and Ray executors all run it.
 
-Task ``rank`` processes work units ``units[rank::world_size]`` and writes one shard per output:
+Task ``rank`` processes the work units of its range ``tasks[rank]`` (consecutive units grouped up to a size, see
+:func:`ratio_bench.mining.units.group_units`; one task per unit without ``tasks``) and writes one shard per output:
 ``pairs/{rank:05d}.parquet``, ``distractors/{rank:05d}.parquet``, ``rejects/{rank:05d}.jsonl`` and
 ``stats/{rank:05d}.json``. Every file is written atomically, and datatrove marks the task completed only after
 they exist, so a killed run resumes by re-running just the unfinished tasks (which first remove the temporary
@@ -27,7 +28,7 @@ from ratio_bench.lexicon.model import default_lexicon_dir
 from ratio_bench.mining.extract import MiningCounts, PairMiner
 from ratio_bench.mining.outdir import remove_stale_temps, shard_paths
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
-from ratio_bench.mining.units import WorkUnit
+from ratio_bench.mining.units import TASK_BYTES, WorkUnit
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class MiningSettings:
     keep_case: bool = False
     min_chars: int = MIN_SENTENCE_CHARS
     progress: bool = True
+    task_bytes: int = TASK_BYTES  # units are grouped into tasks up to this size (mining.units.group_units)
 
 
 def _lexicon(directory: str | None) -> Lexicon:
@@ -57,11 +59,34 @@ class MineUnits(PipelineStep):
     name = "ratio-mine"
     type = "Mining"
 
-    def __init__(self, units: list[WorkUnit], out_dir: str | Path, settings: MiningSettings):
+    def __init__(
+        self,
+        units: list[WorkUnit],
+        out_dir: str | Path,
+        settings: MiningSettings,
+        tasks: list[tuple[int, int]] | None = None,
+    ):
         super().__init__()
         self.units = units
         self.out_dir = Path(out_dir)
         self.settings = settings
+        self.tasks = tasks if tasks is not None else [(i, i + 1) for i in range(len(units))]
+        self.quiet_logs = False  # set by a local run without --verbose (see __setstate__)
+
+    def __setstate__(self, state: dict) -> None:
+        """A local run's worker processes unpickle the step before datatrove logs a task's start; silencing
+        datatrove here keeps ``ratio mine run --workers N`` as quiet as one worker (whose process the CLI
+        silences itself)."""
+        self.__dict__.update(state)
+        if state.get("quiet_logs"):
+            from loguru import logger
+
+            logger.disable("datatrove")
+
+    def units_of(self, rank: int, world_size: int) -> list[WorkUnit]:
+        """The units task ``rank`` mines (of ``world_size`` tasks; several ranges each if there are fewer
+        tasks than ranges)."""
+        return [u for start, stop in self.tasks[rank::world_size] for u in self.units[start:stop]]
 
     def run(self, data=None, rank: int = 0, world_size: int = 1):
         start = time.perf_counter()
@@ -73,7 +98,7 @@ class MineUnits(PipelineStep):
             keep_case=s.keep_case,
         )
         counts = MiningCounts()
-        mine = self.units[rank::world_size]
+        mine = self.units_of(rank, world_size)
         paths = shard_paths(self.out_dir, rank)
         remove_stale_temps(list(paths.values()))  # left by a killed attempt at this task
         pairs_w = ShardWriter(paths["pairs"], PAIR_SCHEMA)
