@@ -223,7 +223,7 @@ CASES = [
     (
         "judge-estimate-missing-release",
         ["judge", "estimate", "--dataset", "{tmp}/none"],
-        ["--dataset", "none", "ratio build"],
+        ["--dataset", "none", "ratio dataset build"],
         1,
     ),
     (
@@ -323,7 +323,7 @@ CASES = [
     (
         "score-not-release",
         ["score", "--model", "bm25", "--dataset", "{mine}"],
-        ["--dataset", "mine", "ratio build"],
+        ["--dataset", "mine", "ratio dataset build"],
         1,
     ),
     (
@@ -377,7 +377,7 @@ CASES = [
     (
         "publish-truncated-shard",
         ["publish", "{truncated}", "--repo-id", "org/name"],
-        ["ratio check", "shards readable", "data/address/test-", "nothing was uploaded"],
+        ["ratio dataset check", "shards readable", "data/address/test-", "nothing was uploaded"],
         1,
     ),
     (

@@ -84,7 +84,7 @@ def test_publish_then_load_dataset_from_the_hub(dataset_corpus, tmp_path):
 
 
 def test_publish_refuses_a_folder_that_is_not_a_release(tmp_path):
-    with pytest.raises(NotAReleaseError, match="not a Ratio release folder .*ratio build"):
+    with pytest.raises(NotAReleaseError, match="not a Ratio release folder .*ratio dataset build"):
         publish(tmp_path, "org/name")
 
 
@@ -143,5 +143,5 @@ def test_publish_uploads_exactly_the_release_never_other_files_or_symlink_target
         shard = next((root / "data" / "corpus").glob("test-*.parquet"))
         shard.write_bytes(shard.read_bytes()[:-200])
         refused = run_ratio("publish", root, "--repo-id", "fixture-org/cut", env=env, timeout=120)
-        line = assert_user_error(refused, "fails `ratio check`", "data/corpus/test-", "nothing was uploaded")
+        line = assert_user_error(refused, "fails `ratio dataset check`", "data/corpus/test-", "nothing was uploaded")
         assert "Traceback" not in line and set(hub.state.refs) == {"datasets/fixture-org/exact"}

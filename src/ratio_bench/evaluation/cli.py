@@ -62,7 +62,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     """Every model on every split asked for, each model loaded once (:func:`.engine.score`)."""
     from ratio_bench.core import cutoffs
     from ratio_bench.core.io import report_console
-    from ratio_bench.dataset.release import Release
+    from ratio_bench.dataset.hub_release import open_release
     from ratio_bench.evaluation import engine
     from ratio_bench.evaluation.board_output import results_table, sample_title
     from ratio_bench.evaluation.entry import Scored
@@ -73,7 +73,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     console = report_console()
     _check_score_args(args)
     stated = cutoffs.parse_date(args.training_cutoff, "--training-cutoff") if args.training_cutoff else None
-    release = Release.open(args.dataset)
+    release = open_release(args.dataset)
+    args.dataset = release.root  # a Hub release: its checked copy in the cache
     outs = engine.split_outs(release, args.split, args.out)
     setups = [resolve(ref, args.setup, trust_remote_code=args.trust_remote_code) for ref in args.model]
     if stated is not None:
@@ -89,6 +90,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     )
     entries: dict[str, list[dict]] = {split: [] for split in outs}
     queries = {}  # each split's (sampled) queries, whose true counts a sample's title names
+    if release.hub:
+        console.print(f"release {release.hub} (cache {release.root})", highlight=False)
     for setup in setups:
         for scored in _score_model(args, setup, release, list(outs), cache, pool):
             _report(args, scored, setup.name, len(setups), outs[scored.split], console)
@@ -110,7 +113,7 @@ def _score_model(args, setup, release, splits, cache, pool):
         return [
             engine.score_via_mteb(
                 setup, args.dataset, split, args.relations, cache=cache, batch_size=args.batch_size,
-                reuse_embeddings=args.reuse_embeddings, submitter=args.submitter,
+                reuse_embeddings=args.reuse_embeddings, submitter=args.submitter, hub=release.hub,
             )
             for split in splits
         ]  # fmt: skip
@@ -156,8 +159,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    from ratio_bench.dataset.hub_release import release_folder
     from ratio_bench.evaluation.analysis_run import run_analysis
 
+    args.dataset = release_folder(args.dataset)
     return run_analysis(args)
 
 
@@ -166,7 +171,13 @@ def _add_scoring_args(p: argparse.ArgumentParser, models_required: bool = True) 
     p.add_argument(
         "--model", nargs="+", required=models_required, help="NAME[:SETUP] (see `ratio models`) or a folder"
     )
-    p.add_argument("--dataset", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
+    p.add_argument(
+        "--dataset",
+        default="ratio",
+        metavar="DIR|ORG/NAME[@REV]",
+        help="a release folder (default: ./ratio), or a Hub dataset ORG/NAME[@REVISION] (downloaded once, pinned "
+        "to its commit, checked; an existing folder of that name wins)",
+    )
     p.add_argument(
         "--split",
         default="test",
