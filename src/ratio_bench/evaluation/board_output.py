@@ -4,6 +4,7 @@ its ``--markdown``/``--plot``/``--html``/``--trend`` files. A library module, so
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from ratio_bench.core import cutoffs
@@ -13,6 +14,13 @@ from ratio_bench.evaluation.entry import Scored
 
 if TYPE_CHECKING:
     from ratio_bench.evaluation.leaderboard import Board
+
+
+def compact_results_table(entries: list[Scored], title: str):
+    """``ratio score``'s default table: one line per model, MRR@10 per move with n and its interval."""
+    from ratio_bench.evaluation.board_terminal import compact_table
+
+    return compact_table(title, [("", e) for e in entries])
 
 
 def results_table(entries: list[Scored], title: str):
@@ -64,20 +72,28 @@ def render_board(board: Board, args: Any, source: str, markdown_extra: str = "",
     from ratio_bench.evaluation.board_plots import NO_SNAPSHOTS, plot_png, snapshot_entries, trend_png
     from ratio_bench.evaluation.board_ranks import TIE_NOTE
     from ratio_bench.evaluation.board_terminal import (
+        compact_json,
         terminal_clean_table,
+        terminal_compact_tables,
         terminal_relation_tables,
         terminal_release_table,
     )
     from ratio_bench.evaluation.escaping import terminal_text
     from ratio_bench.evaluation.leaderboard import LeaderboardError, has_snapshots
 
-    console = report_console()
+    as_json, wide = getattr(args, "json", False), getattr(args, "wide", False)
+    console = report_console(stderr=as_json)  # --json: the rows alone on stdout, the notes on stderr
     if args.trend and not any(snapshot_entries(r) for r in board.releases):
         raise LeaderboardError(f"--trend {args.trend}: {source} has {NO_SNAPSHOTS}")
     clean_only = getattr(args, "clean_only", False)
-    for release in board.releases if clean_only else ():
+    if as_json:
+        print(json.dumps([row for release in board.releases for row in compact_json(release)], indent=2))
+    for release in board.releases if clean_only and not as_json else ():
         console.print(terminal_clean_table(release))
-    for release in () if clean_only else board.releases:
+    for release in board.releases if not (clean_only or as_json or wide) else ():
+        for table in terminal_compact_tables(release):
+            console.print(table)
+    for release in board.releases if wide and not (clean_only or as_json) else ():
         console.print(terminal_release_table(release))
         for table in terminal_relation_tables(release):
             console.print(table)

@@ -7,6 +7,7 @@ output in :mod:`.board_output`.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
@@ -64,13 +65,13 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import report_console
     from ratio_bench.dataset.hub_release import open_release
     from ratio_bench.evaluation import engine
-    from ratio_bench.evaluation.board_output import results_table, sample_title
+    from ratio_bench.evaluation.board_output import compact_results_table, results_table, sample_title
     from ratio_bench.evaluation.entry import Scored
     from ratio_bench.evaluation.results import check_results_path
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
 
-    console = report_console()
+    console = report_console(stderr=args.json)  # --json: the entries alone on stdout
     _check_score_args(args)
     stated = cutoffs.parse_date(args.training_cutoff, "--training-cutoff") if args.training_cutoff else None
     release = open_release(args.dataset)
@@ -93,20 +94,23 @@ def cmd_score(args: argparse.Namespace) -> int:
     if release.hub:
         console.print(f"release {release.hub} (cache {release.root})", highlight=False)
     for setup in setups:
-        for scored in _score_model(args, setup, release, list(outs), cache, pool):
+        for scored in _score_model(args, setup, release, list(outs), cache, pool, console):
             _report(args, scored, setup.name, len(setups), outs[scored.split], console)
             entries[scored.split].append(scored.entry)
             queries[scored.split] = scored.data.queries
+    if args.json:
+        print(json.dumps([e for rows in entries.values() for e in rows], indent=2))
+        return 0
+    table = results_table if args.wide else compact_results_table
     for split, rows in entries.items():
         title = f"Ratio {release.name} {release.version}, split {split}, mined gold (%)"
         sample = sample_title(args.sample, args.seed, queries[split]) if args.sample else ""
-        console.print(results_table([Scored.of_document(e) for e in rows], title + sample))
+        console.print(table([Scored.of_document(e) for e in rows], title + sample))
     return 0
 
 
-def _score_model(args, setup, release, splits, cache, pool):
+def _score_model(args, setup, release, splits, cache, pool, console):
     """One model on ``splits``: the ratio path (one load for all splits) or mteb's, split by split."""
-    from ratio_bench.core.io import report_console
     from ratio_bench.evaluation import engine
 
     if args.via == "mteb":
@@ -121,8 +125,9 @@ def _score_model(args, setup, release, splits, cache, pool):
         setup, release, splits, relations=args.relations, cache=cache, batch_size=args.batch_size,
         keep_runs=bool(args.save_run), pool=pool, qrels=args.qrels, submitter=args.submitter,
         sample=engine.Sample(args.sample, args.seed) if args.sample is not None else None,
+        say=console.print,
     )  # fmt: skip
-    report_console().print(
+    console.print(
         f"{setup.name}: {len(scored.splits)} split(s) in {scored.seconds:.1f} s, model loaded "
         f"{scored.model_loads}x, {scored.texts_encoded:,} texts encoded, {scored.texts_cached:,} from the cache"
     )
@@ -188,6 +193,15 @@ def _add_scoring_args(p: argparse.ArgumentParser, models_required: bool = True) 
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
 
 
+def _add_view_args(p: argparse.ArgumentParser, json_help: str) -> None:
+    """The console table: compact by default (MRR@10 per move, n, 95% interval), ``--wide`` or ``--json``."""
+    view = p.add_mutually_exclusive_group()
+    view.add_argument(
+        "--wide", action="store_true", help="the full table: every metric per move (R@1, R@10, M@10, M@100)"
+    )
+    view.add_argument("--json", action="store_true", help=json_help)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="list the models that can be scored and where their weights are")
     p.add_argument(
@@ -244,6 +258,7 @@ def _score_parser(sub: argparse._SubParsersAction) -> None:
         "so and is never ranked)",
     )
     p.add_argument("--seed", type=int, default=0, help="with --sample: the sampling seed (default 0)")
+    _add_view_args(p, "the entries (as --out writes them) as a JSON list on stdout, the progress on stderr")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.set_defaults(func=cmd_score)
@@ -299,6 +314,7 @@ def _leaderboard_parser(sub: argparse._SubParsersAction) -> None:
         "panel; repeatable",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
+    _add_view_args(p, "every row as JSON on stdout (every metric per move, n, the MRR@10 interval)")
     p.add_argument("--hardware", metavar="NAME", help="only the entries measured on this hardware class")
     p.add_argument(
         "--clean-only",
