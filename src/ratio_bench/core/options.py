@@ -97,3 +97,26 @@ def sample_size(text: str) -> int | None:
             f"N must be a positive integer or 'all', got {n} (leave the relation out to keep its default)"
         )
     return n
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """The ``ratio`` parser (every stage's sub-parser inherits it): a command-line mistake is one line naming the
+    argument, the bad value and what it may be, then where the usage is; not the whole usage first.
+
+    ``argument --via: invalid choice: 'x' (choose from 'ratio', 'mteb')`` becomes ``--via 'x': not one of
+    ratio, mteb (ratio score --help)``; other argparse errors keep their own text, on one line.
+    """
+
+    def error(self, message: str):  # type: ignore[override]
+        import re
+        import sys
+
+        match = re.fullmatch(r"argument (\S+?): invalid choice: (.+?) \(choose from (.+)\)", message)
+        if match:
+            flag, value, choices = match.groups()
+            shown_choices = ", ".join(c.strip().strip("'\"") for c in choices.split(","))
+            name = flag.split("/")[-1]
+            name = "command" if name.endswith("command") else name  # a sub-command's dest (dataset_command)
+            message = f"{name} {value}: not one of {shown_choices}"
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        raise AssertionError("unreachable")  # argparse's exit raises SystemExit
