@@ -139,7 +139,6 @@ def compact_json(release: ReleaseEntries) -> list[dict[str, Any]]:
             }
         row = {"release": release.name, "version": release.version, "manifest_sha256": release.manifest_sha256}
         row |= {"rank": str(rank), "model": entry.label, "split": entry.split, "relations": moves}
-        if entry.provenance is not None:
-            row["provenance"] = entry.provenance.text
+        row |= {"provenance": entry.provenance.text} if entry.provenance is not None else {}
         out.append(row)
     return out

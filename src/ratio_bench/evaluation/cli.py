@@ -164,10 +164,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.hub_release import release_folder
+    from ratio_bench.dataset.hub_release import hub_ref, release_folder
     from ratio_bench.evaluation.analysis_run import run_analysis
 
-    args.dataset = release_folder(args.dataset)
+    # a Hub name is fetched now; a folder is opened by the analysis, after its own usage checks
+    args.dataset = release_folder(args.dataset) if hub_ref(args.dataset) else Path(args.dataset)
     return run_analysis(args)
 
 
