@@ -19,8 +19,9 @@ SMOKE = REPO / "tests" / "wheel_smoke.sh"
 
 
 def _install_block() -> str:
+    """The bash blocks of the README's Install section, one after the other."""
     section = README.read_text(encoding="utf-8").split("## Install", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```bash\n(.*?)^```", section, flags=re.S | re.M)[0]
+    return "".join(re.findall(r"^```bash\n(.*?)^```", section, flags=re.S | re.M))
 
 
 def test_the_smoke_script_runs_the_readme_install_commands():
