@@ -103,7 +103,10 @@ def test_stage_commands_sit_under_the_stage_name(capsys):
     from ratio_bench.cli import _subcommands, build_parser
 
     stages = _subcommands(build_parser())
-    assert stages["dataset"] == {"build", "check", "publish", "append", "download"} and "silver" in stages["judge"]
+    assert (
+        stages["dataset"] == {"build", "check", "publish", "append", "download"}
+        and "silver" in stages["judge"]
+    )
     assert stages["mine"] == {"run", "stats"} and stages["train"] == {
         "run",
         "all",
@@ -144,8 +147,14 @@ def test_a_bad_choice_is_one_line_naming_the_value_and_the_choices(capsys):
     from ratio_bench.cli import main
 
     for argv, line in (
-        (["score", "--model", "bm25", "--via", "xx"], "ratio score: error: --via 'xx': not one of ratio, mteb"),
-        (["score", "--relations", "adress"], "ratio score: error: --relations 'adress': not one of address, broaden"),
+        (
+            ["score", "--model", "bm25", "--via", "xx"],
+            "ratio score: error: --via 'xx': not one of ratio, mteb",
+        ),
+        (
+            ["score", "--relations", "adress"],
+            "ratio score: error: --relations 'adress': not one of address, broaden",
+        ),
         (["dataset", "nope"], "ratio dataset: error: command 'nope': not one of build, append"),
         (["analyze", "oracel"], "ratio analyze: error: analysis 'oracel': not one of oracle, overlap"),
     ):

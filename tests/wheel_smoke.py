@@ -112,4 +112,6 @@ def same(by_folder: Path, by_name: Path) -> None:
 
 if __name__ == "__main__":
     command, *paths = sys.argv[1:]
-    {"sample": sample, "tiny": tiny, "mteb": agree, "upload": upload, "same": same}[command](*map(Path, paths))
+    {"sample": sample, "tiny": tiny, "mteb": agree, "upload": upload, "same": same}[command](
+        *map(Path, paths)
+    )

@@ -62,7 +62,9 @@ def test_score_by_name_equals_the_folder_pinned_to_the_commit(small_release, tmp
         assert f"{REPO}@{sha}" in downloaded.out
         check = run_ratio("dataset", "check", tmp_path / "copy")
         assert check.code == 0, check.out + check.err
-        assert (tmp_path / "copy" / "manifest.json").read_bytes() == (small_release / "manifest.json").read_bytes()
+        assert (tmp_path / "copy" / "manifest.json").read_bytes() == (
+            small_release / "manifest.json"
+        ).read_bytes()
         refused = run_ratio("dataset", "download", REPO, "--out", small_release.parent / "corpus", env=env)
         assert_user_error(refused, "corpus", "nothing was changed")
 
@@ -74,7 +76,9 @@ def test_score_by_name_equals_the_folder_pinned_to_the_commit(small_release, tmp
 def test_a_missing_name_or_a_repository_without_a_release_is_one_line(small_release, tmp_path):
     with HubServer() as hub:
         env = _env(hub, tmp_path)
-        missing = run_ratio("score", "--model", "bm25", "--dataset", "fixture-org/nothing", env=env, cwd=tmp_path)
+        missing = run_ratio(
+            "score", "--model", "bm25", "--dataset", "fixture-org/nothing", env=env, cwd=tmp_path
+        )
         assert_user_error(missing, "--dataset fixture-org/nothing", "no folder fixture-org/nothing here",
                           "no such dataset repository", "ORG/NAME[@REVISION]")  # fmt: skip
         foreign = tmp_path / "notes"
@@ -89,10 +93,13 @@ def test_a_missing_name_or_a_repository_without_a_release_is_one_line(small_rele
         notes = run_ratio("index", "--dataset", "fixture-org/notes", "--model", "bm25", "--out", tmp_path / "idx",
                           env=env_pub, cwd=tmp_path)  # fmt: skip
         assert_user_error(notes, "fixture-org/notes", "holds no Ratio release")
-        revision = run_ratio("score", "--model", "bm25", "--dataset", "fixture-org/notes@v9", env=env, cwd=tmp_path)
+        revision = run_ratio(
+            "score", "--model", "bm25", "--dataset", "fixture-org/notes@v9", env=env, cwd=tmp_path
+        )
         assert_user_error(revision, "fixture-org/notes@v9", "no such revision")
     assert not (tmp_path / "cache" / "releases" / "fixture-org" / "notes").exists() or not any(
-        p.name == "manifest.json" for p in (tmp_path / "cache" / "releases" / "fixture-org" / "notes").rglob("*")
+        p.name == "manifest.json"
+        for p in (tmp_path / "cache" / "releases" / "fixture-org" / "notes").rglob("*")
     )
 
 

@@ -143,5 +143,7 @@ def test_publish_uploads_exactly_the_release_never_other_files_or_symlink_target
         shard = next((root / "data" / "corpus").glob("test-*.parquet"))
         shard.write_bytes(shard.read_bytes()[:-200])
         refused = run_ratio("publish", root, "--repo-id", "fixture-org/cut", env=env, timeout=120)
-        line = assert_user_error(refused, "fails `ratio dataset check`", "data/corpus/test-", "nothing was uploaded")
+        line = assert_user_error(
+            refused, "fails `ratio dataset check`", "data/corpus/test-", "nothing was uploaded"
+        )
         assert "Traceback" not in line and set(hub.state.refs) == {"datasets/fixture-org/exact"}

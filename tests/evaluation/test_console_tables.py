@@ -31,7 +31,7 @@ def test_score_prints_mrr_n_and_the_interval_per_move_by_default(small_release, 
     assert "address MRR@10" in heads and "n=" in heads and "M@100" not in heads
     [row] = _rows(run.out)  # one model, one line
     entry = json.loads(out.read_text())
-    for rel, block in entry["per_query"].items():
+    for block in entry["per_query"].values():
         assert f"n={len(block['gold_rank'])}" in heads
     assert len(FIGURE.findall(row)) == len(entry["results"])  # every move's figure with its interval
     mrr = 100 * entry["results"]["address"]["mrr_at_10"]

@@ -109,7 +109,6 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         import re
-        import sys
 
         match = re.fullmatch(r"argument (\S+?): invalid choice: (.+?) \(choose from (.+)\)", message)
         if match:

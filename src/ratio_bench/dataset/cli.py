@@ -228,8 +228,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "download",
         help="download a published release (a Hub dataset) into a folder, pinned to its commit and checked",
     )
-    p.add_argument("name", metavar="ORG/NAME[@REV]", help="the dataset repository, at a tag, branch or commit")
-    p.add_argument("--out", type=Path, required=True, help="the release folder to write (new, empty, or a release)")
+    p.add_argument(
+        "name", metavar="ORG/NAME[@REV]", help="the dataset repository, at a tag, branch or commit"
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, help="the release folder to write (new, empty, or a release)"
+    )
     p.set_defaults(func=cmd_download)
 
     p = stage.add_parser("check", help="check a release folder against the contract its card states")

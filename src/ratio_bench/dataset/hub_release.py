@@ -30,7 +30,9 @@ from ratio_bench.dataset.contract import KIND
 from ratio_bench.dataset.release import CARD, NotAReleaseError, Release
 
 # ORG/NAME as the Hub spells repository ids (letters, digits, '-', '_', '.'), then an optional @REVISION
-HUB_NAME = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95})(?:@(?P<rev>[\w./-]{1,200}))?")
+HUB_NAME = re.compile(
+    r"(?P<repo>[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95})(?:@(?P<rev>[\w./-]{1,200}))?"
+)
 SHA = re.compile(r"[0-9a-f]{40}")
 FORM = "a release folder, or a Hub dataset as ORG/NAME[@REVISION]"
 
@@ -99,7 +101,8 @@ def download(text: str, out: Path) -> Release:
     ref = hub_ref(text)
     if ref is None:
         raise HubReleaseError(
-            f"{text}: is a local path or not a Hub name; give a Hub dataset as ORG/NAME[@REVISION]", value=text
+            f"{text}: is a local path or not a Hub name; give a Hub dataset as ORG/NAME[@REVISION]",
+            value=text,
         )
     release = fetch(ref, text)
     with staged_dir(out, KIND) as stage:
@@ -201,7 +204,8 @@ def _hub_errors(shown: str) -> Iterator[None]:
         ) from None
     except RevisionNotFoundError:
         raise HubReleaseError(
-            f"{shown}: {local}, and {endpoint} has no such revision (a tag, branch or commit sha)", value=shown
+            f"{shown}: {local}, and {endpoint} has no such revision (a tag, branch or commit sha)",
+            value=shown,
         ) from None
     except (OfflineModeIsEnabled, LocalEntryNotFoundError):
         raise HubReleaseError(

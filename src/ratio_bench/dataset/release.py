@@ -154,7 +154,8 @@ class Release:
         files = self.manifest.get("files")
         if not isinstance(files, dict):
             raise DatasetError(
-                f"{self.shown}: {MANIFEST} lists no files; rebuild it with `ratio dataset build`", value=self.root
+                f"{self.shown}: {MANIFEST} lists no files; rebuild it with `ratio dataset build`",
+                value=self.root,
             )
         out = []
         for rel in sorted(files):

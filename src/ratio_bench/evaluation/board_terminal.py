@@ -122,7 +122,9 @@ def terminal_compact_tables(release: ReleaseEntries) -> list[Any]:
     by_split: dict[str, list[tuple[str, Entry]]] = {}
     for rank, entry in ranked(release):
         by_split.setdefault(entry.split, []).append((str(rank), entry))
-    return [compact_table(f"Leaderboard {release.title}, split {split}", rows) for split, rows in by_split.items()]
+    return [
+        compact_table(f"Leaderboard {release.title}, split {split}", rows) for split, rows in by_split.items()
+    ]
 
 
 def compact_json(release: ReleaseEntries) -> list[dict[str, Any]]:
@@ -137,7 +139,11 @@ def compact_json(release: ReleaseEntries) -> list[dict[str, Any]]:
                 **dict(values),
                 "mrr_at_10_interval": [bounds.low, bounds.high] if bounds else None,
             }
-        row = {"release": release.name, "version": release.version, "manifest_sha256": release.manifest_sha256}
+        row = {
+            "release": release.name,
+            "version": release.version,
+            "manifest_sha256": release.manifest_sha256,
+        }
         row |= {"rank": str(rank), "model": entry.label, "split": entry.split, "relations": moves}
         row |= {"provenance": entry.provenance.text} if entry.provenance is not None else {}
         out.append(row)

@@ -140,7 +140,10 @@ def register(sub) -> None:
         "--config", required=True, help="an adapter config file, or a shipped one (adapters/all-MiniLM-L6-v2)"
     )
     p.add_argument(
-        "--dataset", required=True, metavar="DIR|ORG/NAME[@REV]", help=RELEASE_HELP + " (its train and validation splits)"
+        "--dataset",
+        required=True,
+        metavar="DIR|ORG/NAME[@REV]",
+        help=RELEASE_HELP + " (its train and validation splits)",
     )
     p.add_argument("--out", type=Path, required=True, help="output folder (<name>.safetensors, summary.json)")
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
