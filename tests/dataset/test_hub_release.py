@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
 from tests.helpers.hub_server import HubServer
+from tests.helpers.ports import unused_url
 
 from ratio_bench.dataset.hub_release import HubRef, hub_ref
 
@@ -108,6 +109,6 @@ def test_an_existing_folder_of_that_name_wins(small_release, tmp_path, flag):
     (tmp_path / "org").mkdir()
     shutil.copytree(small_release, tmp_path / "org" / "rel")
     run = run_ratio("score", "--model", "bm25", flag, "org/rel", "--split", "test", "--out", tmp_path / "e.json",
-                    env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "1"}, cwd=tmp_path)  # fmt: skip
+                    env={"HF_ENDPOINT": unused_url(), "HF_HUB_OFFLINE": "1"}, cwd=tmp_path)  # fmt: skip
     assert run.code == 0, run.err
     assert "hub" not in json.loads((tmp_path / "e.json").read_text())["dataset"]
