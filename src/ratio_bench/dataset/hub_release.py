@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ratio_bench.core.errors import RatioError
-from ratio_bench.core.io import MANIFEST, atomic_open, staged_dir
+from ratio_bench.core.io import MANIFEST, atomic_open, prepare_output_dir, staged_dir
 from ratio_bench.dataset.contract import KIND
 from ratio_bench.dataset.release import CARD, NotAReleaseError, Release
 
@@ -104,6 +104,9 @@ def download(text: str, out: Path) -> Release:
             f"{text}: is a local path or not a Hub name; give a Hub dataset as ORG/NAME[@REVISION]",
             value=text,
         )
+    prepare_output_dir(
+        out, KIND
+    )  # a folder that may not be replaced is refused before anything is downloaded
     release = fetch(ref, text)
     with staged_dir(out, KIND) as stage:
         for rel in [*release.own_files(), MANIFEST, CARD]:
@@ -166,7 +169,12 @@ def _download(ref: HubRef, sha: str, folder: Path, shown: str) -> None:
                 + "); not used. Tell its maintainers, or give another revision",
                 value=shown,
             )
-        os.replace(stage, folder)
+        try:
+            os.replace(stage, folder)
+        except OSError:
+            if not (folder / MANIFEST).is_file():
+                raise
+            # another process put the same commit in place first: its copy is the same checked bytes
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)
