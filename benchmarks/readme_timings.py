@@ -54,9 +54,13 @@ class Step:
     heavy: bool = False
 
 
-def steps(dataset: str) -> list[Step]:
+def steps(dataset: str, corpus: str) -> list[Step]:
     d = dataset
+    sample = (sys.executable, str(ROOT / "tests" / "wheel_smoke.py"), "sample", corpus, "{tmp}/papers")
     return [
+        Step("tutorial-build", "docs/tutorial.md step 2: `ratio dataset build` on 120 papers of the shared corpus",
+             ("dataset", "build", "--config", "dev", "--corpus", "{tmp}/papers", "--out", "{tmp}/small", "--quiet"),
+             before=sample),
         Step("self-test", "docs/install.md: `python -m ratio_bench` ... a one-second self-test", ("__main__",)),
         Step("bm25-mini", "README quick start 1: BM25 on mini",
              ("score", "--model", "bm25", "--dataset", d, "--split", "mini")),
@@ -108,6 +112,10 @@ def run_step(step: Step, tmp: Path, warm_cache: Path, timeout: float) -> Measure
     rss_file = tmp / f"{step.name}.rss"
     if shutil.which("time") or Path("/usr/bin/time").exists():  # GNU time: the step's own peak RSS
         argv = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *argv]
+    if step.before:
+        subprocess.run(
+            [w.replace("{tmp}", str(tmp)) for w in step.before], env=env, check=True, timeout=timeout
+        )
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
     try:
@@ -165,15 +173,19 @@ def write_log(cond: dict, measured: list[Measured], out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="ratio", help="a release folder (make demo's ./ratio)")
+    ap.add_argument(
+        "--corpus", default=str(ROOT.parent / "shared" / "corpus"), help="for the tutorial's sample"
+    )
     ap.add_argument("--only", help="comma-separated step names")
     ap.add_argument("--heavy", action="store_true", help="also the full-test-split and stock-mteb claims")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds per step (default 1200)")
     ap.add_argument("--out", type=Path, default=RESULTS / "readme_timings.md")
     args = ap.parse_args()
     dataset = str(Path(args.dataset).resolve())
-    chosen = [s for s in steps(dataset) if (args.heavy or not s.heavy)]
+    every = steps(dataset, str(Path(args.corpus).resolve()))
+    chosen = [s for s in every if (args.heavy or not s.heavy)]
     if args.only:
-        chosen = [s for s in steps(dataset) if s.name in args.only.split(",")]
+        chosen = [s for s in every if s.name in args.only.split(",")]
     cond = conditions(dataset)
     tmp = Path(tempfile.mkdtemp(prefix="ratio-timings-"))
     warm = tmp / "warm-cache"
