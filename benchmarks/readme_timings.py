@@ -48,10 +48,9 @@ class Step:
     name: str
     claim: str  # where the figure is stated, and what it says
     words: tuple[str, ...]  # the ratio command, or ("python", CODE) for a Python snippet
-    cache: str = (
-        "own"  # own: an empty embedding cache of its own (cold); shared: the one earlier steps filled
-    )
+    cache: str = "own"  # own: an empty cache of its own (cold); shared: the one earlier steps filled
     heavy: bool = False
+    before: tuple[str, ...] = ()  # a command run first, untimed (what the step needs on disk)
 
 
 def steps(dataset: str, corpus: str) -> list[Step]:
@@ -92,6 +91,7 @@ class Measured:
     peak_rss_mb: float
     exit_code: int | None
     note: str = ""
+    started_utc: str = ""
 
 
 def run_step(step: Step, tmp: Path, warm_cache: Path, timeout: float) -> Measured:
@@ -117,6 +117,7 @@ def run_step(step: Step, tmp: Path, warm_cache: Path, timeout: float) -> Measure
             [w.replace("{tmp}", str(tmp)) for w in step.before], env=env, check=True, timeout=timeout
         )
     load_before = os.getloadavg()[0]
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     start = time.perf_counter()
     try:
         done = subprocess.run(argv, env=env, cwd=tmp, capture_output=True, text=True, timeout=timeout)
@@ -130,7 +131,7 @@ def run_step(step: Step, tmp: Path, warm_cache: Path, timeout: float) -> Measure
     text = rss_file.read_text().strip().splitlines() if rss_file.is_file() else []
     rss = int(text[-1]) / 1024 if text and text[-1].isdigit() else float("nan")
     return Measured(step.name, step.claim, shown, step.cache, seconds and round(seconds, 1), round(load_before, 2),
-                    round(os.getloadavg()[0], 2), round(rss, 1), code, note)  # fmt: skip
+                    round(os.getloadavg()[0], 2), round(rss, 1), code, note, started)  # fmt: skip
 
 
 def conditions(dataset: str) -> dict:
@@ -158,13 +159,13 @@ def write_log(cond: dict, measured: list[Measured], out: Path) -> None:
     )
     lines = ["# README and manual timings, measured", "", "Written by `benchmarks/readme_timings.py`.", ""]
     lines += [f"- {k}: {v}" for k, v in cond.items()]
-    lines += ["", "| step | wall s | load 1-min before / after | cache | peak RSS MB | the claim | command |",
-              "| --- | ---: | --- | --- | ---: | --- | --- |"]  # fmt: skip
+    lines += ["", "| step | wall s | load 1-min before / after | cache | peak RSS MB | started (UTC) | the claim | command |",
+              "| --- | ---: | --- | --- | ---: | --- | --- | --- |"]  # fmt: skip
     for m in measured:
         wall = f"{m.seconds}" if m.seconds is not None else "-"
         wall += f" (exit {m.exit_code}: {m.note})" if m.exit_code else f" ({m.note})" if m.note else ""
         lines.append(
-            f"| {m.name} | {wall} | {m.load_before} / {m.load_after} | {m.cache} | {m.peak_rss_mb} | {m.claim} "
+            f"| {m.name} | {wall} | {m.load_before} / {m.load_after} | {m.cache} | {m.peak_rss_mb} | {m.started_utc} | {m.claim} "
             f"| `{m.command}` |"
         )
     out.write_text("\n".join(lines) + "\n")
@@ -190,6 +191,12 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="ratio-timings-"))
     warm = tmp / "warm-cache"
     measured = []
+    kept = args.out.with_suffix(".json")
+    if args.only and kept.is_file():  # a partial run replaces its own steps in the log and keeps the others
+        earlier = json.loads(kept.read_text())
+        measured = [Measured(**m) for m in earlier["steps"] if m["name"] not in {s.name for s in chosen}]
+        runs = earlier["conditions"].get("earlier_runs_utc", []) + [earlier["conditions"]["date_utc"]]
+        cond["earlier_runs_utc"] = sorted(set(runs))  # a step without a start time ran in the first of them
     try:
         for step in chosen:
             m = run_step(step, tmp, warm, args.timeout)
