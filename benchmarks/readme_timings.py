@@ -71,6 +71,8 @@ def steps(dataset: str, corpus: str) -> list[Step]:
              "quick start 1 (the corpus vectors in the cache)",
              ("index", "--dataset", d, "--split", "mini", "--model", "all-MiniLM-L6-v2-moves", "--out", "{tmp}/idx"),
              "shared"),
+        Step("tutorial-walk", "docs/tutorial.md steps 2-5 as written (benchmarks/tutorial_walk.sh; no serve)",
+             ("bash", str(ROOT / "benchmarks" / "tutorial_walk.sh")), heavy=True),
         Step("stock-mteb-mini", "README: stock mteb on mini (the README's Python block)",
              ("python", STOCK_MTEB.format(dataset=d)), heavy=True),
         Step("index-test", "README quick start 3: `--split test` indexes the full pool, cold",
@@ -94,7 +96,7 @@ class Measured:
     started_utc: str = ""
 
 
-def run_step(step: Step, tmp: Path, warm_cache: Path, timeout: float) -> Measured:
+def run_step(step: Step, tmp: Path, warm_cache: Path, timeout: float, corpus: str) -> Measured:
     cache = (
         warm_cache
         if step.cache == "shared"
@@ -105,6 +107,9 @@ def run_step(step: Step, tmp: Path, warm_cache: Path, timeout: float) -> Measure
     words = [w.replace("{tmp}", str(tmp)) for w in step.words]
     if words[0] == "__main__":
         argv, shown = [sys.executable, "-m", "ratio_bench"], "python -m ratio_bench"
+    elif words[0] == "bash":
+        argv, shown = ["bash", words[1]], f"bash {Path(words[1]).relative_to(ROOT)}"
+        env |= {"PY": sys.executable, "CORPUS": corpus, "HF_HUB_OFFLINE": "0"}  # its own loopback Hub
     elif words[0] == "python":
         argv, shown = [sys.executable, "-c", words[1]], "python -c <the README's mteb block>"
     else:
@@ -199,7 +204,7 @@ def main() -> None:
         cond["earlier_runs_utc"] = sorted(set(runs))  # a step without a start time ran in the first of them
     try:
         for step in chosen:
-            m = run_step(step, tmp, warm, args.timeout)
+            m = run_step(step, tmp, warm, args.timeout, str(Path(args.corpus).resolve()))
             print(f"{m.name}: {m.seconds} s (load {m.load_before} -> {m.load_after}){' ' + m.note if m.note else ''}",
                   flush=True)  # fmt: skip
             measured.append(m)
