@@ -4,7 +4,10 @@ read again offline, with the same figures as the folder it came from (:mod:`rati
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,11 @@ from tests.helpers.ports import unused_url
 from ratio_bench.dataset.hub_release import HubRef, hub_ref
 
 TOKEN = "hf_stranger_reader_token_45"
+MTEB_BY_NAME = """
+import json, sys
+from ratio_bench.evaluation.mteb_tasks import ratio_tasks
+print(json.dumps(ratio_tasks(["address"], sys.argv[1])[0].metadata.dataset))
+"""
 REPO = "fixture-org/ratio-small"
 
 
@@ -57,6 +65,13 @@ def test_score_by_name_equals_the_folder_pinned_to_the_commit(small_release, tmp
         cached = tmp_path / "cache" / "releases" / REPO / sha
         assert (cached / "manifest.json").is_file() and not list(cached.rglob(".cache"))
         assert not any(p.is_symlink() for p in cached.rglob("*"))  # real files: checked like a local release
+
+        tasks = subprocess.run(  # the mteb tasks by name: the same fetch, the commit as their revision
+            [sys.executable, "-c", MTEB_BY_NAME, f"{REPO}@0.0.1-test"], env={**os.environ, **env},
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert tasks.returncode == 0, tasks.stderr
+        assert json.loads(tasks.stdout) == {"path": str(cached), "revision": sha}
 
         downloaded = run_ratio("dataset", "download", f"{REPO}@{sha}", "--out", tmp_path / "copy", env=env)
         assert downloaded.code == 0, downloaded.err
