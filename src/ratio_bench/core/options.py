@@ -119,3 +119,28 @@ class OneLineParser(argparse.ArgumentParser):
             message = f"{name} {value}: not one of {shown_choices}"
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
         raise AssertionError("unreachable")  # argparse's exit raises SystemExit
+
+
+RELEASE_METAVAR = "DIR|ORG/NAME[@REV]"
+
+
+def add_release_option(p: argparse.ArgumentParser, what: str = "", **kwargs: Any) -> None:
+    """``--dataset``: a release folder or a Hub dataset by name (resolved by ``dataset.hub_release``)."""
+    default = kwargs.get("default")
+    shown = f" (default: ./{default})" if default else ""
+    p.add_argument(
+        "--dataset",
+        metavar=RELEASE_METAVAR,
+        help=f"a release folder{shown}{what}, or a Hub dataset ORG/NAME[@REVISION] (downloaded once, pinned to "
+        "its commit, checked; an existing folder of that name wins)",
+        **kwargs,
+    )
+
+
+def add_view_options(p: argparse.ArgumentParser, json_help: str) -> None:
+    """The console table: compact by default (MRR@10 per move, n, 95% interval), ``--wide`` or ``--json``."""
+    view = p.add_mutually_exclusive_group()
+    view.add_argument(
+        "--wide", action="store_true", help="the full table: every metric per move (R@1, R@10, M@10, M@100)"
+    )
+    view.add_argument("--json", action="store_true", help=json_help)

@@ -84,6 +84,12 @@ def release_folder(text: str | os.PathLike) -> Path:
     return open_release(text).root
 
 
+def fetched_or_path(text: str | os.PathLike) -> Path:
+    """A Hub name's checked copy (fetched now), or ``text`` as a path left for the command to open (after its
+    own usage checks)."""
+    return release_folder(text) if hub_ref(text) else Path(text)
+
+
 def fetch(ref: HubRef, shown: str | None = None) -> Release:
     """``ref``'s release in the cache (downloaded and checked on first use), pinned to its commit."""
     shown = shown or str(ref)

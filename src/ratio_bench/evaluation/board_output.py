@@ -50,6 +50,22 @@ def results_table(entries: list[Scored], title: str):
     return t
 
 
+def score_report(
+    entries: dict[str, list[dict]], queries: dict, release: Any, args: Any, console: Any
+) -> None:
+    """``ratio score``'s last output: each split's table (compact, or ``--wide``), or ``--json``: the entries
+    alone on stdout (the console then writes to stderr)."""
+    if args.json:
+        print(json.dumps([e for rows in entries.values() for e in rows], indent=2))
+        return
+    table = results_table if args.wide else compact_results_table
+    for split, rows in entries.items():
+        hub = f" from {release.hub}" if release.hub else ""  # the commit a release by name was read at
+        title = f"Ratio {release.name} {release.version}{hub}, split {split}, mined gold (%)"
+        sample = sample_title(args.sample, args.seed, queries[split]) if args.sample else ""
+        console.print(table([Scored.of_document(e) for e in rows], title + sample))
+
+
 def sample_title(n: int, seed: int, queries: dict) -> str:
     """The table title's word on a sample: ``n`` per relation, and the true count of a relation that has fewer
     (``--sample 200`` on a 33-query relation scores 33, and says so)."""

@@ -7,10 +7,10 @@ output in :mod:`.board_output`.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.options import add_release_option, add_view_options
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.defaults import DRIFT_RESULTS, PLOT_TOP
 
@@ -65,8 +65,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import report_console
     from ratio_bench.dataset.hub_release import open_release
     from ratio_bench.evaluation import engine
-    from ratio_bench.evaluation.board_output import compact_results_table, results_table, sample_title
-    from ratio_bench.evaluation.entry import Scored
+    from ratio_bench.evaluation.board_output import score_report
     from ratio_bench.evaluation.results import check_results_path
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
@@ -80,9 +79,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     setups = [resolve(ref, args.setup, trust_remote_code=args.trust_remote_code) for ref in args.model]
     if stated is not None:
         setups = [engine.with_stated_cutoff(s, stated, SCORER) for s in setups]
-    for out in outs.values():  # every path checked before minutes of scoring
-        for path in engine.results_paths(out, [s.name for s in setups]):
-            check_results_path(path)
+    for path in (p for out in outs.values() for p in engine.results_paths(out, [s.name for s in setups])):
+        check_results_path(path)  # every path checked before minutes of scoring
     cache = EmbeddingCache(args.cache_dir)
     pool = (
         engine.judged_pool_for(args.dataset, release.manifest, args.pool, args.qrels)
@@ -91,21 +89,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     )
     entries: dict[str, list[dict]] = {split: [] for split in outs}
     queries = {}  # each split's (sampled) queries, whose true counts a sample's title names
-    if release.hub:
-        console.print(f"release {release.hub} (cache {release.root})", highlight=False)
     for setup in setups:
         for scored in _score_model(args, setup, release, list(outs), cache, pool, console):
             _report(args, scored, setup.name, len(setups), outs[scored.split], console)
             entries[scored.split].append(scored.entry)
             queries[scored.split] = scored.data.queries
-    if args.json:
-        print(json.dumps([e for rows in entries.values() for e in rows], indent=2))
-        return 0
-    table = results_table if args.wide else compact_results_table
-    for split, rows in entries.items():
-        title = f"Ratio {release.name} {release.version}, split {split}, mined gold (%)"
-        sample = sample_title(args.sample, args.seed, queries[split]) if args.sample else ""
-        console.print(table([Scored.of_document(e) for e in rows], title + sample))
+    score_report(entries, queries, release, args, console)
     return 0
 
 
@@ -164,11 +153,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.hub_release import hub_ref, release_folder
+    from ratio_bench.dataset.hub_release import fetched_or_path
     from ratio_bench.evaluation.analysis_run import run_analysis
 
-    # a Hub name is fetched now; a folder is opened by the analysis, after its own usage checks
-    args.dataset = release_folder(args.dataset) if hub_ref(args.dataset) else Path(args.dataset)
+    args.dataset = fetched_or_path(args.dataset)
     return run_analysis(args)
 
 
@@ -177,13 +165,7 @@ def _add_scoring_args(p: argparse.ArgumentParser, models_required: bool = True) 
     p.add_argument(
         "--model", nargs="+", required=models_required, help="NAME[:SETUP] (see `ratio models`) or a folder"
     )
-    p.add_argument(
-        "--dataset",
-        default="ratio",
-        metavar="DIR|ORG/NAME[@REV]",
-        help="a release folder (default: ./ratio), or a Hub dataset ORG/NAME[@REVISION] (downloaded once, pinned "
-        "to its commit, checked; an existing folder of that name wins)",
-    )
+    add_release_option(p, default="ratio")
     p.add_argument(
         "--split",
         default="test",
@@ -192,15 +174,6 @@ def _add_scoring_args(p: argparse.ArgumentParser, models_required: bool = True) 
     )
     p.add_argument("--relations", nargs="+", default=list(RELATIONS), choices=list(RELATIONS))
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
-
-
-def _add_view_args(p: argparse.ArgumentParser, json_help: str) -> None:
-    """The console table: compact by default (MRR@10 per move, n, 95% interval), ``--wide`` or ``--json``."""
-    view = p.add_mutually_exclusive_group()
-    view.add_argument(
-        "--wide", action="store_true", help="the full table: every metric per move (R@1, R@10, M@10, M@100)"
-    )
-    view.add_argument("--json", action="store_true", help=json_help)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -259,7 +232,7 @@ def _score_parser(sub: argparse._SubParsersAction) -> None:
         "so and is never ranked)",
     )
     p.add_argument("--seed", type=int, default=0, help="with --sample: the sampling seed (default 0)")
-    _add_view_args(p, "the entries (as --out writes them) as a JSON list on stdout, the progress on stderr")
+    add_view_options(p, "the entries (as --out writes them) as a JSON list on stdout, the progress on stderr")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.set_defaults(func=cmd_score)
@@ -315,7 +288,7 @@ def _leaderboard_parser(sub: argparse._SubParsersAction) -> None:
         "panel; repeatable",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
-    _add_view_args(p, "every row as JSON on stdout (every metric per move, n, the MRR@10 interval)")
+    add_view_options(p, "every row as JSON on stdout (every metric per move, n, the MRR@10 interval)")
     p.add_argument("--hardware", metavar="NAME", help="only the entries measured on this hardware class")
     p.add_argument(
         "--clean-only",

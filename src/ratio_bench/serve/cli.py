@@ -194,6 +194,7 @@ def _live_board(args: argparse.Namespace):
 
 
 def register(sub) -> None:
+    from ratio_bench.core.options import add_release_option
     from ratio_bench.corpus.options import add_reader_options
     from ratio_bench.serve.ann import ANN_KINDS
     from ratio_bench.serve.index import MOVES
@@ -201,11 +202,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("index", help="build a search index over a release split or your own papers")
     src = p.add_argument_group("candidates (one of)")
-    src.add_argument(
-        "--dataset",
-        metavar="DIR|ORG/NAME[@REV]",
-        help="a release folder, or a Hub dataset ORG/NAME[@REVISION] (with --split)",
-    )
+    add_release_option(src, " (with --split)")
     src.add_argument(
         "--split", default="test", help="the release split whose corpus is indexed (default: test)"
     )

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-RELEASE_HELP = "a release folder (ratio dataset build --out), or a Hub dataset ORG/NAME[@REVISION]"
-
 
 def cmd_train(args: argparse.Namespace) -> int:
     from ratio_bench.core.extras import require
@@ -104,6 +102,8 @@ def cmd_publish_models(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
+    from ratio_bench.core.options import add_release_option
+
     stage = sub.add_parser("train", help="training stage: run, all, card, publish").add_subparsers(
         dest="train_command", required=True
     )
@@ -114,7 +114,7 @@ def register(sub) -> None:
         help="a training config file, or a shipped one by name (all-mpnet-base-v2-generic-address, "
         "dev/all-MiniLM-L6-v2-generic-address, ...)",
     )
-    p.add_argument("--dataset", required=True, metavar="DIR|ORG/NAME[@REV]", help=RELEASE_HELP)
+    add_release_option(p, required=True)
     p.add_argument("--out", type=Path, required=True, help="output folder (best/, summary.json, trials/)")
     p.add_argument("--trial", type=int, default=None, metavar="K", help="run only trial K (0-based)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
@@ -127,7 +127,7 @@ def register(sub) -> None:
         required=True,
         help="a folder of training configs, or a shipped one: spec (the spec's setups), dev, dev/ablations",
     )
-    p.add_argument("--dataset", required=True, metavar="DIR|ORG/NAME[@REV]", help=RELEASE_HELP)
+    add_release_option(p, required=True)
     p.add_argument("--out", type=Path, required=True, help="output folder: one subfolder per config")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -139,12 +139,7 @@ def register(sub) -> None:
     p.add_argument(
         "--config", required=True, help="an adapter config file, or a shipped one (adapters/all-MiniLM-L6-v2)"
     )
-    p.add_argument(
-        "--dataset",
-        required=True,
-        metavar="DIR|ORG/NAME[@REV]",
-        help=RELEASE_HELP + " (its train and validation splits)",
-    )
+    add_release_option(p, " (its train and validation splits)", required=True)
     p.add_argument("--out", type=Path, required=True, help="output folder (<name>.safetensors, summary.json)")
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
     p.add_argument("--batch-size", type=int, default=64)
