@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: docs install demo search-demo search-demo-unified leaderboard-demo snapshot-scores board test test-all wheel-check lint bench bench-append bench-unified bench-board clean llama judge-server browser models screenshot
+.PHONY: docs install demo search-demo search-demo-unified leaderboard-demo snapshot-scores board test test-all wheel wheel-check lint bench bench-append bench-unified bench-board clean llama judge-server browser models screenshot
 
 install: $(VENV)/.installed
 
@@ -49,11 +49,19 @@ test: install
 	$(PY) -m pytest -q -m "not slow" --durations=15
 
 # The leaderboard service on loopback (tests/leaderboard_demo.sh): a dev Hub, two small models published and
-# submitted, one worker pass on LB_DATASET (default ./ratio; else a small release from a sample of CORPUS, built
-# once into build/leaderboard-demo), then the live board on http://127.0.0.1:8766/leaderboard (Ctrl-C ends).
-LB_DATASET ?= ratio
+# submitted, one worker pass on a small release (120 papers of CORPUS, built once into build/leaderboard-demo/release;
+# LB_DATASET=ratio scores the full dev release instead: 30-60 minutes), then the live board on
+# http://127.0.0.1:8766/leaderboard (Ctrl-C ends).
+LB_DATASET ?=
 leaderboard-demo: install
 	PY=$(PY) CORPUS=$(CORPUS) LB_DATASET=$(LB_DATASET) LB_DIR=$(OUT)/leaderboard-demo bash tests/leaderboard_demo.sh
+
+# The wheel a user installs from a clone, built into DIST (default dist/) and kept there:
+#   pip install "$(ls dist/ratio_bench-*.whl)[eval]"
+DIST ?= dist
+wheel:
+	$(PYTHON) -m pip wheel -q --no-deps . -w $(DIST)
+	@ls $(DIST)/ratio_bench-*.whl
 
 # The wheel as a user installs it, outside the checkout: build, install with [eval] into a new venv in a temporary
 # folder, then version, lexicon, build --config dev on a corpus sample, check, BM25 and mteb vs ratio score.

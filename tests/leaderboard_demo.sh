@@ -9,7 +9,7 @@
 set -euo pipefail
 PY=${PY:-.venv/bin/python}
 DIR=${LB_DIR:-build/leaderboard-demo}
-DATASET=${LB_DATASET:-ratio}
+DATASET=${LB_DATASET:-}
 CORPUS=${CORPUS:-../shared/corpus}
 MAINTAINER=hf_demo_maintainer_token
 SUBMITTER=hf_demo_alice_token
@@ -34,13 +34,15 @@ for _ in range(100):
         time.sleep(0.1)
 PY
 
-if [ ! -f "$DATASET/manifest.json" ]; then
+if [ -n "$DATASET" ]; then  # LB_DATASET: a release folder the user names (make demo's ./ratio: 30-60 minutes)
+    [ -f "$DATASET/manifest.json" ] || { echo "LB_DATASET=$DATASET: no release there (no manifest.json)" >&2; exit 1; }
+else
     DATASET="$DIR/release"
     if [ ! -f "$DATASET/manifest.json" ]; then
-        step "no release at ${LB_DATASET:-ratio}: building a small one from a sample of $CORPUS"
+        step "a small release from a sample of $CORPUS (once; LB_DATASET=ratio scores the dev release instead)"
         rm -rf "$DIR/corpus"
         "$PY" tests/wheel_smoke.py sample "$CORPUS" "$DIR/corpus"
-        ratio build --config dev --corpus "$DIR/corpus" --out "$DATASET" --quiet
+        ratio dataset build --config dev --corpus "$DIR/corpus" --out "$DATASET" --quiet
     fi
 fi
 

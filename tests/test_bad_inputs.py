@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
 from tests.helpers.entries import ranked_entry
+from tests.helpers.ports import unused_url
 
 
 def fixture_files(tmp: Path) -> dict[str, Path]:
@@ -223,7 +224,7 @@ CASES = [
     (
         "judge-estimate-missing-release",
         ["judge", "estimate", "--dataset", "{tmp}/none"],
-        ["--dataset", "none", "ratio build"],
+        ["--dataset", "none", "ratio dataset build"],
         1,
     ),
     (
@@ -289,7 +290,7 @@ CASES = [
             "--model",
             "m",
             "--base-url",
-            "http://127.0.0.1:9/v1",
+            unused_url("/v1"),
             "--cache",
             "{mine}/replies.sqlite",
         ],
@@ -323,7 +324,7 @@ CASES = [
     (
         "score-not-release",
         ["score", "--model", "bm25", "--dataset", "{mine}"],
-        ["--dataset", "mine", "ratio build"],
+        ["--dataset", "mine", "ratio dataset build"],
         1,
     ),
     (
@@ -377,7 +378,7 @@ CASES = [
     (
         "publish-truncated-shard",
         ["publish", "{truncated}", "--repo-id", "org/name"],
-        ["ratio check", "shards readable", "data/address/test-", "nothing was uploaded"],
+        ["ratio dataset check", "shards readable", "data/address/test-", "nothing was uploaded"],
         1,
     ),
     (
@@ -689,7 +690,7 @@ CASES = [
     # leaderboard worker judging (refused before anything is claimed)
     (
         "leaderboard-worker-judge-url-without-model",
-        [*WORKER, "--judge-base-url", "http://127.0.0.1:9/v1"],
+        [*WORKER, "--judge-base-url", unused_url("/v1")],
         ["--judge-base-url", "--judge-model NAME"],
         2,
     ),

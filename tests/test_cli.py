@@ -104,7 +104,8 @@ def test_stage_commands_sit_under_the_stage_name(capsys):
 
     stages = _subcommands(build_parser())
     assert (
-        stages["dataset"] == {"build", "check", "publish", "append", "release-withheld", "publish-custody"}
+        stages["dataset"]
+        == {"build", "check", "publish", "append", "download", "release-withheld", "publish-custody"}
         and "silver" in stages["judge"]
     )
     assert stages["mine"] == {"run", "stats"} and stages["train"] == {
@@ -139,3 +140,28 @@ def test_an_old_spelling_runs_the_new_command_after_one_note(tmp_path, capsys):
         == "ratio check: note: `ratio check` is now `ratio dataset check`; the old spelling goes in 0.3"
     )
     assert old_err[1] == new_err.strip().replace("ratio dataset check:", "ratio check:")
+
+
+def test_a_bad_choice_is_one_line_naming_the_value_and_the_choices(capsys):
+    import pytest
+
+    from ratio_bench.cli import main
+
+    for argv, line in (
+        (
+            ["score", "--model", "bm25", "--via", "xx"],
+            "ratio score: error: --via 'xx': not one of ratio, mteb",
+        ),
+        (
+            ["score", "--relations", "adress"],
+            "ratio score: error: --relations 'adress': not one of address, broaden",
+        ),
+        (["dataset", "nope"], "ratio dataset: error: command 'nope': not one of build, append"),
+        (["analyze", "oracel"], "ratio analyze: error: analysis 'oracel': not one of oracle, overlap"),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2
+        assert err.count("\n") == 1 and err.startswith(line) and "usage:" not in err, err
+        assert err.rstrip().endswith(f"(see `{line.split(': ')[0]} --help`)")

@@ -89,6 +89,29 @@ def agree(release: Path, model: Path, entry: Path) -> None:
         sys.exit(f"mteb and ratio score disagree: {diffs}")
 
 
+def upload(release: Path, repo_id: Path) -> None:
+    """The release's own files to a dataset repository of the Hub at HF_ENDPOINT (the smoke's loopback one)."""
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    api.create_repo(str(repo_id), repo_type="dataset", exist_ok=True)
+    print(api.upload_folder(repo_id=str(repo_id), repo_type="dataset", folder_path=str(release)).oid)
+
+
+def same(by_folder: Path, by_name: Path) -> None:
+    """The entry scored by name equals the folder's (but for the Hub commit it records and this run's timings)."""
+    a, b = (json.loads(p.read_text(encoding="utf-8")) for p in (by_folder, by_name))
+    hub = b["dataset"].pop("hub", None)
+    for doc in (a, b):
+        doc.pop("model_meta", None)
+    if a != b or not hub:
+        sys.exit(f"scored by name ({hub}) differs from the folder's entry")
+    mrr = {rel: round(100 * m["mrr_at_10"], 1) for rel, m in b["results"].items()}
+    print(f"by name ({hub}) equals the folder: MRR@10 {mrr}")
+
+
 if __name__ == "__main__":
     command, *paths = sys.argv[1:]
-    {"sample": sample, "tiny": tiny, "mteb": agree}[command](*map(Path, paths))
+    {"sample": sample, "tiny": tiny, "mteb": agree, "upload": upload, "same": same}[command](
+        *map(Path, paths)
+    )

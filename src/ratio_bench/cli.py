@@ -15,7 +15,9 @@ from ratio_bench import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ratio", description=__doc__)
+    from ratio_bench.core.options import OneLineParser
+
+    parser = OneLineParser(prog="ratio", description=__doc__)
     parser.add_argument("--version", action="version", version=f"ratio-bench {__version__}")
     parser.add_argument(
         "--debug", action="store_true", help="show full tracebacks (also RATIO_DEBUG=1); accepted anywhere"

@@ -12,6 +12,7 @@ import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
 from tests.helpers.dataset import write_config
 from tests.helpers.hub_server import HubServer
+from tests.helpers.ports import unused_url
 
 from ratio_bench.dataset.build import build_release
 from ratio_bench.dataset.config import load_config
@@ -84,7 +85,7 @@ def test_publish_then_load_dataset_from_the_hub(dataset_corpus, tmp_path):
 
 
 def test_publish_refuses_a_folder_that_is_not_a_release(tmp_path):
-    with pytest.raises(NotAReleaseError, match="not a Ratio release folder .*ratio build"):
+    with pytest.raises(NotAReleaseError, match="not a Ratio release folder .*ratio dataset build"):
         publish(tmp_path, "org/name")
 
 
@@ -106,9 +107,10 @@ def test_publish_refuses_a_release_marked_never_to_publish_even_forced(dataset_c
 
 
 def test_an_unreachable_hub_is_a_user_error_without_the_token(small_release, tmp_path):
-    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_TOKEN": TOKEN, "HF_HOME": str(tmp_path / "hf")}
+    endpoint = unused_url()
+    env = {"HF_ENDPOINT": endpoint, "HF_TOKEN": TOKEN, "HF_HOME": str(tmp_path / "hf")}
     run = run_ratio("publish", small_release, "--repo-id", "fixture-org/x", env=env, timeout=120)
-    assert_user_error(run, "http://127.0.0.1:9", "HF_ENDPOINT")
+    assert_user_error(run, endpoint, "HF_ENDPOINT")
     assert TOKEN not in run.out + run.err
 
 
@@ -143,5 +145,7 @@ def test_publish_uploads_exactly_the_release_never_other_files_or_symlink_target
         shard = next((root / "data" / "corpus").glob("test-*.parquet"))
         shard.write_bytes(shard.read_bytes()[:-200])
         refused = run_ratio("publish", root, "--repo-id", "fixture-org/cut", env=env, timeout=120)
-        line = assert_user_error(refused, "fails `ratio check`", "data/corpus/test-", "nothing was uploaded")
+        line = assert_user_error(
+            refused, "fails `ratio dataset check`", "data/corpus/test-", "nothing was uploaded"
+        )
         assert "Traceback" not in line and set(hub.state.refs) == {"datasets/fixture-org/exact"}

@@ -54,7 +54,7 @@ def test_a_folder_that_is_no_release_is_named_with_the_flag_and_the_fix(tmp_path
     if manifest is not None:
         (tmp_path / "manifest.json").write_bytes(manifest)
     with pytest.raises(
-        NotAReleaseError, match=f"^{tmp_path}: .*{said}.*`ratio build`, or give the folder"
+        NotAReleaseError, match=f"^{tmp_path}: .*{said}.*`ratio dataset build`, give the folder"
     ) as e:
         Release.open(tmp_path)
     assert e.value.value == tmp_path  # the library names the folder; the command line, the option

@@ -156,7 +156,7 @@ def test_append_refuses_a_release_that_fails_check(base, tmp_path):  # noqa: F81
         "dataset", "append", "--dataset", release, "--corpus", base / "new.jsonl", "--version", "0.0.2-test",
         "--work-dir", tmp_path / "w",
     )  # fmt: skip
-    line = assert_user_error(run, "fails `ratio check`", "checksums", shard.name)
+    line = assert_user_error(run, "fails `ratio dataset check`", "checksums", shard.name)
     assert "no new period" not in run.out + line and not (tmp_path / "w").exists()
 
 

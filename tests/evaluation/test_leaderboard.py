@@ -184,7 +184,7 @@ def test_a_specialist_is_ranked_first_on_the_board_of_its_relation(tmp_path):
     assert "generic-Tuned" not in address  # ranked only where it competes
     sections = Tags(leaderboard_html(board)).named("div")
     assert [d["data-relation"] for d in sections] == ["address", "broaden", "specify"]
-    run = run_ratio("leaderboard", folder)
+    run = run_ratio("leaderboard", folder, "--wide")  # the per-relation rankings: the full view
     assert run.code == 0, run.err
     assert "specify: ranked by that relation's MRR@10" in run.out
 

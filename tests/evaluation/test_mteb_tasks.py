@@ -40,7 +40,6 @@ def test_a_local_folder_must_be_a_release_whose_card_stays_inside_it(small_relea
     (tmp_path / "notes" / "README.md").write_text("---\nconfigs: []\n---\n")
     with pytest.raises(NotAReleaseError, match="not a Ratio release folder"):
         mteb_tasks.ratio_tasks(["address"], tmp_path / "notes")
-    assert mteb_tasks.ratio_tasks(["address"], "ratio-bench/ratio")  # a Hub repo id is left to the Hub
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.parquet").write_bytes(b"PAR1")

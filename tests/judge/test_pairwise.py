@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
+from tests.helpers.ports import unused_url
 
 from ratio_bench.cli import build_parser, main
 from ratio_bench.core.io import write_json
@@ -200,7 +201,7 @@ def test_runs_of_another_release_or_split_are_refused(release_and_runs, tmp_path
     for f in runs[1].iterdir():
         (other / f.name).write_bytes(f.read_bytes())
     write_json(other / "manifest.json", manifest)
-    common = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--cache", tmp_path / "c.sqlite"]
+    common = ["--base-url", unused_url("/v1"), "--model", "m", "--cache", tmp_path / "c.sqlite"]
     bad = run_ratio("judge", "pairwise", "--dataset", release, "--runs", runs[0], other, *common)
     assert_user_error(bad, "--runs", "split")
     foreign = tmp_path / "foreign"

@@ -51,7 +51,7 @@ def test_release_candidates_get_venue_and_section_from_the_relation_configs(smal
 
 
 def test_a_folder_that_is_no_release_is_refused(tmp_path):
-    with pytest.raises(NotAReleaseError, match="not a Ratio release folder .*ratio build"):
+    with pytest.raises(NotAReleaseError, match="not a Ratio release folder .*ratio dataset build"):
         candidates.from_release(tmp_path, "test")
 
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from tests.helpers.cli import assert_user_error, run_ratio
 from tests.helpers.hub_server import HubServer
+from tests.helpers.ports import unused_url
 
 from ratio_bench import __version__
 
@@ -81,7 +82,8 @@ def test_publish_models_refuses_the_dev_release_then_round_trips_when_forced(tun
 def test_publish_models_errors_name_the_folder_and_the_endpoint(tuned_folder, tmp_path):
     missing = run_ratio("publish-models", tmp_path, "--org", "x", timeout=120)
     assert_user_error(missing, str(tmp_path), "summary.json")
-    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_TOKEN": TOKEN, "HF_HOME": str(tmp_path / "hf")}
+    endpoint = unused_url()
+    env = {"HF_ENDPOINT": endpoint, "HF_TOKEN": TOKEN, "HF_HOME": str(tmp_path / "hf")}
     down = run_ratio("publish-models", tuned_folder, "--org", "x", "--force", env=env, timeout=120)
-    assert_user_error(down, "http://127.0.0.1:9", "HF_ENDPOINT")
+    assert_user_error(down, endpoint, "HF_ENDPOINT")
     assert TOKEN not in down.out + down.err

@@ -169,11 +169,13 @@ def _sorted_keys(d: dict[str, Any]) -> dict[str, Any]:
     return {k: _sorted_keys(v) if isinstance(v, dict) else v for k, v in sorted(d.items())}
 
 
-def report_console():
-    """A rich console for reports: the terminal's width, or wide enough for tables when piped to a file."""
+def report_console(stderr: bool = False):
+    """A rich console for reports: the terminal's width, or wide enough for tables when piped to a file;
+    ``stderr``: on stderr (a command whose stdout is JSON)."""
     from rich.console import Console
 
-    return Console() if sys.stdout.isatty() else Console(width=200)
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr) if stream.isatty() else Console(width=200, stderr=stderr)
 
 
 class OutputDirError(RatioError):

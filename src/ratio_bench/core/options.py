@@ -97,3 +97,50 @@ def sample_size(text: str) -> int | None:
             f"N must be a positive integer or 'all', got {n} (leave the relation out to keep its default)"
         )
     return n
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """The ``ratio`` parser (every stage's sub-parser inherits it): a command-line mistake is one line naming the
+    argument, the bad value and what it may be, then where the usage is; not the whole usage first.
+
+    ``argument --via: invalid choice: 'x' (choose from 'ratio', 'mteb')`` becomes ``--via 'x': not one of
+    ratio, mteb (ratio score --help)``; other argparse errors keep their own text, on one line.
+    """
+
+    def error(self, message: str):  # type: ignore[override]
+        import re
+
+        match = re.fullmatch(r"argument (\S+?): invalid choice: (.+?) \(choose from (.+)\)", message)
+        if match:
+            flag, value, choices = match.groups()
+            shown_choices = ", ".join(c.strip().strip("'\"") for c in choices.split(","))
+            name = flag.split("/")[-1]
+            name = "command" if name.endswith("command") else name  # a sub-command's dest (dataset_command)
+            message = f"{name} {value}: not one of {shown_choices}"
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        raise AssertionError("unreachable")  # argparse's exit raises SystemExit
+
+
+RELEASE_METAVAR = "DIR|ORG/NAME[@REV]"
+
+
+def add_release_option(p: argparse.ArgumentParser, what: str = "", **kwargs: Any) -> None:
+    """``--dataset``: a release folder or a Hub dataset by name (resolved by ``dataset.hub_release``)."""
+    default = kwargs.get("default")
+    shown = f" (default: ./{default})" if default else ""
+    p.add_argument(
+        "--dataset",
+        metavar=RELEASE_METAVAR,
+        help=f"a release folder{shown}{what}, or a Hub dataset ORG/NAME[@REVISION] (downloaded once, pinned to "
+        "its commit, checked; an existing folder of that name wins)",
+        **kwargs,
+    )
+
+
+def add_view_options(p: argparse.ArgumentParser, json_help: str) -> None:
+    """The console table: compact by default (MRR@10 per move, n, 95% interval), ``--wide`` or ``--json``."""
+    view = p.add_mutually_exclusive_group()
+    view.add_argument(
+        "--wide", action="store_true", help="the full table: every metric per move (R@1, R@10, M@10, M@100)"
+    )
+    view.add_argument("--json", action="store_true", help=json_help)

@@ -8,7 +8,7 @@ release already holds are excluded and counted; its works are also those of its 
 the corpus files each version read, sampled or not), so a new copy of an already public work stays out as in a
 rebuild, and the append adds the new files' works to the index. Every existing file is carried over byte for byte (hard links
 where the filesystem allows); only README.md and manifest.json are rewritten, and the release is swapped in only
-after ``ratio check`` passes on it (:func:`ratio_bench.core.io.staged_dir`).
+after ``ratio dataset check`` passes on it (:func:`ratio_bench.core.io.staged_dir`).
 """
 
 from __future__ import annotations
@@ -193,12 +193,12 @@ def check_manifest(release: Release) -> None:
 
 
 def _require_passing_before(release: Release) -> None:
-    """An append extends a release that passes ``ratio check``; one that fails it is refused with the failures
+    """An append extends a release that passes ``ratio dataset check``; one that fails it is refused with the failures
     (an append would carry the damage into the new version, and its own check would fail at the end)."""
     failed = [c for c in check_release(release.root) if not c.passed]
     if failed:
         raise AppendError(
-            f"{release.shown}: fails `ratio check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
+            f"{release.shown}: fails `ratio dataset check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
             f"nothing was appended. Run `ratio dataset check {release.shown}`, and restore or rebuild the release",
             value=release.root,
         )

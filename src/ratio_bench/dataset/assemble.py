@@ -474,7 +474,7 @@ def _mini(con: duckdb.DuckDBPyConnection, cfg: BuildConfig) -> None:
 
 
 def mini_manifest(report: dict[str, Any], files: dict[str, str]) -> dict[str, Any]:
-    """The manifest's ``mini``: its stated and actual sizes and the SHA-256 of its files (``ratio check``)."""
+    """The manifest's ``mini``: its stated and actual sizes and the SHA-256 of its files (``ratio dataset check``)."""
     return {**report, "sha256": split_sha256(files, MINI)}
 
 

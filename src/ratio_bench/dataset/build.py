@@ -1,6 +1,6 @@
-"""``ratio build``: corpus -> mining -> assembly -> Hub-ready release folder, reusing finished stages.
+"""``ratio dataset build``: corpus -> mining -> assembly -> Hub-ready release folder, reusing finished stages.
 
-The release is written to a staging folder, checked by ``ratio check`` and only then swapped into place, so the
+The release is written to a staging folder, checked by ``ratio dataset check`` and only then swapped into place, so the
 output folder is always either the previous complete release or the new one; a folder that is not a Ratio release
 is refused before any work starts (:func:`ratio_bench.core.io.prepare_output_dir`). ``manifest.json`` records the version, config,
 lexicon hash, code version, row counts and a SHA-256 per file; it holds no timestamp, so two builds from the

@@ -1,4 +1,4 @@
-"""``ratio check``: hold a release folder to the contract its card states.
+"""``ratio dataset check``: hold a release folder to the contract its card states.
 
 The checks are independent reads of the published files (Parquet shards, the card's YAML header, the manifest);
 they share no code path with assembly beyond the column contract in :mod:`ratio_bench.dataset.contract`, so a bug
@@ -43,7 +43,7 @@ READABLE = "shards readable"
 
 
 class ReleaseCheckError(RatioError):
-    """A release that breaks its own contract (``ratio build`` refuses to put it in place)."""
+    """A release that breaks its own contract (``ratio dataset build`` refuses to put it in place)."""
 
     def __init__(self, message: str, results: list[CheckResult] | None = None):
         super().__init__(message)
@@ -498,13 +498,13 @@ def check_release(root: str | Path) -> list[CheckResult]:
 
 
 def require_passing(stage: Path, what: str, target: Path) -> list[CheckResult]:
-    """``ratio check`` on a release staged beside ``target``; every check must pass before it is swapped in,
+    """``ratio dataset check`` on a release staged beside ``target``; every check must pass before it is swapped in,
     else ReleaseCheckError naming the failures (``target`` is left as it was)."""
     checks = check_release(stage)
     failed = [c for c in checks if not c.passed]
     if failed:
         raise ReleaseCheckError(
-            f"{what} fails `ratio check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
+            f"{what} fails `ratio dataset check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); "
             f"{target} was left unchanged",
             checks,
         )

@@ -1,4 +1,4 @@
-"""``ratio dataset build|append|check|publish`` (the silver split is a judge job: ``ratio judge silver``, judge/cli.py)."""
+"""``ratio dataset build|append|check|publish|download`` (the silver split is a judge job: ``ratio judge silver``, judge/cli.py)."""
 
 from __future__ import annotations
 
@@ -156,6 +156,19 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_download(args: argparse.Namespace) -> int:
+    from ratio_bench.core.io import report_console
+    from ratio_bench.dataset.hub_release import download
+
+    release = download(args.name, args.out)
+    report_console().print(
+        f"{release.hub}: {release.name} {release.version} (manifest {release.manifest_sha256[:12]}) checked and "
+        f"written to {args.out}\nnext: ratio score --model bm25 --dataset {shlex.quote(str(args.out))} --split mini",
+        highlight=False,
+    )
+    return 0
+
+
 def add_wait_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--wait",
@@ -179,7 +192,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     stage = sub.add_parser(
         "dataset",
-        help="release stage: build, append, check, publish, release-withheld (silver: ratio judge silver)",
+        help="release stage: build, append, check, publish, download, release-withheld (silver: ratio judge silver)",
     ).add_subparsers(dest="dataset_command", required=True)
 
     p = stage.add_parser("build", help="build a release: corpus -> mining -> assembly -> Hub-ready folder")
@@ -259,8 +272,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_publish)
 
+    p = stage.add_parser(
+        "download",
+        help="download a published release (a Hub dataset) into a folder, pinned to its commit and checked",
+    )
+    p.add_argument(
+        "name", metavar="ORG/NAME[@REV]", help="the dataset repository, at a tag, branch or commit"
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, help="the release folder to write (new, empty, or a release)"
+    )
+    p.set_defaults(func=cmd_download)
+
     p = stage.add_parser("check", help="check a release folder against the contract its card states")
-    p.add_argument("folder", type=Path, help="release folder written by ratio build")
+    p.add_argument("folder", type=Path, help="release folder written by ratio dataset build")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
     p.add_argument(
         "--custody", type=Path, metavar="DIR",

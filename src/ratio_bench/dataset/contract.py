@@ -90,7 +90,7 @@ QUERIES_SCHEMA = pa.schema([("id", _STR), ("text", _STR)])
 
 
 def config_schema(config: str) -> pa.Schema:
-    """The column names and types every shard of ``config`` has (what ``ratio check`` holds a release to)."""
+    """The column names and types every shard of ``config`` has (what ``ratio dataset check`` holds a release to)."""
     if config == "corpus":
         return CORPUS_SCHEMA
     if config.endswith("-queries"):

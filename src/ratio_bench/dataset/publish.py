@@ -26,7 +26,7 @@ def publish(
     """Upload ``folder`` (a built release) to ``repo_id`` and tag the commit with the release version.
 
     Exactly the release is sent: the files its manifest lists and the manifest, once the release's own
-    ``ratio check`` passes; anything else in the folder (a ``.env``, the judged pool, a symlink's target) stays
+    ``ratio dataset check`` passes; anything else in the folder (a ``.env``, the judged pool, a symlink's target) stays
     home. A release whose build config says ``release.publish: false`` (the dev release: sources without a
     licence to redistribute) is refused before anything is sent, whatever ``force`` says: the licence terms are
     the sources', not ours to waive (``force`` is kept so old scripts get this message, not a usage error).
@@ -50,8 +50,8 @@ def publish(
     failed = [c for c in check_release(found.root) if not c.passed]
     if failed:
         raise PublishError(
-            f"{folder}: fails `ratio check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); nothing was "
-            "uploaded. Run `ratio check` on it, and rebuild it with `ratio build`"
+            f"{folder}: fails `ratio dataset check` ({'; '.join(f'{c.name}: {c.detail}' for c in failed)}); nothing was "
+            "uploaded. Run `ratio dataset check` on it, and rebuild it with `ratio dataset build`"
         )
     tag = revision or found.version
     api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN

@@ -59,18 +59,20 @@ def split_hashes(manifest: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-FIX = "build one with `ratio build`, or give the folder of one"
+FIX = "build one with `ratio dataset build`, give the folder of one, or a Hub dataset as ORG/NAME[@REVISION]"
 
 
 @dataclass(frozen=True)
 class Release:
     """A release folder's manifest and shards; ``shown`` is how messages name it (errors about it carry its
-    ``root`` as their value, so the command line puts the option that gave it in front)."""
+    ``root`` as their value, so the command line puts the option that gave it in front); ``hub`` the dataset
+    repository and commit it was downloaded from, recorded in the entries scored on it."""
 
     root: Path
     manifest: dict[str, Any]
     manifest_sha256: str
     shown: str
+    hub: str | None = None  # ``ORG/NAME@<commit sha>`` when read from the Hub (:mod:`.hub_release`)
 
     @classmethod
     def open(cls, path: str | Path) -> Release:
@@ -78,13 +80,13 @@ class Release:
         root = Path(path)
         shown = str(path)
         if root.is_file():
-            raise NotAReleaseError(f"{shown}: is a file, not a release folder; {FIX}", value=root)
+            raise NotAReleaseError(f"{shown}: is a file, not a release folder; {FIX}", value=path)
         where = "" if root.is_dir() else ": the folder does not exist"
         try:
             manifest = read_json_file(root / MANIFEST)
         except (OSError, ValueError):
             raise NotAReleaseError(
-                f"{shown}: not a Ratio release folder (no readable {MANIFEST}{where}); {FIX}", value=root
+                f"{shown}: not a Ratio release folder (no readable {MANIFEST}{where}); {FIX}", value=path
             ) from None
         kind = manifest_kind(manifest) if isinstance(manifest, dict) else None
         if kind != "release":
@@ -93,7 +95,7 @@ class Release:
                 if isinstance(kind, str)
                 else f"not a Ratio artefact ({MANIFEST} has no kind)"
             )
-            raise NotAReleaseError(f"{shown}: is {what}, not a Ratio release folder; {FIX}", value=root)
+            raise NotAReleaseError(f"{shown}: is {what}, not a Ratio release folder; {FIX}", value=path)
         return cls(root, manifest, manifest_sha256(manifest), shown)
 
     @property
@@ -152,7 +154,8 @@ class Release:
         files = self.manifest.get("files")
         if not isinstance(files, dict):
             raise DatasetError(
-                f"{self.shown}: {MANIFEST} lists no files; rebuild it with `ratio build`", value=self.root
+                f"{self.shown}: {MANIFEST} lists no files; rebuild it with `ratio dataset build`",
+                value=self.root,
             )
         out = []
         for rel in sorted(files):
@@ -165,7 +168,7 @@ class Release:
             if link is not None:
                 raise DatasetError(
                     f"{self.shown}: {link} is a symlink; a release holds only its own files: replace it with "
-                    "what it points to, or rebuild the release with `ratio build`",
+                    "what it points to, or rebuild the release with `ratio dataset build`",
                     value=self.root,
                 )
             out.append(rel)
@@ -205,7 +208,7 @@ class Release:
             except (OSError, pa.ArrowException) as e:
                 raise DatasetError(
                     f"{f}: not a readable Parquet shard ({' '.join(str(e).split())}); the release is damaged: "
-                    "rebuild it with `ratio build` (or see what `ratio check` says)"
+                    "rebuild it with `ratio dataset build` (or see what `ratio dataset check` says)"
                 ) from None
         if not tables:
             return expected.empty_table()
@@ -225,14 +228,14 @@ class Release:
             if column not in schema.names:
                 raise DatasetError(
                     f"{path}: has no column {column!r} (it has {', '.join(schema.names)}); the release is damaged "
-                    "or from another build: rebuild it with `ratio build`"
+                    "or from another build: rebuild it with `ratio dataset build`"
                 )
             if column in contract.names:
                 want, got = contract.field(column).type, schema.field(column).type
                 if got != want and not (_stringy(got) and _stringy(want)):
                     raise DatasetError(
                         f"{path}: column {column!r} is {got}, the release schema says {want}; rebuild the release "
-                        "with `ratio build`"
+                        "with `ratio dataset build`"
                     )
 
 

@@ -4,6 +4,7 @@ its ``--markdown``/``--plot``/``--html``/``--trend`` files. A library module, so
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from ratio_bench.core import cutoffs
@@ -13,6 +14,13 @@ from ratio_bench.evaluation.entry import Scored
 
 if TYPE_CHECKING:
     from ratio_bench.evaluation.leaderboard import Board
+
+
+def compact_results_table(entries: list[Scored], title: str):
+    """``ratio score``'s default table: one line per model, MRR@10 per move with n and its interval."""
+    from ratio_bench.evaluation.board_terminal import compact_table
+
+    return compact_table(title, [("", e) for e in entries])
 
 
 def results_table(entries: list[Scored], title: str):
@@ -42,6 +50,22 @@ def results_table(entries: list[Scored], title: str):
     return t
 
 
+def score_report(
+    entries: dict[str, list[dict]], queries: dict, release: Any, args: Any, console: Any
+) -> None:
+    """``ratio score``'s last output: each split's table (compact, or ``--wide``), or ``--json``: the entries
+    alone on stdout (the console then writes to stderr)."""
+    if args.json:
+        print(json.dumps([e for rows in entries.values() for e in rows], indent=2))
+        return
+    table = results_table if args.wide else compact_results_table
+    for split, rows in entries.items():
+        hub = f" from {release.hub}" if release.hub else ""  # the commit a release by name was read at
+        title = f"Ratio {release.name} {release.version}{hub}, split {split}, mined gold (%)"
+        sample = sample_title(args.sample, args.seed, queries[split]) if args.sample else ""
+        console.print(table([Scored.of_document(e) for e in rows], title + sample))
+
+
 def sample_title(n: int, seed: int, queries: dict) -> str:
     """The table title's word on a sample: ``n`` per relation, and the true count of a relation that has fewer
     (``--sample 200`` on a 33-query relation scores 33, and says so)."""
@@ -64,7 +88,9 @@ def render_board(board: Board, args: Any, source: str, markdown_extra: str = "",
     from ratio_bench.evaluation.board_plots import NO_SNAPSHOTS, plot_png, snapshot_entries, trend_png
     from ratio_bench.evaluation.board_ranks import TIE_NOTE
     from ratio_bench.evaluation.board_terminal import (
+        compact_json,
         terminal_clean_table,
+        terminal_compact_tables,
         terminal_relation_tables,
         terminal_release_table,
         terminal_withheld_table,
@@ -72,13 +98,19 @@ def render_board(board: Board, args: Any, source: str, markdown_extra: str = "",
     from ratio_bench.evaluation.escaping import terminal_text
     from ratio_bench.evaluation.leaderboard import LeaderboardError, has_snapshots
 
-    console = report_console()
+    as_json, wide = getattr(args, "json", False), getattr(args, "wide", False)
+    console = report_console(stderr=as_json)  # --json: the rows alone on stdout, the notes on stderr
     if args.trend and not any(snapshot_entries(r) for r in board.releases):
         raise LeaderboardError(f"--trend {args.trend}: {source} has {NO_SNAPSHOTS}")
     clean_only = getattr(args, "clean_only", False)
-    for release in board.releases if clean_only else ():
+    if as_json:
+        print(json.dumps([row for release in board.releases for row in compact_json(release)], indent=2))
+    for release in board.releases if clean_only and not as_json else ():
         console.print(terminal_clean_table(release))
-    for release in () if clean_only else board.releases:
+    for release in board.releases if not (clean_only or as_json or wide) else ():
+        for table in terminal_compact_tables(release):
+            console.print(table)
+    for release in board.releases if wide and not (clean_only or as_json) else ():
         console.print(terminal_release_table(release))
         if (held := terminal_withheld_table(release)) is not None:
             console.print(held)

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.options import add_release_option, add_view_options
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.defaults import DRIFT_RESULTS, PLOT_TOP
 
@@ -62,25 +63,24 @@ def cmd_score(args: argparse.Namespace) -> int:
     """Every model on every split asked for, each model loaded once (:func:`.engine.score`)."""
     from ratio_bench.core import cutoffs
     from ratio_bench.core.io import report_console
-    from ratio_bench.dataset.release import Release
+    from ratio_bench.dataset.hub_release import open_release
     from ratio_bench.evaluation import engine
-    from ratio_bench.evaluation.board_output import results_table, sample_title
-    from ratio_bench.evaluation.entry import Scored
+    from ratio_bench.evaluation.board_output import score_report
     from ratio_bench.evaluation.results import check_results_path
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
 
-    console = report_console()
+    console = report_console(stderr=args.json)  # --json: the entries alone on stdout
     _check_score_args(args)
     stated = cutoffs.parse_date(args.training_cutoff, "--training-cutoff") if args.training_cutoff else None
-    release = Release.open(args.dataset)
+    release = open_release(args.dataset)
+    args.dataset = release.root  # a Hub release: its checked copy in the cache
     outs = engine.split_outs(release, args.split, args.out)
     setups = [resolve(ref, args.setup, trust_remote_code=args.trust_remote_code) for ref in args.model]
     if stated is not None:
         setups = [engine.with_stated_cutoff(s, stated, SCORER) for s in setups]
-    for out in outs.values():  # every path checked before minutes of scoring
-        for path in engine.results_paths(out, [s.name for s in setups]):
-            check_results_path(path)
+    for path in (p for out in outs.values() for p in engine.results_paths(out, [s.name for s in setups])):
+        check_results_path(path)  # every path checked before minutes of scoring
     cache = EmbeddingCache(args.cache_dir)
     pool = (
         engine.judged_pool_for(args.dataset, release.manifest, args.pool, args.qrels)
@@ -90,27 +90,23 @@ def cmd_score(args: argparse.Namespace) -> int:
     entries: dict[str, list[dict]] = {split: [] for split in outs}
     queries = {}  # each split's (sampled) queries, whose true counts a sample's title names
     for setup in setups:
-        for scored in _score_model(args, setup, release, list(outs), cache, pool):
+        for scored in _score_model(args, setup, release, list(outs), cache, pool, console):
             _report(args, scored, setup.name, len(setups), outs[scored.split], console)
             entries[scored.split].append(scored.entry)
             queries[scored.split] = scored.data.queries
-    for split, rows in entries.items():
-        title = f"Ratio {release.name} {release.version}, split {split}, mined gold (%)"
-        sample = sample_title(args.sample, args.seed, queries[split]) if args.sample else ""
-        console.print(results_table([Scored.of_document(e) for e in rows], title + sample))
+    score_report(entries, queries, release, args, console)
     return 0
 
 
-def _score_model(args, setup, release, splits, cache, pool):
+def _score_model(args, setup, release, splits, cache, pool, console):
     """One model on ``splits``: the ratio path (one load for all splits) or mteb's, split by split."""
-    from ratio_bench.core.io import report_console
     from ratio_bench.evaluation import engine
 
     if args.via == "mteb":
         return [
             engine.score_via_mteb(
                 setup, args.dataset, split, args.relations, cache=cache, batch_size=args.batch_size,
-                reuse_embeddings=args.reuse_embeddings, submitter=args.submitter,
+                reuse_embeddings=args.reuse_embeddings, submitter=args.submitter, hub=release.hub,
             )
             for split in splits
         ]  # fmt: skip
@@ -118,8 +114,9 @@ def _score_model(args, setup, release, splits, cache, pool):
         setup, release, splits, relations=args.relations, cache=cache, batch_size=args.batch_size,
         keep_runs=bool(args.save_run), pool=pool, qrels=args.qrels, submitter=args.submitter,
         sample=engine.Sample(args.sample, args.seed) if args.sample is not None else None,
+        say=console.print,
     )  # fmt: skip
-    report_console().print(
+    console.print(
         f"{setup.name}: {len(scored.splits)} split(s) in {scored.seconds:.1f} s, model loaded "
         f"{scored.model_loads}x, {scored.texts_encoded:,} texts encoded, {scored.texts_cached:,} from the cache"
     )
@@ -156,8 +153,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    from ratio_bench.dataset.hub_release import fetched_or_path
     from ratio_bench.evaluation.analysis_run import run_analysis
 
+    args.dataset = fetched_or_path(args.dataset)
     return run_analysis(args)
 
 
@@ -166,7 +165,7 @@ def _add_scoring_args(p: argparse.ArgumentParser, models_required: bool = True) 
     p.add_argument(
         "--model", nargs="+", required=models_required, help="NAME[:SETUP] (see `ratio models`) or a folder"
     )
-    p.add_argument("--dataset", type=Path, default=Path("ratio"), help="release folder (default: ./ratio)")
+    add_release_option(p, default="ratio")
     p.add_argument(
         "--split",
         default="test",
@@ -233,6 +232,7 @@ def _score_parser(sub: argparse._SubParsersAction) -> None:
         "so and is never ranked)",
     )
     p.add_argument("--seed", type=int, default=0, help="with --sample: the sampling seed (default 0)")
+    add_view_options(p, "the entries (as --out writes them) as a JSON list on stdout, the progress on stderr")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.set_defaults(func=cmd_score)
@@ -288,6 +288,7 @@ def _leaderboard_parser(sub: argparse._SubParsersAction) -> None:
         "panel; repeatable",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when a result file is rejected")
+    add_view_options(p, "every row as JSON on stdout (every metric per move, n, the MRR@10 interval)")
     p.add_argument("--hardware", metavar="NAME", help="only the entries measured on this hardware class")
     p.add_argument(
         "--clean-only",

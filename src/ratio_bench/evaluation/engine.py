@@ -159,6 +159,7 @@ def score(
             submitter=submitter,
             cutoff=setup.cutoff,
             candidates=len(data.corpus_ids),
+            hub=opened.hub,
         )
         out.append(SplitScore(split, data, result, entry))
     return Scored(
@@ -223,8 +224,10 @@ def score_via_mteb(
     batch_size: int = 64,
     reuse_embeddings: bool = False,
     submitter: str | None = None,
+    hub: str | None = None,
 ) -> SplitScore:
-    """One split through ``mteb.evaluate`` (its encoder answered from the embedding cache), as an entry."""
+    """One split through ``mteb.evaluate`` (its encoder answered from the embedding cache), as an entry;
+    ``hub``: the Hub repository and commit the release folder was downloaded from."""
     from ratio_bench.evaluation.mteb_tasks import score_with_mteb
 
     data = load_split(release, split, relations)
@@ -246,6 +249,7 @@ def score_via_mteb(
         submitter=submitter,
         cutoff=setup.cutoff,
         candidates=len(data.corpus_ids),
+        hub=hub,
     )
     return SplitScore(split, data, result, entry)
 

@@ -55,6 +55,7 @@ class Dataset:
     manifest_sha256: str
     split_sha256: str | None = None
     split_hashes: Mapping[str, str] | None = None
+    hub: str | None = None  # ORG/NAME@<commit sha>: the Hub dataset it was read from, when read by name
 
 
 @dataclass(frozen=True)

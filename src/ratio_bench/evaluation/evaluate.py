@@ -46,7 +46,7 @@ class SplitData:
 
 
 def load_split(root: str | Path | Release, split: str, relations: Sequence[str] = RELATIONS) -> SplitData:
-    """Corpus and queries of one split of a release folder (as written by ``ratio build``)."""
+    """Corpus and queries of one split of a release folder (as written by ``ratio dataset build``)."""
     release = root if isinstance(root, Release) else Release.open(root)
     if split not in release.all_splits:
         raise DatasetError(

@@ -23,13 +23,14 @@ from mteb.abstasks.task_metadata import TaskMetadata
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
 from ratio_bench.dataset.contract import MINI
+from ratio_bench.dataset.hub_release import HubRef, fetch, hub_ref
 from ratio_bench.dataset.release import Release, card_data_files
 from ratio_bench.evaluation.evaluate import ScoreResult, load_split
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder, Role
 from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint, is_routed
 
-# The published release (``ratio publish`` tags it with its version); a task for another release or a local
+# The published release (``ratio dataset publish`` tags it with its version); a task for another release or a local
 # folder is made by ratio_tasks(dataset_path=..., revision=...).
 HUB_DATASET = {"path": "ratio-bench/ratio", "revision": "1.0.0"}
 _BIBTEX = (
@@ -83,11 +84,17 @@ def ratio_tasks(
     splits: Sequence[str] | None = None,
     revision: str | None = None,
 ) -> list[AbsTaskRetrieval]:
-    """Task instances for ``relations`` reading ``dataset_path`` (a Hub repo id or a local release folder) at
-    ``revision`` (a tag or commit; a local folder has none), default the published release.
+    """Task instances for ``relations`` reading ``dataset_path`` (a local release folder, or a Hub dataset
+    ``ORG/NAME[@REV]``) at ``revision``, default the published release (left to mteb's loader).
 
+    A Hub name is fetched once through :mod:`ratio_bench.dataset.hub_release` (``revision`` or ``@REV`` resolved
+    to its commit, which the tasks record; the files checked as a release), and the tasks read that checked copy.
     A local folder must be a Ratio release whose card points only at its own files (mteb's loader follows the
     card's ``data_files``): see :func:`local_release`."""
+    ref = hub_ref(dataset_path) if dataset_path is not None else None
+    if ref is not None:
+        fetched = fetch(HubRef(ref.repo_id, revision or ref.revision), shown=str(dataset_path))
+        dataset_path, revision = fetched.root, fetched.hub.rpartition("@")[2]
     if dataset_path is not None:
         local_release(dataset_path)
     tasks = []

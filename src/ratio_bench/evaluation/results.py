@@ -55,6 +55,7 @@ def leaderboard_entry(
     submitter: str | None = None,
     cutoff: Cutoff | None = None,
     candidates: int | None = None,
+    hub: str | None = None,
 ) -> dict[str, Any]:
     """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name).
     ``judged``: per relation, the run's figures against the release's judged pool at scoring time
@@ -64,7 +65,8 @@ def leaderboard_entry(
     came from), so a card and the board can tell two models of one name apart; ``submitter``: who scored it
     (optional); ``cutoff``: the model's training-data cut-off (recorded with its source, and on a test snapshot
     whether the score is ``clean``: true, false, or null when the cut-off is unknown); ``candidates``: the
-    split's pool size (``n_candidates``: the pictures name it). No clock time: the same model on the same release gives the same bytes (the board orders
+    split's pool size (``n_candidates``: the pictures name it); ``hub``: ``ORG/NAME@<sha>`` of a release read from
+    the Hub (``dataset.hub``). No clock time: the same model on the same release gives the same bytes (the board orders
     re-scored entries by their file's modification time)."""
     entry = {
         "schema_version": 1,
@@ -74,6 +76,7 @@ def leaderboard_entry(
             "version": manifest["version"],
             "manifest_sha256": manifest_sha256(manifest),
             **_split_identity(manifest, split),
+            **({"hub": hub} if hub else {}),
         },
         "split": split,
         "code_version": __version__,

@@ -237,7 +237,9 @@ def _add_silver(judge: argparse._SubParsersAction) -> None:
     p = judge.add_parser(
         "silver", help="judge a test sample with two prompts per relation; add the silver split"
     )
-    p.add_argument("--dataset", type=Path, required=True, help="release folder written by ratio build")
+    p.add_argument(
+        "--dataset", type=Path, required=True, help="release folder written by ratio dataset build"
+    )
     p.add_argument(
         "--config", type=Path, help="build config whose silver: block to use (default: the release's)"
     )

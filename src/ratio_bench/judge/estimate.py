@@ -96,7 +96,7 @@ def _first_rows(release: Path, config: str, columns: list[str], n: int) -> list[
     files = found.shards(config, "test")
     if not files:
         raise RatioError(
-            f"{found.shown}: no {config} test split (data/{config}/test-*.parquet); rebuild it with `ratio build`",
+            f"{found.shown}: no {config} test split (data/{config}/test-*.parquet); rebuild it with `ratio dataset build`",
             value=found.root,
         )
     rows: list[dict] = []

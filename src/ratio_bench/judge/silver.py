@@ -288,7 +288,7 @@ def _write_silver(
         for config, table in ((rel, kept), (f"{rel}-qrels", qrels), (f"{rel}-queries", queries)):
             for stale in (stage / "data" / config).glob(f"{SILVER}-*.parquet"):
                 stale.unlink()  # the staging folder's link: the release in place keeps its file
-            # an empty split is left out, as ``ratio build`` does (datasets cannot load one)
+            # an empty split is left out, as ``ratio dataset build`` does (datasets cannot load one)
             if table.num_rows:
                 _write_parquet(table, stage / "data" / config / f"{SILVER}-00000-of-00001.parquet")
         kept_col = pa.array([q in kept_ids for q in ids])

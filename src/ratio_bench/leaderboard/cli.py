@@ -85,7 +85,7 @@ def cmd_board(args: argparse.Namespace) -> int:
     if not args.board_requests:
         return render_board(board, args, f"--from {args.from_repo}")
     queue = read_queue(RepoRef.parse(args.board_requests, "--requests").repo_id)
-    report_console().print(queue_table(queue))
+    report_console(stderr=args.json).print(queue_table(queue))
     return render_board(board, args, f"--from {args.from_repo}", queue_markdown(queue), queue_html(queue))
 
 

@@ -101,11 +101,11 @@ def local_dataset(text: str) -> tuple[Path, str]:
             f"local release {release.name} {release.version} (manifest {manifest_sha256(release.manifest)})"
         )
         return Path(text), named
+    from ratio_bench.dataset.hub_release import HubRef, fetch
+
     ref = RepoRef.parse(text, "--dataset")
-    with hub.hub_errors(f"--dataset {ref}"):
-        sha = hub.api().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
-        folder = hub.api().snapshot_download(ref.repo_id, repo_type="dataset", revision=sha)
-    return Path(folder), f"{ref.repo_id}@{sha}"
+    release = fetch(HubRef(ref.repo_id, ref.revision), shown=f"--dataset {ref}")  # pinned, cached, checked
+    return release.root, str(release.hub)
 
 
 def local_custody(text: str, dataset: Path) -> Path:

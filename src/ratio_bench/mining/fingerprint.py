@@ -3,7 +3,7 @@
 A fingerprint is the file's size, its modification time (``st_mtime_ns``) and a BLAKE2b digest of its bytes. A
 file of up to 16 MiB is hashed whole; a larger one is hashed from its first and last 4 MiB and 16 blocks of
 64 KiB spread evenly in between (at most 9 MiB read per file, whatever its size). Why sampled: the S2ORC full
-text is hundreds of GB, and every ``ratio mine`` (a resumed one too) and every ``ratio build`` plans its inputs
+text is hundreds of GB, and every ``ratio mine`` (a resumed one too) and every ``ratio dataset build`` plans its inputs
 first; a full hash would re-read the whole corpus each time, while the sample costs a few reads per file. On
 the 164 MB development corpus (6 files) the sample reads 57 MB in 0.08-0.16 s with a warm page cache, a full
 hash 0.25 s; at S2ORC scale the full hash would be minutes per run, the sample stays at 9 MiB per file.

@@ -33,7 +33,7 @@ class PlanMismatchError(RatioError, RuntimeError):
 
 
 # Bumped whenever segmentation, matching or cleaning changes what a run produces, so that a folder mined by an
-# older version is not silently reused by `ratio build`.
+# older version is not silently reused by `ratio dataset build`.
 MINER_VERSION = 2
 
 

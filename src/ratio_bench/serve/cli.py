@@ -32,6 +32,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     from ratio_bench.corpus.options import reader_settings
 
     if args.dataset:
+        from ratio_bench.dataset.hub_release import release_folder
+
+        args.dataset = release_folder(args.dataset)  # a Hub release: its checked copy in the cache
         cands = candidates.from_release(
             args.dataset, args.split, args.corpus_meta or (), reader_settings(args)
         )
@@ -206,6 +209,7 @@ def _live_board(args: argparse.Namespace):
 
 
 def register(sub) -> None:
+    from ratio_bench.core.options import add_release_option
     from ratio_bench.corpus.options import add_reader_options
     from ratio_bench.serve.ann import ANN_KINDS
     from ratio_bench.serve.index import MOVES
@@ -213,7 +217,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("index", help="build a search index over a release split or your own papers")
     src = p.add_argument_group("candidates (one of)")
-    src.add_argument("--dataset", type=Path, help="a release folder (with --split)")
+    add_release_option(src, " (with --split)")
     src.add_argument(
         "--split", default="test", help="the release split whose corpus is indexed (default: test)"
     )

@@ -9,13 +9,13 @@ from pathlib import Path
 def cmd_train(args: argparse.Namespace) -> int:
     from ratio_bench.core.extras import require
     from ratio_bench.core.resources import preset
-    from ratio_bench.dataset.release import Release
+    from ratio_bench.dataset.hub_release import release_folder
     from ratio_bench.training.config import load_config
 
     require("train")
     # A mistyped config or release folder fails in a fraction of a second, before torch is imported (~8 s).
     config = load_config(preset("training", args.config))
-    Release.open(args.dataset)
+    args.dataset = release_folder(args.dataset)
     from ratio_bench.training.run import train
 
     summary = train(
@@ -47,6 +47,9 @@ def cmd_train_all(args: argparse.Namespace) -> int:
     # a wrong --dir is refused before the training stack's imports (about 5 s)
     folder = preset_dir("training", args.dir, top="spec", other=NOT_FINE_TUNING)
     require("train")
+    from ratio_bench.dataset.hub_release import release_folder
+
+    args.dataset = release_folder(args.dataset)
     from ratio_bench.training.card import write_card
     from ratio_bench.training.run import train_all
 
@@ -69,11 +72,11 @@ def cmd_train_all(args: argparse.Namespace) -> int:
 
 def cmd_train_adapters(args: argparse.Namespace) -> int:
     from ratio_bench.core.resources import preset
-    from ratio_bench.dataset.release import Release
+    from ratio_bench.dataset.hub_release import open_release
     from ratio_bench.training import adapters
 
     config = adapters.load_config(preset("training", args.config))
-    release = Release.open(args.dataset)
+    release = open_release(args.dataset)
     encode = adapters.encoder_for(config.base, args.cache_dir, args.batch_size)
     trained, choices = adapters.train_adapters(config, release, encode)
     weights = adapters.write_outputs(args.out, config, release, trained, choices)
@@ -99,6 +102,8 @@ def cmd_publish_models(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
+    from ratio_bench.core.options import add_release_option
+
     stage = sub.add_parser("train", help="training stage: run, all, card, publish").add_subparsers(
         dest="train_command", required=True
     )
@@ -109,7 +114,7 @@ def register(sub) -> None:
         help="a training config file, or a shipped one by name (all-mpnet-base-v2-generic-address, "
         "dev/all-MiniLM-L6-v2-generic-address, ...)",
     )
-    p.add_argument("--dataset", type=Path, required=True, help="a release folder (ratio build --out)")
+    add_release_option(p, required=True)
     p.add_argument("--out", type=Path, required=True, help="output folder (best/, summary.json, trials/)")
     p.add_argument("--trial", type=int, default=None, metavar="K", help="run only trial K (0-based)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
@@ -122,7 +127,7 @@ def register(sub) -> None:
         required=True,
         help="a folder of training configs, or a shipped one: spec (the spec's setups), dev, dev/ablations",
     )
-    p.add_argument("--dataset", type=Path, required=True, help="a release folder (ratio build --out)")
+    add_release_option(p, required=True)
     p.add_argument("--out", type=Path, required=True, help="output folder: one subfolder per config")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -134,9 +139,7 @@ def register(sub) -> None:
     p.add_argument(
         "--config", required=True, help="an adapter config file, or a shipped one (adapters/all-MiniLM-L6-v2)"
     )
-    p.add_argument(
-        "--dataset", type=Path, required=True, help="a release folder (its train and validation splits)"
-    )
+    add_release_option(p, " (its train and validation splits)", required=True)
     p.add_argument("--out", type=Path, required=True, help="output folder (<name>.safetensors, summary.json)")
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
     p.add_argument("--batch-size", type=int, default=64)

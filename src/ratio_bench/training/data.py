@@ -1,4 +1,4 @@
-"""Training and validation data of one relation, read from a release folder (as written by ``ratio build``).
+"""Training and validation data of one relation, read from a release folder (as written by ``ratio dataset build``).
 
 Train pairs come from ``data/<relation>/train-*.parquet``; validation reuses the scorer's reader
 (:func:`ratio_bench.evaluation.evaluate.load_split`), so a model is selected on exactly the queries and the
@@ -74,7 +74,7 @@ def train_partition_cutoff(root: str | Path, relations: Sequence[str]) -> Cutoff
         except ValueError:
             raise DatasetError(
                 f"{release.shown}: manifest field config.splits.train.end {str(end)[:40]!r} is not a date; "
-                "rebuild the release with `ratio build`",
+                "rebuild the release with `ratio dataset build`",
                 value=release.root,
             ) from None
         return Cutoff(day, f"train partition end of {what} (config.splits.train.end)")

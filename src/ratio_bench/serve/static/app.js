@@ -55,6 +55,7 @@ async function search(event) {
     return;
   }
   showError("");
+  linkTo(text);
   $("status").textContent = "Searching\u2026";
   try {
     const response = await fetch("/api/search", {
@@ -95,7 +96,25 @@ async function loadInfo() {
   }
 }
 
+// A shareable link: /?text=...&k=... fills the form and runs the search; each search puts its text in the
+// address bar (history.replaceState, no reload), so the link of what is on the screen can be copied.
+function fromLink() {
+  const params = new URLSearchParams(window.location.search);
+  const text = params.get("text");
+  const k = Number(params.get("k"));
+  if (Number.isInteger(k) && k >= 1) $("k").value = String(Math.min(k, Number($("k").max) || 100));
+  if (text === null || !text.trim()) return;
+  $("query").value = text.slice(0, $("query").maxLength > 0 ? $("query").maxLength : 2000);
+  search(new Event("submit"));
+}
+
+function linkTo(text) {
+  const params = new URLSearchParams({ text: text, k: $("k").value });
+  window.history.replaceState(null, "", window.location.pathname + "?" + params.toString());
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   $("search-form").addEventListener("submit", search);
   loadInfo();
+  fromLink();
 });
