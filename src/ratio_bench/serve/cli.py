@@ -80,7 +80,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     from ratio_bench.core.io import report_console
     from ratio_bench.serve.index import load_index
-    from ratio_bench.serve.search import QueryError, Searcher, check_query
+    from ratio_bench.serve.search import ROLE_PRIOR, QueryError, Searcher, check_query
 
     if (args.text is None) == (args.queries is None) or (args.queries is None) != (args.out is None):
         raise UsageError("give one sentence (TEXT), or --queries FILE.jsonl with --out HITS.parquet")
@@ -92,11 +92,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     except QueryError as e:
         raise UsageError(f"{QUERY_FLAGS[e.field]}: {e}") from e
     searcher = Searcher(index, exact=args.exact, trust_remote_code=args.trust_remote_code)
-    results = searcher.search(args.text, args.moves, args.k)
+    prior = not args.no_role_prior
+    results = searcher.search(args.text, args.moves, args.k, prior)
+    used = searcher.prior_used(prior)
     info = searcher.describe()
     if args.json:
         json.dump(
-            {"query": args.text, "k": args.k, "notice": info["notice"], "results": results},
+            {
+                "query": args.text,
+                "k": args.k,
+                "notice": info["notice"],
+                "role_prior": used,
+                "results": results,
+            },
             sys.stdout,
             indent=2,
             ensure_ascii=False,
@@ -107,6 +115,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     models = info["models"]
     if info["notice"]:
         console.print(f"Not move-aware: {info['notice']}.")
+    if used:
+        console.print(f"{ROLE_PRIOR} (--no-role-prior).")
     for move, hits in results.items():
         t = Table(title=f"{move.capitalize()} ({models[move]})", show_lines=False, expand=True)
         t.add_column("#", justify="right")
@@ -271,6 +281,11 @@ def register(sub) -> None:
     )
     p.add_argument("--k", type=int, default=DEFAULT_K, help=f"results per move (default: {DEFAULT_K})")
     p.add_argument("--json", action="store_true", help="print the API's JSON instead of tables")
+    p.add_argument(
+        "--no-role-prior",
+        action="store_true",
+        help="rank by the model alone (default: a release index ranks the move's mined golds first)",
+    )
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("serve", help="serve an index: JSON API, OpenAPI docs and a search page")
