@@ -84,9 +84,14 @@ def test_search_label_report_end_to_end(small_release, tmp_path):
         "\n".join(json.dumps({"query_id": q.query_id, "query": q.text}) for q in QUERIES) + "\n"
     )
     hits = tmp_path / "hits.parquet"
-    found = run_ratio("search", "--queries", queries, "--out", hits, "--index", index, "--k", "2")
+    found = run_ratio(
+        "search", "--queries", queries, "--out", hits, "--index", index, "--k", "2", "--no-role-prior"
+    )
     assert found.code == 0, found.err
     assert "2 queries, 12 hits (bm25:unigram)" in found.out
+    prior_hits = tmp_path / "prior.parquet"
+    found = run_ratio("search", "--queries", queries, "--out", prior_hits, "--index", index, "--k", "2")
+    assert found.code == 0 and "(bm25:unigram + role prior)" in found.out, found.err
     pairs = tmp_path / "pairs.jsonl"
     made = run_ratio(
         "judge",
@@ -94,6 +99,7 @@ def test_search_label_report_end_to_end(small_release, tmp_path):
         "pairs",
         "--hits",
         hits,
+        prior_hits,
         "--queries",
         queries,
         "--dataset",
@@ -113,6 +119,7 @@ def test_search_label_report_end_to_end(small_release, tmp_path):
         "report",
         "--hits",
         hits,
+        prior_hits,
         "--labels",
         labels,
         "--dataset",
@@ -124,8 +131,14 @@ def test_search_label_report_end_to_end(small_release, tmp_path):
     )
     assert done.code == 0, done.err
     body = json.loads(out.read_text())
-    judged = {c["move"]: c["precision"] for c in body["judged"]}
-    assert judged == {"address": 1.0, "broaden": 0.0, "specify": 0.0}
+    judged = {(c["system"], c["move"]): c["precision"] for c in body["judged"]}
+    for system in ("bm25:unigram", "bm25:unigram + role prior"):
+        assert [judged[(system, m)] for m in RELATIONS] == [1.0, 0.0, 0.0]
+    mined = {(c["system"], c["move"]): c["precision"] for c in body["mined_role"]}
+    roles = Release.open(small_release).corpus("test", ["role"]).column("role").to_pylist()
+    # the prior ranks the move's mined golds first: all of the top 2 where the pool has 2 of them
+    assert mined[("bm25:unigram + role prior", "address")] == min(1.0, roles.count("address") / 2)
+    assert mined[("bm25:unigram + role prior", "address")] >= mined[("bm25:unigram", "address")]
     assert body["release"]["manifest_sha256"] == Release.open(small_release).manifest_sha256
     assert "| bm25:unigram | 100.0 [100.0, 100.0] |" in out.with_suffix(".md").read_text()
     # nothing of the user's is overwritten, and a file that is no hits file is named

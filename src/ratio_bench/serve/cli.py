@@ -150,8 +150,10 @@ def _search_file(args: argparse.Namespace, index) -> int:
             "overwritten. Choose another path"
         )
     searcher = Searcher(index, exact=args.exact, trust_remote_code=args.trust_remote_code)
-    hits = search_queries(searcher, queries, args.k, args.moves, args.system or "")
-    write_hits(args.out, hits, index.manifest["source"] | {"models": searcher.describe()["models"]})
+    prior = not args.no_role_prior
+    hits = search_queries(searcher, queries, args.k, args.moves, args.system or "", prior)
+    source = {"models": searcher.describe()["models"], "role_prior": searcher.prior_used(prior)}
+    write_hits(args.out, hits, index.manifest["source"] | source)
     systems = sorted({h.system for h in hits})
     report_console().print(
         f"{len(queries)} queries, {len(hits):,} hits ({', '.join(systems)}) -> {args.out}", highlight=False
