@@ -75,6 +75,7 @@ class AdapterConfig:
     hidden: int = 0  # width of each map's residual hidden part (0: linear maps)
     validation_distractors: int = 0  # validation distractors added to the validation pool
     variants: tuple[str, ...] = ("own", "shared")  # the variants trained, each move choosing among them
+    balance: bool = False  # weigh each move's queries by its inverse share of the train pairs (losses)
     # what picks a move's variant and epoch on validation: its MRR@10, or its MRR@10 plus its move accuracy
     select: str = "mrr"
 
@@ -110,7 +111,8 @@ def load_config(path: str | Path) -> AdapterConfig:
         c.count(raw.get("hidden"), "hidden", 4096) or 0,
         c.count(raw.get("validation_distractors"), "validation_distractors", 1_000_000) or 0,
         _variants(c, raw.get("variants", ["own", "shared"])),
-        c.choice(raw.get("select", "mrr"), "select", SELECT),
+        balance=c.boolean(raw.get("balance", False), "balance"),
+        select=c.choice(raw.get("select", "mrr"), "select", SELECT),
     )
 
 
@@ -395,6 +397,11 @@ def _fit(
     extra = torch.from_numpy(np.asarray(negatives, np.float32)) if negatives.size else None
     fits = {m: Fit(np.eye(dim, dtype=np.float32), np.zeros(dim, dtype=np.float32)) for m in moves}
     across = config.move_loss > 0 and len(moves) > 1
+    counts = np.array([len(train[m].queries) for m in moves], dtype=np.float64)
+    # balance: each move's queries weigh as much in total as any other move's (a move with few pairs is heard)
+    row_weight = torch.from_numpy(
+        (counts.sum() / (len(moves) * counts) if config.balance else np.ones(len(moves))).astype(np.float32)
+    )
     for epoch in range(1, config.epochs + 1):
         if config.mix_moves:
             batches = _batches(len(labels), config.batch_size, rng)
@@ -422,13 +429,15 @@ def _fit(
                     mapped = torch.where(mask[:, None], under[m], mapped)
             target = torch.arange(len(rows))
             each = F.cross_entropy(config.scale * mapped @ cols.T, target, reduction="none")
-            loss = each.mean()
+            weights = row_weight[torch.from_numpy(lab)]
+            loss = (each * weights).sum() / weights.sum()
             if across:
                 gold_logp = torch.stack(
                     [F.log_softmax(config.scale * under[m] @ cols.T, dim=1)[target, target] for m in moves],
                     dim=1,
                 )
-                loss = loss + config.move_loss * F.cross_entropy(gold_logp, torch.from_numpy(lab))
+                across_each = F.cross_entropy(gold_logp, torch.from_numpy(lab), reduction="none")
+                loss = loss + config.move_loss * (across_each * weights).sum() / weights.sum()
             optimiser.zero_grad()
             (loss + config.decay * maps.penalty(present)).backward()
             optimiser.step()
