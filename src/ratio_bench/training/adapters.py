@@ -42,7 +42,10 @@ from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.move_sensitivity import gold_ranks
 from ratio_bench.retrieval.adapters import QueryAdapters
 
-VARIANTS = ("own", "shared")  # a move's own map; a shared + per-move map trained on every move's pairs
+# a move's own map; a shared + per-move map trained on every move's pairs; a bias alone (W = I: a direction the
+# move's queries are pushed towards, the least a move with few pairs can overfit)
+VARIANTS = ("own", "shared", "bias")
+SELECT = ("mrr", "mrr+move_accuracy")
 SUMMARY = "summary.json"
 SCHEMA = "ratio-adapters-summary/1"
 
@@ -71,6 +74,10 @@ class AdapterConfig:
     distractors: int = 0  # train distractors sampled as extra negatives (each batch draws batch_size of them)
     hidden: int = 0  # width of each map's residual hidden part (0: linear maps)
     validation_distractors: int = 0  # validation distractors added to the validation pool
+    variants: tuple[str, ...] = ("own", "shared")  # the variants trained, each move choosing among them
+    balance: bool = False  # weigh each move's queries by its inverse share of the train pairs (losses)
+    # what picks a move's variant and epoch on validation: its MRR@10, or its MRR@10 plus its move accuracy
+    select: str = "mrr"
 
 
 FIELDS = tuple(AdapterConfig.__dataclass_fields__)
@@ -103,7 +110,19 @@ def load_config(path: str | Path) -> AdapterConfig:
         c.count(raw.get("distractors"), "distractors", 1_000_000) or 0,
         c.count(raw.get("hidden"), "hidden", 4096) or 0,
         c.count(raw.get("validation_distractors"), "validation_distractors", 1_000_000) or 0,
+        _variants(c, raw.get("variants", ["own", "shared"])),
+        balance=c.boolean(raw.get("balance", False), "balance"),
+        select=c.choice(raw.get("select", "mrr"), "select", SELECT),
     )
+
+
+def _variants(c: Checker, value: object) -> tuple[str, ...]:
+    names = c.string_list(value, "variants")
+    for name in names:
+        c.choice(name, "variants", VARIANTS)
+    if not names:
+        raise c.fail("variants", f"name at least one of {', '.join(VARIANTS)}")
+    return tuple(dict.fromkeys(names))
 
 
 @dataclass
@@ -221,7 +240,7 @@ def move_accuracy(adapters: QueryAdapters, valid: dict[str, Pairs], pool: Pool) 
 def train_adapters(
     config: AdapterConfig, release: Release, encode: Encode
 ) -> tuple[QueryAdapters, list[Choice]]:
-    """Train both variants, pick per move by validation, return the adapters and what was chosen."""
+    """Train the config's variants, pick per move by validation, return the adapters and what was chosen."""
     import torch
 
     threads = torch.get_num_threads()
@@ -240,20 +259,25 @@ def train_adapters(
         )
         negatives = read_distractors(release, "train", config.distractors, config.seed, encode)
         moves = [r for r in RELATIONS if len(train[r].queries)]
-        if config.mix_moves:  # independent maps, but batches (and negatives) shared by every move
-            own = _fit(config, train, valid, pool, negatives, shared=False)
-        else:
-            own = {r: _fit(config, {r: train[r]}, valid, pool, negatives, shared=False)[r] for r in moves}
-        shared = _fit(config, train, valid, pool, negatives, shared=True)
+        trained: dict[str, dict[str, Fit]] = {}
+        for variant in config.variants:
+            if variant == "own" and not config.mix_moves:  # each move alone, as its own batches
+                trained[variant] = {
+                    r: _fit(config, {r: train[r]}, valid, pool, negatives, variant)[r] for r in moves
+                }
+            else:  # every move's maps in one fit: one batch order (mixed with mix_moves), one optimiser
+                trained[variant] = _fit(config, train, valid, pool, negatives, variant)
     finally:
         torch.set_num_threads(threads)
     dim = next(iter(train.values())).queries.shape[1]
     chosen: dict[str, tuple[str, Fit | None, dict[str, float]]] = {}
     for r in RELATIONS:
-        fits = {"own": own.get(r), "shared": shared.get(r)}
+        fits = {v: trained[v].get(r) for v in config.variants}
         scores = {"base": mrr_at_10(valid[r].queries, pool.vectors, pool.gold_rows[r])}
         scores |= {v: f.best_mrr for v, f in fits.items() if f is not None}
-        best = max(scores, key=lambda v: (scores[v], v == "base"))  # a tie keeps the base
+        picks = {"base": scores["base"] + (1 / len(moves) if config.select != "mrr" else 0.0)}
+        picks |= {v: f.best_score for v, f in fits.items() if f is not None}
+        best = max(picks, key=lambda v: (picks[v], v == "base"))  # a tie keeps the base
         chosen[r] = (best, fits.get(best), scores)
     adapters = QueryAdapters(
         config.base,
@@ -265,7 +289,7 @@ def train_adapters(
     accuracy = move_accuracy(adapters, valid, pool)
     choices = []
     for r, (best, fit, scores) in chosen.items():
-        fits = {"own": own.get(r), "shared": shared.get(r)}
+        fits = {v: trained[v].get(r) for v in config.variants}
         choices.append(
             Choice(
                 r,
@@ -289,6 +313,7 @@ class Fit:
     bias: np.ndarray
     hidden: tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[()] = ()  # (V, c, U), or () for a linear map
     best_mrr: float = -1.0
+    best_score: float = -1.0  # what selection compares: the MRR@10, or it plus the move accuracy
     best_epoch: int = 0
     losses: list[float] = field(default_factory=list)
 
@@ -297,13 +322,13 @@ class _Maps:
     """The trainable maps of one fit: ``W_m = I + S + D_m`` (``shared``) or ``W_m = I + D_m``, a bias per move,
     and with ``hidden`` a residual ``U_m relu(V_m q + c_m)`` per move (``U_m`` starts at zero: the identity)."""
 
-    def __init__(self, moves: list[str], dim: int, hidden: int, shared: bool):
+    def __init__(self, moves: list[str], dim: int, hidden: int, variant: str):
         import torch
 
         def zeros(*shape: int) -> torch.Tensor:
             return torch.zeros(*shape, requires_grad=True)
 
-        self.shared, self.eye = shared, torch.eye(dim)
+        self.shared, self.bias_only, self.eye = variant == "shared", variant == "bias", torch.eye(dim)
         self.common = zeros(dim, dim)
         self.delta = {m: zeros(dim, dim) for m in moves}
         self.bias = {m: zeros(dim) for m in moves}
@@ -313,10 +338,12 @@ class _Maps:
                 zeros(hidden),
                 zeros(dim, hidden),
             )
-            for m in (moves if hidden else [])
+            for m in (moves if hidden and variant != "bias" else [])
         }
 
     def params(self) -> list:
+        if self.bias_only:
+            return list(self.bias.values())
         extra = [t for part in self.hidden.values() for t in part]
         return [*self.delta.values(), *self.bias.values(), *extra] + ([self.common] if self.shared else [])
 
@@ -351,7 +378,7 @@ def _fit(
     valid: dict[str, Pairs],
     pool: Pool,
     negatives: np.ndarray,
-    shared: bool,
+    variant: str,
 ) -> dict[str, Fit]:
     """Train maps for the moves of ``train`` together (one batch order, one optimiser)."""
     import torch
@@ -360,7 +387,7 @@ def _fit(
     torch.manual_seed(config.seed)
     moves = [r for r in train if len(train[r].queries)]
     dim = train[moves[0]].queries.shape[1]
-    maps = _Maps(moves, dim, config.hidden, shared)
+    maps = _Maps(moves, dim, config.hidden, variant)
     optimiser = torch.optim.Adam(maps.params(), lr=config.lr)
     rng = np.random.default_rng(config.seed)
     queries = torch.from_numpy(np.concatenate([np.asarray(train[m].queries, np.float32) for m in moves]))
@@ -370,6 +397,11 @@ def _fit(
     extra = torch.from_numpy(np.asarray(negatives, np.float32)) if negatives.size else None
     fits = {m: Fit(np.eye(dim, dtype=np.float32), np.zeros(dim, dtype=np.float32)) for m in moves}
     across = config.move_loss > 0 and len(moves) > 1
+    counts = np.array([len(train[m].queries) for m in moves], dtype=np.float64)
+    # balance: each move's queries weigh as much in total as any other move's (a move with few pairs is heard)
+    row_weight = torch.from_numpy(
+        (counts.sum() / (len(moves) * counts) if config.balance else np.ones(len(moves))).astype(np.float32)
+    )
     for epoch in range(1, config.epochs + 1):
         if config.mix_moves:
             batches = _batches(len(labels), config.batch_size, rng)
@@ -397,22 +429,39 @@ def _fit(
                     mapped = torch.where(mask[:, None], under[m], mapped)
             target = torch.arange(len(rows))
             each = F.cross_entropy(config.scale * mapped @ cols.T, target, reduction="none")
-            loss = each.mean()
+            weights = row_weight[torch.from_numpy(lab)]
+            loss = (each * weights).sum() / weights.sum()
             if across:
                 gold_logp = torch.stack(
                     [F.log_softmax(config.scale * under[m] @ cols.T, dim=1)[target, target] for m in moves],
                     dim=1,
                 )
-                loss = loss + config.move_loss * F.cross_entropy(gold_logp, torch.from_numpy(lab))
+                across_each = F.cross_entropy(gold_logp, torch.from_numpy(lab), reduction="none")
+                loss = loss + config.move_loss * (across_each * weights).sum() / weights.sum()
             optimiser.zero_grad()
             (loss + config.decay * maps.penalty(present)).backward()
             optimiser.step()
             for j, m in enumerate(moves):
                 totals[m] += float(each.detach()[torch.from_numpy(lab == j)].sum())
+        snapshots = {m: maps.snapshot(m) for m in moves}
+        epoch_maps = QueryAdapters(
+            "", dim, {m: w for m, (w, _, _) in snapshots.items()}, {m: b for m, (_, b, _) in snapshots.items()},
+            hidden={m: h for m, (_, _, h) in snapshots.items() if h},
+        )  # fmt: skip
+        accuracy = move_accuracy(epoch_maps, valid, pool) if config.select != "mrr" else {}
         for m in moves:
             fits[m].losses.append(totals[m] / len(train[m].queries))
             if m in valid and len(valid[m].queries):
-                _keep_best(fits[m], epoch, *maps.snapshot(m), valid[m], pool.vectors, pool.gold_rows[m])
+                mrr = mrr_at_10(epoch_maps.apply(m, valid[m].queries), pool.vectors, pool.gold_rows[m])
+                if mrr + accuracy.get(m, 0.0) > fits[m].best_score:
+                    w, b, h = snapshots[m]
+                    fits[m].weight, fits[m].bias, fits[m].hidden = (
+                        w.astype(np.float32),
+                        b.astype(np.float32),
+                        h,
+                    )
+                    fits[m].best_mrr, fits[m].best_score = mrr, mrr + accuracy.get(m, 0.0)
+                    fits[m].best_epoch = epoch
     return fits
 
 
@@ -420,25 +469,6 @@ def _batches(n: int, size: int, rng: np.random.Generator) -> list[np.ndarray]:
     """A shuffled epoch of ``n`` rows in batches of ``size`` (a last batch of one query has no negative: dropped)."""
     perm = rng.permutation(n)
     return [perm[i : i + size] for i in range(0, n, size) if len(perm[i : i + size]) > 1]
-
-
-def _keep_best(
-    fit: Fit,
-    epoch: int,
-    weight: np.ndarray,
-    bias: np.ndarray,
-    hidden: tuple,
-    valid: Pairs,
-    pool: np.ndarray,
-    gold_rows: np.ndarray,
-) -> None:
-    adapters = QueryAdapters(
-        "", weight.shape[0], {"m": weight}, {"m": bias}, hidden={"m": hidden} if hidden else {}
-    )
-    score = mrr_at_10(adapters.apply("m", valid.queries), pool, gold_rows)
-    if score > fit.best_mrr:
-        fit.weight, fit.bias, fit.hidden = weight.astype(np.float32), bias.astype(np.float32), hidden
-        fit.best_mrr, fit.best_epoch = score, epoch
 
 
 def write_outputs(
