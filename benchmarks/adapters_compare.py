@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.evaluation.entry import Scored
 from ratio_bench.evaluation.uncertainty import compare, interval
 
 
@@ -22,15 +23,16 @@ def main() -> None:
     parser.add_argument("adapted", type=Path)
     parser.add_argument("--metric", default="mrr_at_10")
     args = parser.parse_args()
-    base, adapted = (json.loads(p.read_text(encoding="utf-8")) for p in (args.base, args.adapted))
-    print(f"| relation | queries | {base['model']} | {adapted['model']} | difference [95% CI] | p |")
+    docs = [json.loads(p.read_text(encoding="utf-8")) for p in (args.base, args.adapted)]
+    base, adapted = (Scored.of_document(d) for d in docs)
+    print(f"| relation | queries | {docs[0]['model']} | {docs[1]['model']} | difference [95% CI] | p |")
     print("|---|---:|---:|---:|---:|---:|")
     for rel in RELATIONS:
-        if rel not in base["results"] or rel not in adapted["results"]:
+        if rel not in base.results or rel not in adapted.results:
             continue
         cells = []
         for entry in (base, adapted):
-            figure = entry["results"][rel][args.metric]
+            figure = entry.results[rel][args.metric]
             ci = interval(entry, rel, args.metric)
             cells.append(f"{100 * figure:.1f}" + (f" [{100 * ci.low:.1f}-{100 * ci.high:.1f}]" if ci else ""))
         c = compare(adapted, base, rel, args.metric)
@@ -40,7 +42,7 @@ def main() -> None:
             else c.reason
         )
         p = f"{c.p_value:.3f}" if c.p_value is not None else ""
-        print(f"| {rel} | {base['n_queries'][rel]:,} | {cells[0]} | {cells[1]} | {diff} | {p} |")
+        print(f"| {rel} | {base.n_queries[rel]:,} | {cells[0]} | {cells[1]} | {diff} | {p} |")
 
 
 if __name__ == "__main__":

@@ -288,3 +288,21 @@ def test_score_sample_says_the_true_count_of_a_relation_that_has_fewer(small_rel
     printed = " ".join(capsys.readouterr().out.split())
     said = ", ".join(f"{rel}: only {n}" for rel, n in counts.items())
     assert f"SAMPLE of 1000 queries per relation ({said}) (seed 0; not a full result)" in printed
+
+
+def test_analyze_mined_role_reports_the_share_of_the_top_k_mined_as_the_move(small_release, tmp_path, capsys):
+    from tests.helpers.cli import assert_user_error, run_ratio
+
+    data = load_split(small_release, "train")
+    result = score(resolve("bm25"), data, keep_runs=True)
+    roles = dict(zip(data.corpus_ids, data.corpus_roles, strict=True))
+    out = tmp_path / "m.json"
+    argv = ["analyze", "mined-role", "--model", "bm25", "--dataset", str(small_release), "--split", "train"]
+    assert main([*argv, "--k", "2", "--out", str(out)]) == 0
+    assert "Mined-role precision@2" in capsys.readouterr().out
+    report = json.loads(out.read_text())["bm25:unigram"]
+    for rel, run in result.runs.items():
+        shares = [sum(roles[c] == rel for c in ranked[:2]) / 2 for ranked in run.values()]
+        assert report[rel]["precision"] == pytest.approx(sum(shares) / len(shares))
+        assert report[rel]["queries"] == len(run) and report[rel]["low"] <= report[rel]["high"]
+    assert_user_error(run_ratio(*argv, "--k", "0"), "--k", code=2)

@@ -43,8 +43,10 @@ def test_search_answers_every_move_by_default(client):
         "date",
         "venue",
         "section",
+        "role",
         "url",
     }
+    assert hits[0]["role"] is None and body["role_prior"] is False  # own papers: no mined roles, no prior
 
 
 def test_moves_subset_and_default_k(client):

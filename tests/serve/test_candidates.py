@@ -48,6 +48,10 @@ def test_release_candidates_get_venue_and_section_from_the_relation_configs(smal
     golds = [r for r in rows if r["section"] is not None]  # the two Address golds carry their query's section
     assert len(golds) == 2 and all(r["venue"] for r in rows)
     assert c.source["release"]["split"] == "test"
+    # each row keeps the role the release mined it as (the search's role prior): the golds' relation, else
+    # the distractor's category
+    assert [r["role"] for r in golds] == ["address", "address"]
+    assert all(r["role"] not in (None, "address") for r in rows if r["section"] is None)
 
 
 def test_a_folder_that_is_no_release_is_refused(tmp_path):

@@ -179,3 +179,75 @@ def test_a_damaged_bm25_folder_is_one_error_line(bm25_index, tmp_path):
     (index / "bm25/bm25_unigram/params.index.json").symlink_to(tmp_path / "outside.json")
     with pytest.raises(IndexFolderError, match="is a link or not a plain file"):
         load_index(index)
+
+
+def _release_like_index(tmp_path: Path) -> Path:
+    """A BM25 index of candidates with mined roles, as a release split gives them: the distractor matches the
+    query best by words, the Address gold less so."""
+    import pyarrow as pa
+
+    from ratio_bench.serve.candidates import PROVENANCE_SCHEMA, Candidates
+    from ratio_bench.serve.index import build_index
+
+    rows = [
+        (
+            "d1",
+            "Rare technical terms in queries confuse dense retrievers, unlike sparse ones.",
+            "explicit_contrast",
+        ),
+        ("g1", "We add a sparse lexical channel that recovers rare technical terms.", "address"),
+        ("g2", "Retrieval of scientific sentences is one case of semantic search.", "broaden"),
+        ("g3", "Chemistry abstracts full of compound names are a concrete such setting.", "specify"),
+    ]
+    table = pa.Table.from_pylist(
+        [
+            {"id": i, "text": t, "paper_id": f"p/{i}", "title": None, "date": None, "venue": None,
+             "section": None, "role": r}
+            for i, t, r in rows
+        ],
+        schema=PROVENANCE_SCHEMA,
+    )  # fmt: skip
+    out = tmp_path / "idx"
+    build_index(Candidates(table, {"release": {"name": "r", "version": "0", "split": "test"}}), {
+        m: "bm25" for m in ("address", "broaden", "specify")
+    }, out)  # fmt: skip
+    return out
+
+
+def test_the_role_prior_ranks_the_moves_mined_golds_first_and_can_be_switched_off(tmp_path):
+    searcher = Searcher(load_index(_release_like_index(tmp_path)))
+    query = "dense retrievers confuse rare technical terms in queries"
+    plain = searcher.search(query, k=4)
+    assert plain["address"][0]["id"] == "d1" and plain["address"][0]["role"] == "explicit_contrast"
+    primed = searcher.search(query, k=4, role_prior=True)
+    assert searcher.prior_used(True) and not searcher.prior_used(False)
+    for move, gold in (("address", "g1"), ("broaden", "g2"), ("specify", "g3")):
+        hits = primed[move]
+        assert hits[0]["id"] == gold and hits[0]["role"] == move  # the move's mined gold first
+        assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
+        assert sorted(h["id"] for h in hits) == sorted(h["id"] for h in plain[move])  # the rest follow, once
+    assert primed["address"][1]["id"] == "d1"
+    info = searcher.describe()
+    assert info["role_prior"] is True and "mined as the move's gold" in info["role_prior_note"]
+
+
+def test_an_index_without_mined_roles_never_uses_the_prior(searcher):
+    assert not searcher.has_roles and not searcher.prior_used(True)
+    query = "dense retrievers miss rare technical terms"
+    assert searcher.search(query, k=3, role_prior=True) == searcher.search(query, k=3)
+    assert searcher.describe()["role_prior"] is False
+
+
+def test_ratio_search_says_when_the_prior_is_used_and_switches_it_off(tmp_path):
+    from tests.helpers.cli import run_ratio
+
+    index = _release_like_index(tmp_path)
+    query = "dense retrievers confuse rare technical terms in queries"
+    on = run_ratio("search", query, "--index", index, "--json", "--k", "2")
+    off = run_ratio("search", query, "--index", index, "--json", "--k", "2", "--no-role-prior")
+    assert on.code == 0 and off.code == 0, on.err + off.err
+    on, off = json.loads(on.out), json.loads(off.out)
+    assert on["role_prior"] is True and on["results"]["address"][0]["id"] == "g1"
+    assert off["role_prior"] is False and off["results"]["address"][0]["id"] == "d1"
+    table = run_ratio("search", query, "--index", index, "--k", "1")
+    assert "role prior" in table.out and "--no-role-prior" in table.out

@@ -4,7 +4,8 @@ Oracle filtering restricts each relation's pool to candidates of that relation (
 distractor and every other relation's gold: if a fine-tuned model only learned to spot operation-style cues, its
 advantage would vanish there. Lexical overlap is the Jaccard similarity between the query's and a candidate's
 stemmed non-stopword tokens: for the top-k retrieved candidates against the gold, and its rank correlation
-(Spearman) with retrieval rank.
+(Spearman) with retrieval rank. Mined-role precision is the share of the top k whose role in the release is the
+requested move (:mod:`.typed_hits`): a cheap, automatic proxy for how often a model's hits do the move.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ratio_bench.evaluation.evaluate import ScoreResult, SplitData, score
+from ratio_bench.evaluation.typed_hits import Hit, PrecisionCell, mined_role_verdict, precision_at_k
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
 from ratio_bench.retrieval.registry import ModelSetup
 
@@ -76,6 +78,30 @@ def overlap_table(
     for setup in setups:
         result = score(setup, data, keep_runs=True, **kwargs)
         out[setup.name] = {rel: lexical_overlap(result.runs[rel], data, rel, k) for rel in result.runs}
+    return out
+
+
+def mined_role_precision(result: ScoreResult, data: SplitData, k: int = 10) -> list[PrecisionCell]:
+    """Per relation, the mean share of each query's top ``k`` (of a run kept by ``score(..., keep_runs=True)``)
+    whose mined role is that relation; the query's own gold counts when it is retrieved."""
+    hits = [
+        Hit(result.model, qid, rel, rank, cid)
+        for rel, run in result.runs.items()
+        for qid, ranked in run.items()
+        for rank, cid in enumerate(ranked[:k], 1)
+    ]
+    roles = dict(zip(data.corpus_ids, data.corpus_roles, strict=True))
+    return precision_at_k(hits, mined_role_verdict(roles), k)
+
+
+def mined_role_table(
+    setups: Sequence[ModelSetup], data: SplitData, k: int = 10, **kwargs: Any
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """model -> relation -> mined-role precision@k, its interval and n (one scoring run per model)."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for setup in setups:
+        result = score(setup, data, keep_runs=True, **kwargs)
+        out[setup.name] = {c.move: c.to_json() for c in mined_role_precision(result, data, k)}
     return out
 
 

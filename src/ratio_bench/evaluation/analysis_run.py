@@ -1,5 +1,5 @@
-"""``ratio analyze``'s work: oracle operation filtering, lexical overlap, move sensitivity and drift over the
-test snapshots, each printed as tables and written as JSON (``--out``); the CLI only parses its arguments."""
+"""``ratio analyze``'s work: oracle operation filtering, lexical overlap, mined-role precision, move sensitivity
+and drift over the test snapshots, each printed as tables and written as JSON (``--out``); the CLI only parses its arguments."""
 
 from __future__ import annotations
 
@@ -47,6 +47,9 @@ def run_analysis(args: Any) -> int:
                 Scored(f"{setup.name} oracle pool", oracle.metrics),
             ]
         console.print(results_table(entries, f"Oracle operation filtering, split {args.split} (%)"))
+    elif args.analysis == "mined-role":
+        report = analyses.mined_role_table(setups, data, k=args.k, cache=cache)
+        console.print(_mined_role_table(report, args.k, args.split))
     else:
         report = analyses.overlap_table(setups, data, k=args.k, cache=cache)
         t = Table(
@@ -72,6 +75,30 @@ def run_analysis(args: Any) -> int:
     return 0
 
 
+def _mined_role_table(report: dict[str, dict[str, dict[str, Any]]], k: int, split: str):
+    """Mined-role precision@k per model and relation, with its interval and the queries it averages."""
+    from rich.table import Table
+
+    from ratio_bench.evaluation.uncertainty import DEFAULT
+
+    t = Table(
+        title=f"Mined-role precision@{k}, split {split}: share of the top {k} mined as the requested move (%)",
+        caption=DEFAULT.note,
+    )
+    for col in ("model", "relation", f"P@{k}", "95% CI", "queries"):
+        t.add_column(col)
+    for model, rels in report.items():
+        for rel, c in rels.items():
+            t.add_row(
+                model,
+                rel,
+                f"{100 * c['precision']:.1f}",
+                f"{100 * c['low']:.1f}-{100 * c['high']:.1f}",
+                f"{c['queries']:,}",
+            )
+    return t
+
+
 def _check_analysis_args(args: Any) -> None:
     """Drift reads scored entries (``--results``) over every snapshot; the others score ``--model`` on a
     ``--split`` (default test). Each refuses the other's flags rather than ignoring them."""
@@ -86,6 +113,10 @@ def _check_analysis_args(args: Any) -> None:
         return
     if not args.model:
         raise UsageError(f"--model: `ratio analyze {args.analysis}` needs the models to analyse")
+    from ratio_bench.evaluation.evaluate import TOP_K
+
+    if args.analysis in ("overlap", "mined-role") and not 1 <= args.k <= TOP_K:
+        raise UsageError(f"--k {args.k}: the runs keep the top {TOP_K}; choose 1 to {TOP_K}")
     if args.results:
         raise UsageError(f"--results: only `ratio analyze drift` reads entries; drop it for {args.analysis}")
     args.split = args.split or "test"

@@ -241,9 +241,9 @@ def _score_parser(sub: argparse._SubParsersAction) -> None:
 def _analyze_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "analyze",
-        help="analyses: oracle operation filtering, lexical overlap, move sensitivity, drift over test snapshots",
+        help="analyses: oracle filtering, lexical overlap, mined-role precision, move sensitivity, drift",
     )
-    p.add_argument("analysis", choices=["oracle", "overlap", "move-sensitivity", "drift"])
+    p.add_argument("analysis", choices=["oracle", "overlap", "mined-role", "move-sensitivity", "drift"])
     _add_scoring_args(p, models_required=False)
     p.set_defaults(split=None)  # test, except for drift (every snapshot), which refuses --split
     p.add_argument(
@@ -251,7 +251,7 @@ def _analyze_parser(sub: argparse._SubParsersAction) -> None:
         type=Path,
         help=f"drift: the snapshot entries of `ratio score --split snapshots --out DIR` (default: {DRIFT_RESULTS})",
     )
-    p.add_argument("--k", type=int, default=10, help="top-k for the overlap analysis")
+    p.add_argument("--k", type=int, default=10, help="top-k for the overlap and mined-role analyses")
     p.add_argument("--out", type=Path, help="write the table as JSON (move-sensitivity: and .md beside it)")
     p.add_argument(
         "--plot",

@@ -108,6 +108,20 @@ def interval(
     return intervals(entry, relation, [metric], settings).get(metric)
 
 
+def mean_interval(values: Sequence[float], settings: Bootstrap = DEFAULT) -> Interval | None:
+    """The percentile interval of the mean of per-query ``values`` (say, each query's precision@5), queries
+    resampled as everywhere here; None without values. Such values take few distinct levels (0, 0.2, ... 1 for
+    precision@5), so, like the rank figures, a resample is a multinomial draw over those levels."""
+    if not len(values):
+        return None
+    levels, counts = np.unique(np.asarray(values, dtype=np.float64), return_counts=True)
+    rng = np.random.default_rng(settings.seed)
+    means = _resampled_means(counts, levels[:, None], rng, settings.resamples)[:, 0]
+    tail = (1 - settings.level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return Interval(float(low), float(high))
+
+
 @lru_cache(maxsize=4096)
 def _rank_intervals(
     histogram: tuple[int, ...], metrics: tuple[str, ...], settings: Bootstrap

@@ -123,7 +123,7 @@ def cmd_label(args: argparse.Namespace) -> int:
         pairs = [json.loads(x) for x in args.pairs.read_text(encoding="utf-8").splitlines() if x.strip()]
     else:
         table = Release.open(args.dataset).queries(
-            args.relation, args.split, ["query_id", "query", "marker", "gold"]
+            args.relation, args.split, ["query_id", "query", "marker", "gold", "gold_id"]
         )
         if not table.num_rows:
             raise RatioError(f"--dataset {args.dataset}: no {args.relation} {args.split} split")
@@ -141,9 +141,98 @@ def cmd_label(args: argparse.Namespace) -> int:
                 "content"
             ]
         )
-    counts = label_pairs(pairs, args.out, args.annotator)
+    if args.ids_only and any(not p.get("gold_id") for p in pairs):
+        raise UsageError(
+            "--ids-only: every pair needs a gold_id (give --pairs with gold_id, or drop --ids-only)"
+        )
+    counts = label_pairs(pairs, args.out, args.annotator, store_text=not args.ids_only)
     print(f"labelled {counts['labelled']}, skipped {counts['skipped']}, left {counts['left']} -> {args.out}")
     return 0
+
+
+def cmd_typed_pairs(args: argparse.Namespace) -> int:
+    """``ratio judge typed-search pairs``: every system's hits pooled, deduplicated and shuffled for labelling."""
+    from ratio_bench.core.io import atomic_open
+    from ratio_bench.dataset.release import Release
+    from ratio_bench.evaluation.typed_hits import read_hits, read_queries
+    from ratio_bench.judge.typed_search import check_source, labelling_pairs
+
+    if args.out.exists() or args.out.is_symlink():
+        raise UsageError(f"--out {args.out}: exists; nothing was overwritten. Choose another path")
+    release = Release.open(args.dataset)
+    hits, sources = read_hits(args.hits)
+    split = check_source(sources, release)
+    corpus = release.corpus(split, ["id", "text"])
+    texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist(), strict=True))
+    pairs = labelling_pairs(hits, read_queries(args.queries), texts, args.seed)
+    with atomic_open(args.out, encoding="utf-8") as fh:
+        fh.writelines(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs)
+    asked = len({(p["query_id"], p["gold_id"]) for p in pairs})
+    print(
+        f"{len(hits):,} hits -> {asked:,} distinct (query, candidate) x {len(pairs) // max(asked, 1)} moves = "
+        f"{len(pairs):,} pairs -> {args.out}\n"
+        f"next: ratio judge label --pairs {args.out} --ids-only --annotator NAME --out LABELS.jsonl"
+    )
+    return 0
+
+
+TYPED_KEY = (
+    "ratio_typed_search"  # marks a report `typed-search report --out` wrote, the only JSON it replaces
+)
+
+
+def cmd_typed_report(args: argparse.Namespace) -> int:
+    """``ratio judge typed-search report``: judged and mined-role precision@k per system and move."""
+    from ratio_bench.core.io import atomic_open, write_json
+    from ratio_bench.dataset.release import Release, manifest_sha256
+    from ratio_bench.evaluation.typed_hits import read_hits
+    from ratio_bench.judge.typed_search import check_source, read_verdicts, report
+
+    if args.k < 1:
+        raise UsageError(f"--k {args.k}: must be at least 1")
+    if args.out:
+        _check_typed_out(args.out)
+    release = Release.open(args.dataset)
+    hits, sources = read_hits(args.hits)
+    split = check_source(sources, release)
+    corpus = release.corpus(split, ["id", "role"])
+    roles = dict(zip(corpus.column("id").to_pylist(), corpus.column("role").to_pylist(), strict=True))
+    verdicts, annotators = read_verdicts(args.labels, args.annotator)
+    result = report(hits, verdicts, roles, args.k, annotators)
+    result.release = {
+        "name": release.manifest.get("name"),
+        "version": release.version,
+        "manifest_sha256": manifest_sha256(release.manifest),
+        "split": split,
+    }
+    text = result.markdown()
+    print(
+        f"precision@{args.k} (%), 95% bootstrap CI over queries; judged by {', '.join(annotators) or 'nobody'}"
+    )
+    print(text)
+    undecided = sum(c.hits - c.decided for c in result.judged)
+    if undecided:
+        print(f"{undecided:,} hits have no label and count as not doing the move")
+    if args.out:
+        write_json(args.out, {TYPED_KEY: True, **result.to_json()})
+        with atomic_open(args.out.with_suffix(".md")) as fh:
+            fh.write(text)
+    return 0
+
+
+def _check_typed_out(out: Path) -> None:
+    """Refuse an ``--out`` (or the .md beside it) that is not an earlier report of this command."""
+    ours = False
+    if out.is_file():
+        try:
+            ours = json.loads(out.read_bytes()).get(TYPED_KEY) is True
+        except (OSError, ValueError, AttributeError):
+            ours = False
+    for path in (out, out.with_suffix(".md")):
+        if (path.exists() or path.is_symlink()) and not ours:
+            raise UsageError(
+                f"--out {out}: {path.name} exists and is not a typed-search report; nothing was overwritten"
+            )
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -251,6 +340,42 @@ def _add_silver(judge: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_silver)
 
 
+def _add_typed_search(judge: argparse._SubParsersAction) -> None:
+    """``ratio judge typed-search pairs|report``: a judged measure of typed search over saved hits."""
+    verbs = judge.add_parser(
+        "typed-search", help="label the hits of several search systems blind; precision@k per move"
+    ).add_subparsers(dest="typed_command", required=True)
+    for name, text in (
+        (
+            "pairs",
+            "pool, deduplicate and shuffle the hits of `ratio search --queries` for `ratio judge label`",
+        ),
+        ("report", "judged and mined-role precision@k per system and move, with intervals"),
+    ):
+        p = verbs.add_parser(name, help=text)
+        p.add_argument(
+            "--hits", type=Path, nargs="+", required=True, help="hits files of `ratio search --queries`"
+        )
+        p.add_argument("--dataset", type=Path, required=True, help="the release the indexes were built from")
+        if name == "pairs":
+            p.add_argument("--queries", type=Path, required=True, help="the queries JSONL the hits answer")
+            p.add_argument("--seed", type=int, default=0, help="the order of queries and candidates")
+            p.add_argument(
+                "--out", type=Path, required=True, help="pairs JSONL for `ratio judge label --pairs`"
+            )
+            p.set_defaults(func=cmd_typed_pairs)
+        else:
+            p.add_argument(
+                "--labels", type=Path, required=True, help="labels of `ratio judge label --ids-only`"
+            )
+            p.add_argument(
+                "--annotator", help="only this annotator's labels (default: all, which must agree)"
+            )
+            p.add_argument("--k", type=int, default=5, help="precision at this depth (default: 5)")
+            p.add_argument("--out", type=Path, help="write the report as JSON and the table as .md beside it")
+            p.set_defaults(func=cmd_typed_report)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     judge = sub.add_parser("judge", help="LLM judge tools").add_subparsers(
         dest="judge_command", required=True
@@ -259,6 +384,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_estimate(judge)
     _add_pairwise(judge)
     _add_label(judge)
+    _add_typed_search(judge)
     _add_calibrate(judge)
     _add_candidates(judge)
     _add_silver(judge)
@@ -348,7 +474,9 @@ def _add_label(judge: argparse._SubParsersAction) -> None:
     p = judge.add_parser("label", help="label (query, gold) pairs by hand in the terminal")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--dataset", type=Path, help="release folder to sample pairs from")
-    src.add_argument("--pairs", type=Path, help="JSONL of pairs (relation, query, marker, gold)")
+    src.add_argument(
+        "--pairs", type=Path, help="JSONL of pairs (relation, query, marker, gold, optional gold_id)"
+    )
     p.add_argument("--relation", choices=RELATIONS, default="address")
     p.add_argument("--split", default="test")
     p.add_argument(
@@ -358,6 +486,11 @@ def _add_label(judge: argparse._SubParsersAction) -> None:
     p.add_argument("--annotator", required=True)
     p.add_argument("--out", type=Path, required=True, help="labels JSONL (appended; resumable)")
     p.add_argument("--show-prompt", action="store_true", help="print the judge prompt annotators follow")
+    p.add_argument(
+        "--ids-only",
+        action="store_true",
+        help="record each gold by its gold_id, not its text (labels about a pool that may not be copied)",
+    )
     p.set_defaults(func=cmd_label)
 
 

@@ -269,7 +269,7 @@ class DenseRetriever:
         if self.vectors is None:
             raise RuntimeError("index() the corpus before searching it")
         queries = self.encode_queries(move, ids, texts)
-        if self.searcher is not None:
+        if self.searcher is not None and rows is None:  # a pool of rows is searched exactly, ANN or not
             return self.searcher(queries, k)
         if rows is None:
             return exact_search(self.vectors, queries, k)

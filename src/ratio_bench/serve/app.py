@@ -96,6 +96,11 @@ class SearchRequest(BaseModel):
     )
     moves: list[str] | None = Field(None, description="a subset of the index's moves (default: all)")
     k: int = Field(DEFAULT_K, ge=1, le=MAX_K, description="results per move")
+    role_prior: bool = Field(
+        True,
+        description="rank first the sentences the release mined as the move's gold (an index of a release "
+        "only; false: the model's ranking alone). The answer's role_prior says whether it was used",
+    )
 
     @field_validator("text")
     @classmethod
@@ -115,12 +120,18 @@ class Hit(BaseModel):
     date: str | None
     venue: str | None
     section: str | None
+    role: str | None = Field(
+        None, description="what the release mined the sentence as: a move's gold or a distractor category"
+    )
     url: str | None = Field(description="the source paper, when its id says where it lives")
 
 
 class SearchResponse(BaseModel):
     query: str
     k: int
+    role_prior: bool = Field(
+        False, description="whether the release's mined roles ranked each move's mined golds first"
+    )
     results: dict[str, list[Hit]]
 
 
@@ -226,10 +237,11 @@ def _add_api(app: FastAPI, searcher: Searcher) -> None:
         def search(request: SearchRequest):
             # a plain function: FastAPI runs it in its thread pool, so a slow encoding never blocks the loop
             try:
-                results = searcher.search(request.text, request.moves, request.k)
+                results = searcher.search(request.text, request.moves, request.k, request.role_prior)
             except QueryError as e:
                 return JSONResponse({"error": str(e)}, status_code=422)
-            return {"query": request.text, "k": request.k, "results": results}
+            used = searcher.prior_used(request.role_prior)
+            return {"query": request.text, "k": request.k, "role_prior": used, "results": results}
 
 
 def _add_docs(app: FastAPI, docs_assets: Path | None) -> None:

@@ -1,7 +1,9 @@
 """The sentences an index searches, with their provenance: from a release split or from a user's own papers.
 
 Both sources give one table of :data:`PROVENANCE_SCHEMA` ordered as the vectors are, so a search hit is a row
-number and everything shown about it (paper, title, date, venue, section) comes from this table.
+number and everything shown about it (paper, title, date, venue, section) comes from this table. A release's rows
+also carry the role the release mined each sentence as (a relation's gold, or a distractor category), which the
+search may use as a prior for the requested move (``serve/search.py``); own papers have none.
 
 A release's corpus config carries ``paper_id`` and ``date`` only; venue and section are joined from the
 relation configs (a gold candidate's row gives both, a distractor gets its paper's venue when the paper has a
@@ -33,6 +35,9 @@ PROVENANCE_SCHEMA = pa.schema(
         ("date", pa.string()),
         ("venue", pa.string()),
         ("section", pa.string()),
+        # what the release mined the sentence as: the relation it is the gold of, or its distractor category
+        # (null for own papers): the search's role prior, never used by ranked scores
+        ("role", pa.string()),
     ]
 )
 
@@ -88,7 +93,7 @@ def from_release(
 
     release = Release.open(dataset)
     root = release.root
-    corpus = release.corpus(split, ["id", "text", "paper_id", "date"])
+    corpus = release.corpus(split, ["id", "text", "paper_id", "date", "role"])
     if not corpus.num_rows:
         raise SourceError(f"--dataset {root}: split {split!r} has no corpus; choose another --split")
     columns = ["gold_id", "paper_id", "venue", "section"]
@@ -105,7 +110,7 @@ def from_release(
         WITH gold AS (SELECT gold_id, min(venue) AS venue, min(section) AS section FROM q GROUP BY gold_id),
         paper AS (SELECT paper_id, min(venue) AS venue FROM q GROUP BY paper_id)
         SELECT c.id, c.text, c.paper_id, NULL::VARCHAR AS title, c.date,
-               coalesce(gold.venue, paper.venue) AS venue, gold.section
+               coalesce(gold.venue, paper.venue) AS venue, gold.section, c.role
         FROM c_rows c
         LEFT JOIN gold ON gold.gold_id = c.id
         LEFT JOIN paper ON paper.paper_id = c.paper_id
@@ -177,6 +182,7 @@ def from_corpus(paths: Sequence[str | Path], settings=None, rejects: RejectLog |
                         "date": paper.date.raw,
                         "venue": paper.venue,
                         "section": para.section,
+                        "role": None,
                     }
                 )
     if not rows:

@@ -83,19 +83,31 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     from ratio_bench.core.io import report_console
     from ratio_bench.serve.index import load_index
-    from ratio_bench.serve.search import QueryError, Searcher, check_query
+    from ratio_bench.serve.search import ROLE_PRIOR, QueryError, Searcher, check_query
 
+    if (args.text is None) == (args.queries is None) or (args.queries is None) != (args.out is None):
+        raise UsageError("give one sentence (TEXT), or --queries FILE.jsonl with --out HITS.parquet")
     index = load_index(args.index)  # the cheap checks first: a bad query must not wait for the models
+    if args.queries is not None:
+        return _search_file(args, index)
     try:
         check_query(args.text, args.moves, args.k, index.moves)
     except QueryError as e:
         raise UsageError(f"{QUERY_FLAGS[e.field]}: {e}") from e
     searcher = Searcher(index, exact=args.exact, trust_remote_code=args.trust_remote_code)
-    results = searcher.search(args.text, args.moves, args.k)
+    prior = not args.no_role_prior
+    results = searcher.search(args.text, args.moves, args.k, prior)
+    used = searcher.prior_used(prior)
     info = searcher.describe()
     if args.json:
         json.dump(
-            {"query": args.text, "k": args.k, "notice": info["notice"], "results": results},
+            {
+                "query": args.text,
+                "k": args.k,
+                "notice": info["notice"],
+                "role_prior": used,
+                "results": results,
+            },
             sys.stdout,
             indent=2,
             ensure_ascii=False,
@@ -106,6 +118,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     models = info["models"]
     if info["notice"]:
         console.print(f"Not move-aware: {info['notice']}.")
+    if used:
+        console.print(f"{ROLE_PRIOR} (--no-role-prior).")
     for move, hits in results.items():
         t = Table(title=f"{move.capitalize()} ({models[move]})", show_lines=False, expand=True)
         t.add_column("#", justify="right")
@@ -117,6 +131,36 @@ def cmd_search(args: argparse.Namespace) -> int:
             paper = Text(h["title"] + "\n", style="italic") + where if h.get("title") else Text(where)
             t.add_row(str(h["rank"]), f"{h['score']:.3f}", Text(h["text"]), paper)
         console.print(t)
+    return 0
+
+
+def _search_file(args: argparse.Namespace, index) -> int:
+    """``ratio search --queries FILE --out HITS``: every query of the file, hits written by candidate id."""
+    from ratio_bench.core.io import report_console
+    from ratio_bench.evaluation.typed_hits import is_hits_file, read_queries, write_hits
+    from ratio_bench.serve.batch import search_queries
+    from ratio_bench.serve.search import QueryError, Searcher, check_query
+
+    queries = read_queries(args.queries)
+    for q in queries:
+        try:
+            check_query(q.text, args.moves, args.k, index.moves)
+        except QueryError as e:
+            raise UsageError(f"--queries {args.queries}: query {q.query_id}: {e}") from e
+    if (args.out.exists() or args.out.is_symlink()) and not is_hits_file(args.out):
+        raise UsageError(
+            f"--out {args.out}: exists and is not a hits file of `ratio search --queries`; nothing was "
+            "overwritten. Choose another path"
+        )
+    searcher = Searcher(index, exact=args.exact, trust_remote_code=args.trust_remote_code)
+    prior = not args.no_role_prior
+    hits = search_queries(searcher, queries, args.k, args.moves, args.system or "", prior)
+    source = {"models": searcher.describe()["models"], "role_prior": searcher.prior_used(prior)}
+    write_hits(args.out, hits, index.manifest["source"] | source)
+    systems = sorted({h.system for h in hits})
+    report_console().print(
+        f"{len(queries)} queries, {len(hits):,} hits ({', '.join(systems)}) -> {args.out}", highlight=False
+    )
     return 0
 
 
@@ -246,13 +290,23 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="find inspirations for one sentence in an index")
-    p.add_argument("text", help="the sentence to search for")
+    p.add_argument("text", nargs="?", help="the sentence to search for")
     add_query_options(p)
+    p.add_argument(
+        "--queries", type=Path, help="search every query of a JSONL file (query_id, query) instead of TEXT"
+    )
+    p.add_argument("--out", type=Path, help="with --queries: the hits, by candidate id (Parquet)")
+    p.add_argument("--system", help="with --queries: the name the hits carry (default: each move's model)")
     p.add_argument(
         "--moves", nargs="+", metavar="MOVE", help=f"a subset of {', '.join(MOVES)} (default: all)"
     )
     p.add_argument("--k", type=int, default=DEFAULT_K, help=f"results per move (default: {DEFAULT_K})")
     p.add_argument("--json", action="store_true", help="print the API's JSON instead of tables")
+    p.add_argument(
+        "--no-role-prior",
+        action="store_true",
+        help="rank by the model alone (default: a release index ranks the move's mined golds first)",
+    )
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("serve", help="serve an index: JSON API, OpenAPI docs and a search page")

@@ -53,15 +53,22 @@ def create_server(searcher: "Searcher") -> "MCPServer":
             Field(description="a subset of the index's moves: address, broaden, specify (default: all)"),
         ] = None,
         k: Annotated[int, Field(ge=1, le=MAX_K, description="results per move")] = DEFAULT_K,
+        role_prior: Annotated[
+            bool,
+            Field(
+                description="rank first the sentences the release mined as the move's gold (false: the "
+                "model's ranking alone); the answer's role_prior says whether it was used"
+            ),
+        ] = True,
     ) -> SearchResponse:
         """Top-k sentences per ideation move: Address (approaches to the stated problem), Broaden (the statement
         at a broader scope), Specify (a concrete case of it); each with its score, paper id, title, date,
         venue, section and source link."""
         try:  # the arguments were checked against SearchRequest already (StrictServer.call_tool)
-            results = searcher.search(text, moves, k)
+            results = searcher.search(text, moves, k, role_prior)
         except QueryError as e:  # the API's own checks and messages (empty or too long text, unknown move)
             raise ToolError(str(e)) from e
-        return SearchResponse(query=text, k=k, results=results)
+        return SearchResponse(query=text, k=k, role_prior=searcher.prior_used(role_prior), results=results)
 
     @server.tool()
     def describe_index() -> dict[str, Any]:

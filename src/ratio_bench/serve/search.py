@@ -1,6 +1,9 @@
 """The query path: one text, up to three moves, a ranked list of candidates with provenance per move.
 
-Moves that share a model (and its query prompt) share one encoding and one search. Models are loaded once,
+Moves that share a model (and its query prompt) share one encoding and one search. With the role prior (the
+front doors' default, switchable off), a move's candidates that the release mined as that move's gold are ranked
+first, by the model's scores, and the rest follow: the paper's oracle filter, used to make search useful, never in a
+ranked benchmark score (those never reach this module); the answer says whether it was used. Models are loaded once,
 when the searcher is made; dense vectors sit in a faiss index in memory (exact by default, or the index's
 HNSW/IVF file), BM25's index is the one ``ratio index`` saved (memory-mapped). The searcher is safe to call from many threads
 (a server's worker pool): encoders and indexes are used under one lock, since tokenizers are not re-entrant.
@@ -26,6 +29,10 @@ MAX_QUERY_CHARS = 2000
 MAX_K = 100
 DEFAULT_K = 10
 PROVENANCE = ("paper_id", "title", "date", "venue", "section")
+ROLE_PRIOR = (
+    "role prior: sentences this release mined as the move's gold are ranked first (by the model), the rest "
+    "after; switch it off to rank by the model alone"
+)
 
 
 class QueryError(RatioError, ValueError):
@@ -73,6 +80,18 @@ class Searcher:
         self.lock = threading.Lock()
         self.models = {key: self._load(key, entry, exact) for key, entry in index.manifest["models"].items()}
         self.mode = "exact" if exact or not index.manifest.get("ann") else index.manifest["ann"]
+        # each move's candidates mined as its gold (a release's index; own papers and older indexes have none)
+        roles = [r.get("role") for r in self.rows]
+        self.role_rows = {m: np.flatnonzero([role == m for role in roles]) for m in self.moves}
+
+    @property
+    def has_roles(self) -> bool:
+        """Whether the index knows mined roles, so that the role prior can be used."""
+        return any(len(rows) for rows in self.role_rows.values())
+
+    def prior_used(self, role_prior: bool) -> bool:
+        """Whether a search asked with ``role_prior`` uses it (only an index with mined roles can)."""
+        return bool(role_prior) and self.has_roles
 
     @property
     def moves(self) -> list[str]:
@@ -130,20 +149,38 @@ class Searcher:
         return resolve(entry["ref"], trust_remote_code=self.trust_remote_code)
 
     def search(
-        self, text: str, moves: Sequence[str] | None = None, k: int = DEFAULT_K
+        self, text: str, moves: Sequence[str] | None = None, k: int = DEFAULT_K, role_prior: bool = False
     ) -> dict[str, list[dict]]:
-        """Top-``k`` candidates per move: rank (from 1), score (descending), text and provenance."""
+        """Top-``k`` candidates per move: rank (from 1), score (descending), text, provenance and mined role.
+
+        ``role_prior``: the move's mined golds first (see the module's docstring; :meth:`prior_used` says whether
+        it applies to this index)."""
         moves = check_query(text, moves, k, self.moves)
         keys = {}  # move -> (model key, query prompt and adapter): one search per distinct variant
         for m in moves:
             key = self.index.manifest["moves"][m]
             keys[m] = (key, *self.models[key].query_variant(m))
+        prior = self.prior_used(role_prior)
         found: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+        first: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # move -> its mined golds' top hits (the prior)
         with self.lock:
             for m, pair in keys.items():
                 if pair not in found:
                     found[pair] = self.models[pair[0]].search(m, [""], [text], MAX_K)
-        return {m: self._hits(*found[pair], k) for m, pair in keys.items()}
+                pool = self.role_rows[m]
+                if prior and len(pool):
+                    first[m] = self.models[pair[0]].search(m, [""], [text], min(MAX_K, len(pool)), pool)
+        return {m: self._ranked(found[pair], first.get(m), k) for m, pair in keys.items()}
+
+    def _ranked(self, found, first, k: int) -> list[dict]:
+        """The model's hits, or with the prior: the move's mined golds by score, then the others by score."""
+        if first is None:
+            return self._hits(*found, k)
+        scores = np.concatenate([first[0][0], found[0][0]])[None]
+        rows = np.concatenate([first[1][0], found[1][0]])
+        _, keep = np.unique(rows, return_index=True)  # a mined gold the plain search found too: listed once
+        keep = np.sort(keep[rows[keep] >= 0])
+        return self._hits(scores[:, keep], rows[None, keep], k)
 
     def _hits(self, scores: np.ndarray, idx: np.ndarray, k: int) -> list[dict]:
         hits = []
@@ -158,6 +195,7 @@ class Searcher:
                     "id": row["id"],
                     "text": row["text"],
                     **{f: row[f] for f in PROVENANCE},
+                    "role": row.get("role"),
                     "url": self.urls[int(i)],
                 }
             )
@@ -180,4 +218,6 @@ class Searcher:
             ),  # a release index without --corpus-meta has none
             "move_aware": aware,
             "notice": None if aware else TOPICAL_NOTICE,
+            "role_prior": self.has_roles,  # whether a search may use the role prior (on by default when it can)
+            "role_prior_note": ROLE_PRIOR if self.has_roles else None,
         }

@@ -41,6 +41,7 @@ function render(results) {
       const item = el("li", null, "hit");
       item.dataset.rank = hit.rank;
       item.append(el("p", hit.text, "text"), provenance(hit), el("span", hit.score.toFixed(3), "score"));
+      if (hit.role) item.append(el("span", "mined as " + hit.role.replace("_", " "), "role"));
       list.append(item);
     }
   }
@@ -61,7 +62,7 @@ async function search(event) {
     const response = await fetch("/api/search", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ text: text, k: Number($("k").value) || 10 }),
+      body: JSON.stringify({ text: text, k: Number($("k").value) || 10, role_prior: $("role-prior").checked }),
     });
     const body = await response.json();
     if (!response.ok) {
@@ -69,6 +70,10 @@ async function search(event) {
       render({});
     } else {
       render(body.results);
+      $("prior-note").textContent = body.role_prior
+        ? "Role prior on: sentences this release mined as each move's gold come first."
+        : "";
+      $("prior-note").hidden = !body.role_prior;
     }
   } catch (err) {
     showError("The server did not answer: " + err);
@@ -89,6 +94,7 @@ async function loadInfo() {
       (info.titles ? "" : ". Paper titles are not in this index (ratio index --corpus-meta adds them).");
     $("index-notice").textContent = info.notice ? "Not move-aware: " + info.notice + "." : "";
     $("index-notice").hidden = !info.notice;
+    $("role-prior-control").hidden = !info.role_prior;
     $("query").maxLength = info.max_chars;
     $("k").max = info.max_k;
   } catch (err) {
