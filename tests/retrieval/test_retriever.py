@@ -66,6 +66,22 @@ def test_a_unified_model_encodes_the_corpus_once_and_each_move_with_its_instruct
     assert r.prompt_for("specify") == "q: "
 
 
+def test_a_pool_of_rows_is_searched_exactly_even_with_an_ann_searcher():
+    """The search service's role prior asks for a move's mined golds only: the index's ANN searcher knows no
+    pools, so a pool is ranked exactly over its rows (and the answer names corpus rows)."""
+    r = DenseRetriever(FakeEncoder(), "m", "", "")
+    r.index(["a", "b", "c"], CORPUS)
+    whole = r.search("address", ["q"], ["molecules graphs"], 2)
+
+    def ann(queries, k):  # an ANN index that would answer rows outside the pool
+        return whole
+
+    r.use_vectors(r.vectors, ann)
+    assert r.search("address", ["q"], ["molecules graphs"], 2)[1].tolist() == whole[1].tolist()
+    _, pooled = r.search("address", ["q"], ["molecules graphs"], 1, rows=np.array([1]))
+    assert pooled.tolist() == [[1]]
+
+
 def test_dense_search_needs_an_indexed_corpus():
     with pytest.raises(RuntimeError, match="index"):
         DenseRetriever(FakeEncoder(), "m", "", "").search("address", ["q"], ["x"], 1)

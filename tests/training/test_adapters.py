@@ -208,3 +208,21 @@ def test_an_index_of_one_model_with_adapters_is_move_aware():
     plain = {"moves": moves, "models": {"k": {"query_prompt": ""}}}
     assert not move_aware(plain)
     assert move_aware({"moves": moves, "models": {"k": {"query_prompt": "", "adapters_sha256": "ab" * 32}}})
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("variants: [own, rotate]", "variants: must be one of own, shared, bias, got 'rotate'"),
+        ("select: accuracy", "select: must be one of mrr, mrr+move_accuracy"),
+        ("mix_moves: 1", "mix_moves: must be true or false"),
+        ("hidden: 0", "hidden: must be a positive integer"),
+    ],
+)
+def test_a_mistake_in_the_move_aware_fields_names_the_field(tmp_path, line, message):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(f"base: all-MiniLM-L6-v2\nname: x\n{line}\n")
+    with pytest.raises(adapters.AdapterConfigError) as e:
+        adapters.load_config(cfg)
+    assert str(e.value).startswith("cfg.yaml: ") or "cfg.yaml" in str(e.value)
+    assert message in str(e.value)

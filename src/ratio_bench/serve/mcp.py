@@ -1,6 +1,6 @@
 """``ratio mcp``: inspiration search as tools for agents, over the Model Context Protocol (the official SDK).
 
-Two tools over one loaded index: ``search_inspirations(text, moves, k)``, the answer and provenance of ``POST
+Two tools over one loaded index: ``search_inspirations(text, moves, k, role_prior)``, the answer and provenance of ``POST
 /api/search`` (the same :class:`~ratio_bench.serve.search.Searcher`, the same limits: 1 to 2,000 characters, k
 from 1 to 100, moves of the index), and ``describe_index()``, the body of ``GET /api/health``. A query the
 searcher refuses is a tool error carrying the API's message, so an agent reads what to change. Transports: stdio
