@@ -34,8 +34,8 @@ from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_t
 from ratio_bench.evaluation.page_cache import PageCache
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import hub, ledger
+from ratio_bench.leaderboard.authorship import submitted_by, third_party
 from ratio_bench.leaderboard.form import FormLimits
-from ratio_bench.leaderboard.lifecycle import submitted_by, third_party, wait_for
 from ratio_bench.leaderboard.provenance import (
     MAX_HASHED_BYTES,
     PROVENANCE,
@@ -49,6 +49,7 @@ from ratio_bench.leaderboard.provenance import (
     verify_folder,
 )
 from ratio_bench.leaderboard.requests import Queue, Request, now_utc, parse_time, read_queue
+from ratio_bench.leaderboard.waiting import wait_for
 
 SKIPPED_FOLDERS = ("mteb", "runs")
 MAX_REASON = 300

@@ -223,7 +223,8 @@ def cmd_eval_results(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import write_json
-    from ratio_bench.leaderboard.lifecycle import figures, reproduce
+    from ratio_bench.leaderboard.notices import figures
+    from ratio_bench.leaderboard.reproduction import reproduce
 
     entry = reproduce(args.model, args.setup, args.split, args.dataset, args.cache_dir)
     if args.out:

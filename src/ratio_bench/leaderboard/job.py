@@ -19,7 +19,7 @@ from pathlib import Path
 
 FAILURE = "failure.txt"
 FAILURE_CLASS = (
-    "failure_class.txt"  # infrastructure or model (lifecycle.classify): whether the worker retries
+    "failure_class.txt"  # infrastructure or model (failures.classify): whether the worker retries
 )
 SUMMARY = "job.json"
 SUBMITTER = "stated by the submitter (ratio leaderboard submit --training-cutoff)"
@@ -46,7 +46,7 @@ def run_job(
     from ratio_bench.evaluation.results import mteb_results
     from ratio_bench.evaluation.runs import save_run
     from ratio_bench.leaderboard import hub
-    from ratio_bench.leaderboard.lifecycle import reproduce_command
+    from ratio_bench.leaderboard.notices import reproduce_command
     from ratio_bench.leaderboard.requests import parse_request
     from ratio_bench.leaderboard.submit import MODEL_PATTERNS, inspect_model
     from ratio_bench.retrieval.cache import EmbeddingCache
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             cache_dir=args.cache_dir,
         )
     except Exception as exc:  # noqa: BLE001 - any failure of a stranger's model is that request's FAILED reason
-        from ratio_bench.leaderboard.lifecycle import classify
+        from ratio_bench.leaderboard.failures import classify
 
         traceback.print_exc()
         args.out.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.leaderboard.repo_files import TRUSTED_SCHEMA, TRUSTED_WORKERS
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
 
 PROVENANCE = "provenance.json"
 SCHEMA = "ratio-leaderboard-provenance/2"
-TRUSTED_WORKERS = "trusted_workers.json"
-TRUSTED_SCHEMA = "ratio-trusted-workers/1"
 KEY_ENV = "RATIO_WORKER_KEY"  # the worker's private key file, when --key is not given
 ALGORITHM = "ed25519"
 KEY_ID_HEX = 16  # a key's id: the first 16 hex digits of the SHA-256 of its raw public key

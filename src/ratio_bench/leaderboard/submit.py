@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
-from ratio_bench.leaderboard.lifecycle import Wait, wait_for
 from ratio_bench.leaderboard.requests import SETUPS, Request, now_utc, read_queue, request_path, stamp
+from ratio_bench.leaderboard.waiting import Wait, wait_for
 
 MAX_PARAMETERS = 2_000_000_000  # the stated cap (a 1.5B model fits; a CPU worker would take days past it)
 MAX_MODEL_BYTES = 10 << 30
@@ -211,7 +211,7 @@ def submit(
     (default: the saved login), never a name typed in. ``training_cutoff``: the last day of the model's training
     data, as the submitter states it (the worker's entries record it, so the board can tell clean snapshot
     scores from contaminated ones)."""
-    from ratio_bench.leaderboard.admission import open_request_of
+    from ratio_bench.leaderboard.ledger import open_request_of
 
     if setup not in SETUPS:
         raise LeaderboardError(f"--setup {setup}: choose one of {', '.join(SETUPS)}")

@@ -146,7 +146,7 @@ def claim(
         if new.status == "RUNNING":
             return new
         log(f"{request.label}: FAILED ({new.reason})")
-        from ratio_bench.leaderboard.lifecycle import notify
+        from ratio_bench.leaderboard.notices import notify
 
         notify(repo_id, new, f"Failed: {new.label}: {new.reason}.", log)
     raise LeaderboardError(
@@ -207,7 +207,7 @@ def _wait(proc: subprocess.Popen, opts: WorkerOptions, out: Path) -> str | None:
 
 def failure_class(out: Path) -> str:
     """How the job in ``out`` failed: ``infrastructure`` (retried) or ``model`` (the default: the request fails)."""
-    from ratio_bench.leaderboard.lifecycle import INFRASTRUCTURE, MODEL
+    from ratio_bench.leaderboard.failures import INFRASTRUCTURE, MODEL
 
     found = out / FAILURE_CLASS
     return INFRASTRUCTURE if found.is_file() and found.read_text().strip() == INFRASTRUCTURE else MODEL
@@ -216,7 +216,7 @@ def failure_class(out: Path) -> str:
 def run_with_retries(request: Request, opts: WorkerOptions, tmp: Path, log: Callable[[str], None]):
     """(output folder, failure reason or None, whether it was the infrastructure's) of the job, retried with
     backoff while it fails for the infrastructure; the claim, and so the submitter's attempt, stays the same."""
-    from ratio_bench.leaderboard.lifecycle import INFRASTRUCTURE
+    from ratio_bench.leaderboard.failures import INFRASTRUCTURE
 
     for attempt in range(1, opts.infra_retries + 1):
         out = tmp / f"out-{attempt}"
@@ -342,7 +342,7 @@ def still_mine(opts: WorkerOptions, mine: Request) -> bool:
 def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -> str:
     """Score one claimed request and record how it ended; returns its final status (``RETRY``: put back after an
     infrastructure error). The submitter hears of the end on the request's pull request."""
-    from ratio_bench.leaderboard.lifecycle import delayed_text, failed_text, notify
+    from ratio_bench.leaderboard.notices import delayed_text, failed_text, notify
 
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ratio-worker-") as tmp:
@@ -387,7 +387,8 @@ def publish(
 ) -> None:
     """Commit the folder (retried with backoff on an infrastructure error), mark the request FINISHED, propose the
     verified results to the model repo and tell the submitter on the request's pull request."""
-    from ratio_bench.leaderboard.lifecycle import figures, finished_text, notify, request_pr, with_backoff
+    from ratio_bench.leaderboard.failures import with_backoff
+    from ratio_bench.leaderboard.notices import figures, finished_text, notify, request_pr
 
     message = f"Scores of {request.label} by {opts.worker_id}"
     with_backoff(
