@@ -18,6 +18,7 @@ from pathlib import Path
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.ledger import hub_time, open_request_of
+from ratio_bench.leaderboard.limits import MAX_PARAMETERS
 from ratio_bench.leaderboard.requests import SETUPS, Request, now_utc, read_queue, request_path, stamp
 from ratio_bench.leaderboard.waiting import Wait, wait_for
 from ratio_bench.retrieval.registry import (
@@ -29,7 +30,6 @@ from ratio_bench.retrieval.registry import (
     saved_prompts,
 )
 
-MAX_PARAMETERS = 2_000_000_000  # the stated cap (a 1.5B model fits; a CPU worker would take days past it)
 MAX_MODEL_BYTES = 10 << 30
 MAX_CONFIG_BYTES = 64 << 20
 MAX_PROMPT_CHARS = 2000  # what a request's prompts may hold (requests.parse_request)

@@ -37,6 +37,7 @@ from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.hub_results import propose_eval_results
 from ratio_bench.leaderboard.job import FAILURE, FAILURE_CLASS, SUMMARY
 from ratio_bench.leaderboard.judging import Judging, Scored, judge_round
+from ratio_bench.leaderboard.limits import DEFAULT_LEASE_S
 from ratio_bench.leaderboard.notices import (
     delayed_text,
     failed_text,
@@ -66,7 +67,6 @@ from ratio_bench.leaderboard.requests import (
 from ratio_bench.leaderboard.submit import MAX_PARAMETERS
 
 PROVENANCE_SCHEMA = SCHEMA
-DEFAULT_LEASE_S = 3 * 3600
 CLAIM_TRIES = 20
 ADMIT_PER_CLAIM = 10  # pull requests a worker with --admit reviews before each claim (the rest: next time)
 
