@@ -1,5 +1,6 @@
-"""The package layers of ``ratio_bench`` import only downwards (ARCHITECTURE.md), and reading a release needs no
-DuckDB.
+"""The package layers of ``ratio_bench`` import only downwards (ARCHITECTURE.md), no modules import each other
+round a circle, the cleaned packages import ``ratio_bench`` at their modules' tops only, and reading a release
+needs no DuckDB.
 
 Every ``import`` and ``from ... import`` is read with ``ast``, function-local ones included (most of the
 package imports late to keep ``ratio --help`` fast, and a late import is still a dependency). A failure names the
@@ -388,8 +389,19 @@ def test_no_function_level_import_of_ratio_bench_in_the_cleaned_packages():
 
 
 def test_the_late_import_check_sees_one(tmp_path):
+    """The checker itself: imports of ours inside a function, however deep, relative ones included."""
     path = tmp_path / "m.py"
     path.write_text(
-        "import json\nfrom ratio_bench.core import io\n\n\ndef f():\n    import os\n    from ratio_bench.core.errors import RatioError\n\n    class C:\n        def g(self):\n            from . import x\n"
+        "import json\n"
+        "from ratio_bench.core import io\n"
+        "\n"
+        "\n"
+        "def f():\n"
+        "    import os\n"
+        "    from ratio_bench.core.errors import RatioError\n"
+        "\n"
+        "    class C:\n"
+        "        def g(self):\n"
+        "            from . import x\n"
     )
     assert late_imports(path) == [(7, "ratio_bench.core.errors"), (11, "ratio_bench")]
