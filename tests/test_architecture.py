@@ -1,5 +1,6 @@
-"""The package layers of ``ratio_bench`` import only downwards (ARCHITECTURE.md), and reading a release needs no
-DuckDB.
+"""The package layers of ``ratio_bench`` import only downwards (ARCHITECTURE.md), no modules import each other
+round a circle, the cleaned packages import ``ratio_bench`` at their modules' tops only, and reading a release
+needs no DuckDB.
 
 Every ``import`` and ``from ... import`` is read with ``ast``, function-local ones included (most of the
 package imports late to keep ``ratio --help`` fast, and a late import is still a dependency). A failure names the
@@ -189,3 +190,218 @@ def test_the_scoring_cli_only_parses_and_prints():
     ``board_output`` and ``analysis_run`` now, and the module stays small enough to read as a parser."""
     lines = len((ROOT / "evaluation" / "cli.py").read_text(encoding="utf-8").splitlines())
     assert lines < 300, f"evaluation/cli.py has {lines} lines; move the logic into a library module"
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``<root>/leaderboard/job.py`` -> ``ratio_bench.leaderboard.job`` (a package by its ``__init__``)."""
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join((root.name, *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def function_level(tree: ast.AST) -> set[int]:
+    """The ids of the import statements inside a function (a late import: run on the first call)."""
+    return {
+        id(node)
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    }
+
+
+def module_graph(root: Path) -> dict[str, dict[str, tuple[str, int, bool]]]:
+    """module -> {module it imports: (file, line, whether the import is inside a function)} over every module of
+    the package at ``root``. ``from a.b import c`` is an edge to ``a.b.c`` when that is a module, else to
+    ``a.b``; top-level and function-level imports alike (a late import hides a circle, it does not break one)."""
+    files = {module_name(path, root): path for path in sorted(root.rglob("*.py"))}
+
+    def resolve(name: str) -> str:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, dict[str, tuple[str, int, bool]]] = {}
+    for module, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        late, package = function_level(tree), module.split(".")
+        package = package if path.name == "__init__.py" else package[:-1]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join([*package[: len(package) - node.level + 1], *([base] if base else [])])
+                targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for target in targets:
+                if target == root.name or target.startswith(root.name + "."):
+                    dest = resolve(target)
+                    if dest and dest != module:
+                        where = (str(path.relative_to(root.parent)), node.lineno, id(node) in late)
+                        graph.setdefault(module, {}).setdefault(dest, where)
+    return graph
+
+
+def circles(graph: dict[str, dict[str, tuple[str, int, bool]]]) -> list[tuple[list[str], list[str]]]:
+    """(the modules, one shortest way round them with the first repeated at the end) of each strongly connected
+    component of more than one module: modules each reachable from every other. Largest first."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    components: list[set[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                components.append(component)
+
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, 10_000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(old_limit)
+    found = []
+    for component in sorted(components, key=len, reverse=True):
+        start = min(component)
+        paths, queue = {start: [start]}, [start]
+        while queue:  # breadth first inside the component: the shortest way back to ``start``
+            v = queue.pop(0)
+            for w in sorted(graph.get(v, {})):
+                if w == start:
+                    queue = []
+                    found.append((sorted(component), [*paths[v], start]))
+                    break
+                if w in component and w not in paths:
+                    paths[w] = [*paths[v], w]
+                    queue.append(w)
+    return found
+
+
+def short(module: str) -> str:
+    return module.removeprefix("ratio_bench.")
+
+
+def describe(circle: list[str], graph: dict[str, dict[str, tuple[str, int, bool]]]) -> str:
+    edges = []
+    for a, b in zip(circle, circle[1:], strict=False):
+        file, line, late = graph[a][b]
+        edges.append(f"  {short(a)} -> {short(b)} ({file}:{line}{', inside a function' if late else ''})")
+    return "\n".join(edges)
+
+
+def test_no_module_import_circle():
+    """No two modules of ``ratio_bench`` import each other, directly or round a circle, counting the imports
+    inside functions: a circle closed by a late import is still a circle (the modules cannot be read, tested or
+    changed one without the other). The shared piece goes into a module of its own below them."""
+    graph = module_graph(ROOT)
+    found = circles(graph)
+    assert not found, (
+        "modules that import each other round a circle (give the shared piece its own module below them):\n"
+        + "\n\n".join(
+            f"{len(modules)} modules: {', '.join(map(short, modules))}; one way round:\n{describe(way, graph)}"
+            for modules, way in found
+        )
+    )
+
+
+def test_the_circle_check_sees_one_closed_by_a_late_import(tmp_path):
+    """The checker itself, on a package of three modules whose circle only a function-level import closes."""
+    package = tmp_path / "ratio_bench"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "a.py").write_text("from ratio_bench.sub import b\n")
+    (package / "sub" / "b.py").write_text("from . import c\n")
+    (package / "sub" / "c.py").write_text("def f():\n    from ratio_bench.sub.a import x\n")
+    graph = module_graph(package)
+    (modules, way), *others = circles(graph)
+    assert not others and modules == ["ratio_bench.sub.a", "ratio_bench.sub.b", "ratio_bench.sub.c"]
+    assert way == [*modules, "ratio_bench.sub.a"]
+    assert "sub.c -> sub.a (ratio_bench/sub/c.py:2, inside a function)" in describe(way, graph)
+    (package / "sub" / "c.py").write_text("def f():\n    import json\n")
+    assert circles(module_graph(package)) == []
+
+
+# Packages whose modules import ratio_bench at their top only. The rest of the package still imports late in
+# places; moving those up is a later step (issue 47), package by package, each added here once clean.
+TOP_IMPORTS_ONLY = ("leaderboard",)
+# The late imports kept on purpose: (module, what it imports), each with why.
+LATE_ALLOWED = {
+    # The stage's command module: each handler imports its library on first use, so `ratio --help` builds every
+    # stage's parser without loading the Hub client, pyarrow or the scoring engine.
+    ("leaderboard/cli.py", "*"),
+    # evaluation.mteb_tasks imports mteb (the optional eval extra) at its top; only the export needs it.
+    ("leaderboard/mteb_export.py", "ratio_bench.evaluation.mteb_tasks"),
+}
+
+
+def late_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of each import of ``ratio_bench`` inside a function of ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    late = function_level(tree)
+    found = []
+    for node in ast.walk(tree):
+        if id(node) not in late:
+            continue
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        if isinstance(node, ast.ImportFrom) and node.level:
+            names = ["ratio_bench"]  # relative: one of our own
+        found += [(node.lineno, n) for n in names if n == "ratio_bench" or n.startswith("ratio_bench.")]
+    return found
+
+
+def test_no_function_level_import_of_ratio_bench_in_the_cleaned_packages():
+    """Imports at the top of the module in ``TOP_IMPORTS_ONLY``: what a module needs is read in its first lines,
+    and a circle cannot hide behind a late import. Laziness for ``ratio --help`` lives in the command modules
+    (``LATE_ALLOWED``); the rest of the package is a later step."""
+    found = []
+    for package in TOP_IMPORTS_ONLY:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            name = str(path.relative_to(ROOT))
+            for line, target in late_imports(path):
+                if (name, "*") not in LATE_ALLOWED and (name, target) not in LATE_ALLOWED:
+                    found.append(f"{ROOT.name}/{name}:{line}: imports {target} inside a function")
+    assert not found, "function-level imports of ratio_bench (move them to the module's top):\n" + "\n".join(
+        found
+    )
+
+
+def test_the_late_import_check_sees_one(tmp_path):
+    """The checker itself: imports of ours inside a function, however deep, relative ones included."""
+    path = tmp_path / "m.py"
+    path.write_text(
+        "import json\n"
+        "from ratio_bench.core import io\n"
+        "\n"
+        "\n"
+        "def f():\n"
+        "    import os\n"
+        "    from ratio_bench.core.errors import RatioError\n"
+        "\n"
+        "    class C:\n"
+        "        def g(self):\n"
+        "            from . import x\n"
+    )
+    assert late_imports(path) == [(7, "ratio_bench.core.errors"), (11, "ratio_bench")]

@@ -14,8 +14,9 @@ import pytest
 from tests.helpers.cli import run_ratio
 from tests.leaderboard.conftest import KEEPER_TOKEN, REQUESTS, RESULTS, USER
 
-from ratio_bench.leaderboard.lifecycle import INFRASTRUCTURE, MODEL, Wait, classify, wait_for
+from ratio_bench.leaderboard.failures import INFRASTRUCTURE, MODEL, classify
 from ratio_bench.leaderboard.requests import Queue, Request
+from ratio_bench.leaderboard.waiting import Wait, wait_for
 
 
 def _timed(board, minutes: int) -> None:

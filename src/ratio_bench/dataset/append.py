@@ -30,14 +30,12 @@ from ratio_bench.core.snapshots import parse_split
 from ratio_bench.corpus.readers import ReaderSettings
 from ratio_bench.dataset.assemble import assemble
 from ratio_bench.dataset.build import WAIT_FLAG, require_custody, snapshot_manifest
-from ratio_bench.dataset.card import snapshots_section
+from ratio_bench.dataset.card import snapshot_report, snapshots_section, updated_card
 from ratio_bench.dataset.check import check_release, require_passing
 from ratio_bench.dataset.config import BuildConfig, Split, parse_config, with_withhold
 from ratio_bench.dataset.contract import (
     KEEP,
     KIND,
-    configs_yaml,
-    dataset_info_yaml,
     file_checksums,
     sha256_file,
 )
@@ -111,25 +109,6 @@ def _link_or_copy(src: Path, dst: Path) -> None:
         os.link(src, dst)
     except OSError:
         shutil.copy2(src, dst)
-
-
-def _card(
-    old: str, counts: dict[str, dict[str, int]], stage: Path, snapshots: dict[str, Any], version: str
-) -> str:
-    """The card with its YAML header's configs and sizes, its version and its Snapshots section brought up to date
-    (the rest describes the build and stays as it was)."""
-    head_end = old.index("\n---\n", 4)
-    configs_at = old.index("\nconfigs:\n")
-    header = old[: configs_at + 1] + configs_yaml(counts) + "\n" + dataset_info_yaml(stage, counts)
-    body = old[head_end:]
-    start = body.index("## Snapshots\n\n") + len("## Snapshots\n\n")
-    end = body.find("\n## ", start)
-    body = body[:start] + snapshots + "\n" + body[end:]
-    title_at = body.index("\n# ")
-    title_end = body.index("\n", title_at + 1)
-    title = body[title_at:title_end]
-    body = body[:title_at] + title[: title.rindex("(")] + f"({version})" + body[title_end:]
-    return header + body
 
 
 def append_release(
@@ -327,9 +306,9 @@ def _write_card(release: Release, manifest: dict[str, Any], snaps: dict[str, Any
                 counts: dict[str, dict[str, int]], stage: Path) -> None:  # fmt: skip
     """The new version's card: the old one with its header, Snapshots section and title brought up to date."""
     old = (release.root / "README.md").read_text(encoding="utf-8")
-    section = snapshots_section(_card_report(release, manifest, snaps))
+    section = snapshots_section(snapshot_report(release.root, manifest, snaps))
     (stage / "README.md").write_text(
-        _card(old, counts, stage, section, manifest["version"]), encoding="utf-8"
+        updated_card(old, counts, stage, section, manifest["version"]), encoding="utf-8"
     )
 
 
@@ -395,31 +374,3 @@ def _files(corpus: list[Path]) -> list[Path]:
     return sorted(
         {p for c in corpus for p in (sorted(x for x in c.rglob("*") if x.is_file()) if c.is_dir() else [c])}
     )
-
-
-def _card_report(release: Release, manifest: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """The card's snapshot report over every version: the build's pair placement, every period and left-out."""
-    periods = {
-        split: {
-            "period": s["period"],
-            "queries_by_relation": s["queries"],
-            "candidates": s["candidates"],
-            "distractors_per_gold": round((s["candidates"] - s["golds"]) / s["golds"], 2),
-        }
-        for split, s in {**manifest["snapshots"], **(manifest.get("withheld") or {})}.items()
-    }
-    periods = dict(sorted(periods.items(), key=lambda kv: kv[1]["period"]))
-    try:
-        build = json.loads((release.root / "reports" / "assembly.json").read_text(encoding="utf-8"))[
-            "snapshots"
-        ]
-        placement = dict(build["pairs_by_placement"])
-    except (OSError, ValueError, KeyError, TypeError):
-        placement = {}
-    return new | {
-        "pairs_by_placement": placement,
-        "periods": periods,
-        "left_out": manifest["snapshots_left_out"],
-        "versions": manifest.get("versions"),
-        "withheld": {s: r["embargo_until"] for s, r in (manifest.get("withheld") or {}).items()},
-    }

@@ -6,6 +6,7 @@ carries no timestamp, so rebuilding from the same inputs renders the same bytes.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -291,3 +292,48 @@ def _build_info(cfg: BuildConfig, rep: dict[str, Any], mining_stats: dict[str, A
             ["pairs mined (before de-duplication)", rep["pairs_mined"]],
         ],
     )
+
+
+def updated_card(
+    old: str, counts: dict[str, dict[str, int]], stage: Path, snapshots: dict[str, Any], version: str
+) -> str:
+    """The card with its YAML header's configs and sizes, its version and its Snapshots section brought up to date
+    (the rest describes the build and stays as it was)."""
+    head_end = old.index("\n---\n", 4)
+    configs_at = old.index("\nconfigs:\n")
+    header = old[: configs_at + 1] + configs_yaml(counts) + "\n" + dataset_info_yaml(stage, counts)
+    body = old[head_end:]
+    start = body.index("## Snapshots\n\n") + len("## Snapshots\n\n")
+    end = body.find("\n## ", start)
+    body = body[:start] + snapshots + "\n" + body[end:]
+    title_at = body.index("\n# ")
+    title_end = body.index("\n", title_at + 1)
+    title = body[title_at:title_end]
+    body = body[:title_at] + title[: title.rindex("(")] + f"({version})" + body[title_end:]
+    return header + body
+
+
+def snapshot_report(root: Path, manifest: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The card's snapshot report over every version: the build's pair placement, every period and left-out."""
+    periods = {
+        split: {
+            "period": s["period"],
+            "queries_by_relation": s["queries"],
+            "candidates": s["candidates"],
+            "distractors_per_gold": round((s["candidates"] - s["golds"]) / s["golds"], 2),
+        }
+        for split, s in {**manifest["snapshots"], **(manifest.get("withheld") or {})}.items()
+    }
+    periods = dict(sorted(periods.items(), key=lambda kv: kv[1]["period"]))
+    try:
+        build = json.loads((root / "reports" / "assembly.json").read_text(encoding="utf-8"))["snapshots"]
+        placement = dict(build["pairs_by_placement"])
+    except (OSError, ValueError, KeyError, TypeError):
+        placement = {}
+    return new | {
+        "pairs_by_placement": placement,
+        "periods": periods,
+        "left_out": manifest["snapshots_left_out"],
+        "versions": manifest.get("versions"),
+        "withheld": {s: r["embargo_until"] for s, r in (manifest.get("withheld") or {}).items()},
+    }

@@ -36,6 +36,7 @@ from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import MANIFEST, folder_lock, read_json_file, staged_dir, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import parse_split
+from ratio_bench.dataset.card import snapshot_report, snapshots_section, updated_card
 from ratio_bench.dataset.config import BuildConfig, parse_config
 from ratio_bench.dataset.contract import KEEP, KIND, config_names, file_checksums, split_sha256
 from ratio_bench.dataset.release import Release
@@ -217,8 +218,6 @@ def merge(release: Release, custody: Custody, dest: Path, splits: list[str] | No
     """Write into the empty folder ``dest`` the release with the withheld ``splits`` (default: all) put back:
     hard links of both halves' files, the merged manifest and card; ``version``: a new version (release-withheld),
     else the release's own. Returns ``dest``."""
-    from ratio_bench.dataset.append import _card, _card_report
-    from ratio_bench.dataset.card import snapshots_section
 
     held = withheld_of(release.manifest)
     splits = list(held) if splits is None else splits
@@ -238,10 +237,11 @@ def merge(release: Release, custody: Custody, dest: Path, splits: list[str] | No
     cfg = parse_config(
         release.config, f"{release.shown}/{MANIFEST}: config", release.root / MANIFEST, Path.cwd()
     )
-    report = _card_report(release, manifest, _snapshot_policy(cfg))
+    report = snapshot_report(release.root, manifest, _snapshot_policy(cfg))
     card = (release.root / "README.md").read_text(encoding="utf-8")
     (dest / "README.md").write_text(
-        _card(card, manifest["rows"], dest, snapshots_section(report), manifest["version"]), encoding="utf-8"
+        updated_card(card, manifest["rows"], dest, snapshots_section(report), manifest["version"]),
+        encoding="utf-8",
     )
     manifest["files"] = file_checksums(dest)
     write_json(dest / MANIFEST, manifest)

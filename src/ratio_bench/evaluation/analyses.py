@@ -96,13 +96,12 @@ def mined_role_precision(result: ScoreResult, data: SplitData, k: int = 10) -> l
 
 def mined_role_table(
     setups: Sequence[ModelSetup], data: SplitData, k: int = 10, **kwargs: Any
-) -> dict[str, dict[str, dict[str, Any]]]:
-    """model -> relation -> mined-role precision@k, its interval and n (one scoring run per model)."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for setup in setups:
-        result = score(setup, data, keep_runs=True, **kwargs)
-        out[setup.name] = {c.move: c.to_json() for c in mined_role_precision(result, data, k)}
-    return out
+) -> dict[str, list[PrecisionCell]]:
+    """model -> its mined-role precision@k per relation, with interval and n (one scoring run per model)."""
+    return {
+        setup.name: mined_role_precision(score(setup, data, keep_runs=True, **kwargs), data, k)
+        for setup in setups
+    }
 
 
 def plot_overlap(table: dict[str, dict[str, dict[str, float]]], path, k: int = 10) -> bool:

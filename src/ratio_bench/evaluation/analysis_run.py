@@ -11,6 +11,7 @@ from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_output import results_table
 from ratio_bench.evaluation.defaults import DRIFT_RESULTS
 from ratio_bench.evaluation.entry import Scored
+from ratio_bench.evaluation.typed_hits import PrecisionCell
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -48,8 +49,9 @@ def run_analysis(args: Any) -> int:
             ]
         console.print(results_table(entries, f"Oracle operation filtering, split {args.split} (%)"))
     elif args.analysis == "mined-role":
-        report = analyses.mined_role_table(setups, data, k=args.k, cache=cache)
-        console.print(_mined_role_table(report, args.k, args.split))
+        cells = analyses.mined_role_table(setups, data, k=args.k, cache=cache)
+        console.print(_mined_role_table(cells, args.k, args.split))
+        report = {model: {c.move: c.to_json() for c in row} for model, row in cells.items()}
     else:
         report = analyses.overlap_table(setups, data, k=args.k, cache=cache)
         t = Table(
@@ -75,7 +77,7 @@ def run_analysis(args: Any) -> int:
     return 0
 
 
-def _mined_role_table(report: dict[str, dict[str, dict[str, Any]]], k: int, split: str):
+def _mined_role_table(cells: dict[str, list[PrecisionCell]], k: int, split: str):
     """Mined-role precision@k per model and relation, with its interval and the queries it averages."""
     from rich.table import Table
 
@@ -87,14 +89,14 @@ def _mined_role_table(report: dict[str, dict[str, dict[str, Any]]], k: int, spli
     )
     for col in ("model", "relation", f"P@{k}", "95% CI", "queries"):
         t.add_column(col)
-    for model, rels in report.items():
-        for rel, c in rels.items():
+    for model, row in cells.items():
+        for c in row:
             t.add_row(
                 model,
-                rel,
-                f"{100 * c['precision']:.1f}",
-                f"{100 * c['low']:.1f}-{100 * c['high']:.1f}",
-                f"{c['queries']:,}",
+                c.move,
+                f"{100 * c.precision:.1f}",
+                f"{100 * c.low:.1f}-{100 * c.high:.1f}",
+                f"{c.queries:,}",
             )
     return t
 

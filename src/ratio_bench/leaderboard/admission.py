@@ -79,17 +79,6 @@ class Round:
     weights: dict[tuple[str, str], str]  # (model, sha) -> weights fingerprint, fetched once
 
 
-def open_request_of(repo_id: str, user: str, path: str) -> int | None:
-    """The number of ``user``'s open pull request that adds ``path``, if any."""
-    for pr in ledger.pull_requests(repo_id):
-        if pr.status == "open" and pr.author == user:
-            with hub.hub_errors(f"--requests {repo_id}"):
-                details = hub.api().get_discussion_details(repo_id, pr.num, repo_type="dataset")
-            if path in (details.diff or ""):
-                return pr.num
-    return None
-
-
 def weights_fingerprint(model: str, sha: str) -> str:
     """SHA-256 over the model's safetensors files' own SHA-256 (as the Hub lists them): same weights, same print."""
     with hub.hub_errors(f"{model}@{sha[:12]}"):

@@ -34,8 +34,8 @@ from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_t
 from ratio_bench.evaluation.page_cache import PageCache
 from ratio_bench.evaluation.results import SubmissionError
 from ratio_bench.leaderboard import hub, ledger
-from ratio_bench.leaderboard.form import FormLimits
-from ratio_bench.leaderboard.lifecycle import submitted_by, third_party, wait_for
+from ratio_bench.leaderboard.authorship import submitted_by, third_party
+from ratio_bench.leaderboard.form import FormLimits, RateLimited, signed_in_user
 from ratio_bench.leaderboard.provenance import (
     MAX_HASHED_BYTES,
     PROVENANCE,
@@ -49,6 +49,8 @@ from ratio_bench.leaderboard.provenance import (
     verify_folder,
 )
 from ratio_bench.leaderboard.requests import Queue, Request, now_utc, parse_time, read_queue
+from ratio_bench.leaderboard.submit import submit
+from ratio_bench.leaderboard.waiting import wait_for
 
 SKIPPED_FOLDERS = ("mteb", "runs")
 MAX_REASON = 300
@@ -602,9 +604,6 @@ class LiveBoard:
     def submit(self, form: dict[str, str], client: str) -> tuple[int, str]:
         """(HTTP status, HTML page) for a submission from the form, made as the Hub user whose token it carries
         (``client``: the sender's address, for its rate limit): the checks of ``ratio leaderboard submit``."""
-        from ratio_bench.leaderboard.form import RateLimited, signed_in_user
-        from ratio_bench.leaderboard.submit import submit
-
         try:
             self.limits.per_client.hit(client)
             token = form.get("token", "").strip()

@@ -229,7 +229,8 @@ def cmd_eval_results(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from ratio_bench.core.io import write_json
-    from ratio_bench.leaderboard.lifecycle import figures, reproduce
+    from ratio_bench.leaderboard.notices import figures
+    from ratio_bench.leaderboard.reproduction import reproduce
 
     entry = reproduce(args.model, args.setup, args.split, args.dataset, args.cache_dir)
     if args.out:
@@ -364,8 +365,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _queue_commands(commands: argparse._SubParsersAction) -> None:
     """``init``, ``submit`` and ``admit``: the maintainers' repositories and the way into the queue."""
+    from ratio_bench.leaderboard.limits import MAX_PARAMETERS
     from ratio_bench.leaderboard.requests import SETUPS
-    from ratio_bench.leaderboard.submit import MAX_PARAMETERS
 
     p = commands.add_parser(
         "init",
@@ -400,9 +401,13 @@ def _queue_commands(commands: argparse._SubParsersAction) -> None:
 
 def _worker_command(commands: argparse._SubParsersAction) -> None:
     """``worker``: claim, score, sign and publish (and, with --judge-model, grow the judged pool)."""
-    from ratio_bench.leaderboard.judging import DEFAULT_SAMPLE, DEFAULT_SEED, POOL_FOLDER
-    from ratio_bench.leaderboard.submit import MAX_PARAMETERS
-    from ratio_bench.leaderboard.worker import DEFAULT_LEASE_S
+    from ratio_bench.leaderboard.limits import (
+        DEFAULT_LEASE_S,
+        DEFAULT_SAMPLE,
+        DEFAULT_SEED,
+        MAX_PARAMETERS,
+        POOL_FOLDER,
+    )
     from ratio_bench.llm.options import add_judge_options
 
     p = commands.add_parser("worker", help="score pending requests and publish the results")

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ratio_bench.core.io import atomic_path
+from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation import hub_eval
 from ratio_bench.evaluation.entry import Entry
 from ratio_bench.leaderboard import board, hub
@@ -189,9 +191,6 @@ def write_eval_results(
     """``ratio leaderboard eval-results``: the release's ``eval.yaml`` and each model commit's ``.eval_results``
     files (under ``<model>/<commit>/``) written to ``out``, for review before any pull request. ``requests``: the
     queue whose FINISHED requests make entries verified (None: nothing is, so no model gets files)."""
-    from ratio_bench.core.io import atomic_path
-    from ratio_bench.dataset.release import Release
-
     manifest = Release.open(release).manifest
     results = repo_results(RepoRef.parse(results_repo, "--results"), requests)
     models = eval_results_for(results, benchmark, hub_eval.benchmark_tasks(manifest))
@@ -223,8 +222,6 @@ def propose_eval_results(
     results repository (read again with the queue ``requests``, so the pull request carries only what the board
     verifies) proposed to the model repository; None when it has none on a benchmark task. ``request_link``: the
     request's pull request on the queue, which the description links back to."""
-    from ratio_bench.dataset.release import Release
-
     results = repo_results(RepoRef.parse(results_repo, "--results"), requests)
     tasks = hub_eval.benchmark_tasks(Release.open(release).manifest)
     for found in eval_results_for(results, benchmark, tasks):

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from ratio_bench.core.errors import UsageError
 from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard.ledger import MAX_PENDING, MAX_PER_DAY, POLICY, POLICY_SCHEMA
+from ratio_bench.leaderboard.provenance import TRUSTED_SCHEMA, TRUSTED_WORKERS
 from ratio_bench.leaderboard.submit import MAX_PARAMETERS
 
 REQUESTS_NAME, RESULTS_NAME, CUSTODY_NAME = "requests", "results", "custody"
@@ -193,9 +195,6 @@ Entries written by a worker are **verified**; any other entry (a pull request wi
 def _identity_file(queue: str | None) -> dict[str, str]:
     """What says the repository is a queue (``policy.json``) or a results repository (``trusted_workers.json``)."""
     import json
-
-    from ratio_bench.leaderboard.ledger import MAX_PENDING, MAX_PER_DAY, POLICY, POLICY_SCHEMA
-    from ratio_bench.leaderboard.provenance import TRUSTED_SCHEMA, TRUSTED_WORKERS
 
     if queue is not None:
         doc = {"schema": POLICY_SCHEMA, "maintainers": [], "workers": [], "max_pending": MAX_PENDING,

@@ -17,9 +17,30 @@ import traceback
 from datetime import date
 from pathlib import Path
 
+from ratio_bench.core import cutoffs
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import write_json
+from ratio_bench.core.snapshots import parse_split
+from ratio_bench.dataset.custody import Custody, merged, withheld_of
+from ratio_bench.dataset.release import Release
+from ratio_bench.evaluation import engine
+from ratio_bench.evaluation.entry import MAIN_SCORE, Entry, Withheld, withheld_doc
+from ratio_bench.evaluation.model_meta import MAX_CARD_BYTES
+from ratio_bench.evaluation.results import mteb_results
+from ratio_bench.evaluation.runs import save_run
+from ratio_bench.evaluation.uncertainty import interval
+from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard.failures import classify
+from ratio_bench.leaderboard.notices import reproduce_command
+from ratio_bench.leaderboard.requests import parse_request
+from ratio_bench.leaderboard.submit import MODEL_PATTERNS, inspect_model
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.registry import ModelSetup, saved_relation_prompts
+from ratio_bench.retrieval.retriever import load_retriever
+
 FAILURE = "failure.txt"
 FAILURE_CLASS = (
-    "failure_class.txt"  # infrastructure or model (lifecycle.classify): whether the worker retries
+    "failure_class.txt"  # infrastructure or model (failures.classify()): whether the worker retries
 )
 SUMMARY = "job.json"
 SUBMITTER = "stated by the submitter (ratio leaderboard submit --training-cutoff)"
@@ -40,21 +61,6 @@ def run_job(
     """Score the request in ``request_file`` (its ``path`` in the requests repo) into ``out`` (``splits``: only
     these, as ``ratio leaderboard reproduce`` asks; default every split a job scores). Each entry names the command
     that reproduces it."""
-    from ratio_bench.core import cutoffs
-    from ratio_bench.core.io import write_json
-    from ratio_bench.core.snapshots import parse_split
-    from ratio_bench.dataset.release import Release
-    from ratio_bench.evaluation import engine
-    from ratio_bench.evaluation.results import mteb_results
-    from ratio_bench.evaluation.runs import save_run
-    from ratio_bench.leaderboard import hub
-    from ratio_bench.leaderboard.lifecycle import reproduce_command
-    from ratio_bench.leaderboard.requests import parse_request
-    from ratio_bench.leaderboard.submit import MODEL_PATTERNS, inspect_model
-    from ratio_bench.retrieval.cache import EmbeddingCache
-    from ratio_bench.retrieval.registry import ModelSetup, saved_relation_prompts
-    from ratio_bench.retrieval.retriever import load_retriever
-
     request = parse_request(request_file.read_bytes(), path)
     with hub.hub_errors(request.label):
         folder = Path(
@@ -129,9 +135,6 @@ def withheld_blocks(setup, release, custody: Path, cache, batch_size: int, retri
     its custody folder put back (:func:`ratio_bench.dataset.custody.merged`, a temporary folder): aggregate
     metrics, queries, MRR@10's bootstrap interval and the split's SHA-256; the run, its per-query ranks and its
     mteb files are dropped here and never leave this process."""
-    from ratio_bench.dataset.custody import Custody, merged, withheld_of
-    from ratio_bench.evaluation import engine
-
     splits = list(withheld_of(release.manifest))
     if not splits:
         return {}
@@ -142,9 +145,6 @@ def withheld_blocks(setup, release, custody: Path, cache, batch_size: int, retri
 
 def withheld_block(doc: dict) -> dict:
     """The ``withheld`` block of an entry scored on a withheld split (its aggregates, none of its per-query data)."""
-    from ratio_bench.evaluation.entry import MAIN_SCORE, Entry, Withheld, withheld_doc
-    from ratio_bench.evaluation.uncertainty import interval
-
     entry = Entry.from_json(doc)
     bounds = {rel: interval(entry, rel, MAIN_SCORE) for rel in entry.results}
     held = Withheld(
@@ -161,9 +161,6 @@ def withheld_block(doc: dict) -> dict:
 def fetch_card(model: str, sha: str) -> None:
     """The model's card (``README.md``) into its snapshot folder beside the weights, for the licence and base model
     of the entry's ``model_meta``; skipped when it is missing or over the size a card is read at."""
-    from ratio_bench.evaluation.model_meta import MAX_CARD_BYTES
-    from ratio_bench.leaderboard import hub
-
     size = hub.tree(model, "model", sha).get("README.md")
     if size is not None and size <= MAX_CARD_BYTES:
         with hub.hub_errors(f"{model}: README.md"):
@@ -173,15 +170,11 @@ def fetch_card(model: str, sha: str) -> None:
 def job_splits(dataset: Path) -> tuple[str, ...]:
     """What a job scores: test, the release's snapshots in time order (each a verified entry of its own, so a
     submission is marked clean or not per snapshot), then silver."""
-    from ratio_bench.dataset.release import Release
-
     return ("test", *Release.open(dataset).snapshots, "silver")
 
 
 def one_line(exc: BaseException) -> str:
     """The reason a request failed, as its submitter reads it: the message of a refusal, else the exception."""
-    from ratio_bench.core.errors import RatioError
-
     text = str(exc) if isinstance(exc, RatioError) else f"{type(exc).__name__}: {exc}"
     return " ".join(text.split())[:400] or type(exc).__name__
 
@@ -209,8 +202,6 @@ def main(argv: list[str] | None = None) -> int:
             custody=args.custody,
         )
     except Exception as exc:  # noqa: BLE001 - any failure of a stranger's model is that request's FAILED reason
-        from ratio_bench.leaderboard.lifecycle import classify
-
         traceback.print_exc()
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / FAILURE).write_text(one_line(exc) + "\n", encoding="utf-8")

@@ -36,13 +36,12 @@ from ratio_bench.judge import candidates as cj
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.job import one_line
+from ratio_bench.leaderboard.limits import DEFAULT_SAMPLE, DEFAULT_SEED, POOL_FOLDER
 from ratio_bench.llm.client import Judge
 from ratio_bench.llm.options import make_judge, renamed_flags
 
-POOL_FOLDER = "judged-pool"
 SAMPLE_FILE = "sample.json"
 K = 10  # the top k judged, and the k of the entries' judged figures
-DEFAULT_SAMPLE, DEFAULT_SEED = 400, 0  # those of `ratio judge candidates`
 POOL_TRIES = 5
 MAX_POOL_FILE = 256 << 20  # a relation's verdicts: about 100 bytes each, compressed
 POOL_FILES = {POOL_MANIFEST, SAMPLE_FILE} | {f"candidates-{r}.parquet" for r in RELATIONS}

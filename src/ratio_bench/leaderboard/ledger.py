@@ -19,6 +19,7 @@ from email.utils import parsedate_to_datetime
 
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
+from ratio_bench.leaderboard.repo_files import TRUSTED_WORKERS
 
 POLICY, OPT_OUT = "policy.json", "opt_out.json"
 POLICY_SCHEMA = "ratio-queue-policy/1"
@@ -79,8 +80,6 @@ def _count(doc: dict, key: str, default: int, where: str) -> int:
 def check_is_queue(repo_id: str, listed: dict[str, int]) -> None:
     """Refuse a repository that says it is a results repository (it holds the trusted keys' listing): admission,
     submission and workers never act on the wrong one."""
-    from ratio_bench.leaderboard.provenance import TRUSTED_WORKERS
-
     if TRUSTED_WORKERS in listed:
         raise LeaderboardError(
             f"--requests {repo_id}: it holds {TRUSTED_WORKERS}, so it is a results repository, not a queue; "
@@ -189,6 +188,17 @@ def pull_requests(repo_id: str) -> list:
     with hub.hub_errors(f"--requests {repo_id}"):
         found = hub.api().get_repo_discussions(repo_id, repo_type="dataset", discussion_type="pull_request")
         return sorted(found, key=lambda d: d.num)
+
+
+def open_request_of(repo_id: str, user: str, path: str) -> int | None:
+    """The number of ``user``'s open pull request that adds ``path``, if any."""
+    for pr in pull_requests(repo_id):
+        if pr.status == "open" and pr.author == user:
+            with hub.hub_errors(f"--requests {repo_id}"):
+                details = hub.api().get_discussion_details(repo_id, pr.num, repo_type="dataset")
+            if path in (details.diff or ""):
+                return pr.num
+    return None
 
 
 def files_at(repo_id: str, revision: str) -> dict[str, str]:

@@ -25,6 +25,8 @@ from typing import Any
 from ratio_bench.core.io import atomic_open, atomic_path
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation.entry import Entry
+from ratio_bench.evaluation.leaderboard import load_board
+from ratio_bench.evaluation.model_meta import ModelMeta
 from ratio_bench.evaluation.results import MAIN_SCORE
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.hub_results import RepoResult, is_verified, repo_results
@@ -59,8 +61,6 @@ def load_results(source: str, requests: str | None = None) -> list[RepoResult]:
     results repository ``OWNER/NAME[@REV]`` on the Hub (marked by the board's checks against the queue
     ``requests``; without it nothing is verified)."""
     if Path(source).exists():
-        from ratio_bench.evaluation.leaderboard import load_board
-
         board = load_board(Path(source))
         return [RepoResult("", e, e.model, None, None) for r in board.releases for e in r.entries]
     return list(repo_results(RepoRef.parse(source, "--results"), requests).results)
@@ -121,8 +121,6 @@ def model_facts(entry: Entry) -> dict[str, Any]:
     """ModelMeta's fields from an entry's ``model_meta`` (validated with the entry): parameters, embedding size,
     max tokens, the weights' memory, the licence when it is one mteb knows, the base model as ``adapted_from``
     when it is one Hub id (the measured throughput and peak memory have no field in mteb's ModelMeta)."""
-    from ratio_bench.evaluation.model_meta import ModelMeta
-
     meta = entry.model_meta or ModelMeta()
     doc = meta.to_json()
     known = {field: doc[key] for key, field in MODEL_FIELDS.items() if doc.get(key) is not None}

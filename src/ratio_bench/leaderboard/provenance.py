@@ -29,16 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.leaderboard.hub import strict_json
+from ratio_bench.leaderboard.repo_files import TRUSTED_SCHEMA, TRUSTED_WORKERS
+from ratio_bench.leaderboard.requests import REPO_ID, SETUPS, SHA, Queue, parse_time
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from ratio_bench.leaderboard.requests import Queue
-
 PROVENANCE = "provenance.json"
 SCHEMA = "ratio-leaderboard-provenance/2"
-TRUSTED_WORKERS = "trusted_workers.json"
-TRUSTED_SCHEMA = "ratio-trusted-workers/1"
 KEY_ENV = "RATIO_WORKER_KEY"  # the worker's private key file, when --key is not given
 ALGORITHM = "ed25519"
 KEY_ID_HEX = 16  # a key's id: the first 16 hex digits of the SHA-256 of its raw public key
@@ -173,8 +172,6 @@ def read_listing(data: bytes | None) -> Listing:
     """``trusted_workers.json``'s bytes, parsed strictly: unique by key (a key listed again, under any name, is
     ignored with a note: the first listing stands), at most :data:`MAX_TRUSTED` listings (the rest ignored, with
     a note that says so)."""
-    from ratio_bench.leaderboard.hub import strict_json
-
     if data is None:
         return Listing({}, (), f"no {TRUSTED_WORKERS} in the results repository's main: no worker is trusted")
     try:
@@ -307,8 +304,6 @@ class Verdict:
 
 def folder_parts(folder: str) -> tuple[str, str, str] | None:
     """(model repo, commit, setup) of a worker's folder ``<org>/<model>/<sha>/<setup>``; None for any other."""
-    from ratio_bench.leaderboard.requests import REPO_ID, SETUPS, SHA
-
     parts = folder.split("/")
     if (
         len(parts) != 4
@@ -372,8 +367,6 @@ def verify_folder(
 
 def _record(data: bytes | None) -> dict[str, Any] | str:
     """The parsed record, or why it is none."""
-    from ratio_bench.leaderboard.hub import strict_json
-
     if data is None:
         return f"no {PROVENANCE} in the folder"
     try:
@@ -447,8 +440,6 @@ def _request_step(folder: str, doc: dict[str, Any], queue: Queue | None) -> Step
 def _signed_after(signed: Any, finished: str | None) -> str:
     """Why the signing time does not come before the request's finish ("" when it does)."""
     from datetime import timedelta
-
-    from ratio_bench.leaderboard.requests import parse_time
 
     try:
         at = parse_time(signed) if isinstance(signed, str) else None

@@ -17,10 +17,19 @@ from pathlib import Path
 
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
-from ratio_bench.leaderboard.lifecycle import Wait, wait_for
+from ratio_bench.leaderboard.ledger import hub_time, open_request_of
+from ratio_bench.leaderboard.limits import MAX_PARAMETERS
 from ratio_bench.leaderboard.requests import SETUPS, Request, now_utc, read_queue, request_path, stamp
+from ratio_bench.leaderboard.waiting import Wait, wait_for
+from ratio_bench.retrieval.registry import (
+    GENERIC,
+    REGISTRY,
+    ModelUnavailableError,
+    check_loadable,
+    check_model_folder,
+    saved_prompts,
+)
 
-MAX_PARAMETERS = 2_000_000_000  # the stated cap (a 1.5B model fits; a CPU worker would take days past it)
 MAX_MODEL_BYTES = 10 << 30
 MAX_CONFIG_BYTES = 64 << 20
 MAX_PROMPT_CHARS = 2000  # what a request's prompts may hold (requests.parse_request)
@@ -49,8 +58,6 @@ class ModelCheck:
 
 def hub_model(ref: str) -> tuple[str, dict[str, tuple[str, str]] | None]:
     """(Hub repo id, the registry's setups or None) of ``MODEL``: a registered name or a repo id."""
-    from ratio_bench.retrieval.registry import REGISTRY
-
     entry = REGISTRY.get(ref)
     if entry is None:
         hub.RepoRef.parse(ref, "MODEL")  # a valid repo id, or a one-line error
@@ -141,14 +148,6 @@ def _check_folder(
     folder: Path, label: str, setup: str, registered: dict[str, tuple[str, str]] | None
 ) -> tuple[str, str]:
     """The folder's refusal (remote code, broken configs, no tokenizer, damaged weights), then the setup's prompts."""
-    from ratio_bench.retrieval.registry import (
-        GENERIC,
-        ModelUnavailableError,
-        check_loadable,
-        check_model_folder,
-        saved_prompts,
-    )
-
     try:
         check_model_folder(folder, trust_remote_code=False)
         check_loadable(folder)
@@ -211,8 +210,6 @@ def submit(
     (default: the saved login), never a name typed in. ``training_cutoff``: the last day of the model's training
     data, as the submitter states it (the worker's entries record it, so the board can tell clean snapshot
     scores from contaminated ones)."""
-    from ratio_bench.leaderboard.admission import open_request_of
-
     if setup not in SETUPS:
         raise LeaderboardError(f"--setup {setup}: choose one of {', '.join(SETUPS)}")
     checked = inspect_model(ref, revision, setup, max_params)
@@ -251,8 +248,6 @@ def submit(
             create_pr=True,
             token=token,
         )
-    from ratio_bench.leaderboard.ledger import hub_time
-
     return Submission(request, info.pr_num, info.pr_url, wait_for(queue, hub_time(requests_repo)))
 
 

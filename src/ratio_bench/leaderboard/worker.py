@@ -24,13 +24,39 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from ratio_bench import __version__
+from ratio_bench.dataset.custody import Custody, CustodyError, withheld_of
+from ratio_bench.dataset.hub_release import HubRef, fetch
+from ratio_bench.dataset.release import Release, manifest_sha256
+from ratio_bench.evaluation.hub_eval import HubEvalError
+from ratio_bench.evaluation.leaderboard import check_against_release, release_queries
 from ratio_bench.leaderboard import hub, ledger
+from ratio_bench.leaderboard.admission import admit
+from ratio_bench.leaderboard.failures import INFRASTRUCTURE, MODEL, with_backoff
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
+from ratio_bench.leaderboard.hub_results import propose_eval_results
 from ratio_bench.leaderboard.job import FAILURE, FAILURE_CLASS, SUMMARY
-from ratio_bench.leaderboard.provenance import PROVENANCE, SCHEMA, WorkerKey, sha256, signed_at
+from ratio_bench.leaderboard.judging import Judging, Scored, judge_round
+from ratio_bench.leaderboard.limits import DEFAULT_LEASE_S
+from ratio_bench.leaderboard.notices import (
+    delayed_text,
+    failed_text,
+    figures,
+    finished_text,
+    notify,
+    request_pr,
+)
+from ratio_bench.leaderboard.provenance import (
+    PROVENANCE,
+    SCHEMA,
+    TRUSTED_WORKERS,
+    WorkerKey,
+    read_listing,
+    sha256,
+    signed_at,
+)
 from ratio_bench.leaderboard.requests import (
     MAX_ATTEMPTS,
     SHA,
@@ -42,11 +68,7 @@ from ratio_bench.leaderboard.requests import (
 )
 from ratio_bench.leaderboard.submit import MAX_PARAMETERS
 
-if TYPE_CHECKING:
-    from ratio_bench.leaderboard.judging import Judging
-
 PROVENANCE_SCHEMA = SCHEMA
-DEFAULT_LEASE_S = 3 * 3600
 CLAIM_TRIES = 20
 ADMIT_PER_CLAIM = 10  # pull requests a worker with --admit reviews before each claim (the rest: next time)
 
@@ -94,15 +116,11 @@ def local_dataset(text: str) -> tuple[Path, str]:
     """(release folder, how the entries name its source) of ``--dataset``: a folder or a Hub ``REPO[@REV]``. A
     local folder is named by its release and manifest hash, never its path on this machine."""
     if Path(text).is_dir():
-        from ratio_bench.dataset.release import Release, manifest_sha256
-
         release = Release.open(text)
         named = (
             f"local release {release.name} {release.version} (manifest {manifest_sha256(release.manifest)})"
         )
         return Path(text), named
-    from ratio_bench.dataset.hub_release import HubRef, fetch
-
     ref = RepoRef.parse(text, "--dataset")
     release = fetch(HubRef(ref.repo_id, ref.revision), shown=f"--dataset {ref}")  # pinned, cached, checked
     return release.root, str(release.hub)
@@ -112,9 +130,6 @@ def local_custody(text: str, dataset: Path) -> Path:
     """The custody folder of ``--custody``: a folder, or a private Hub dataset ``REPO[@REV]`` downloaded with the
     worker's token (which must be able to read it; nobody else's can). It must go with the release: the same
     withheld records (``ratio dataset check``'s pairing), else a one-line refusal before anything is claimed."""
-    from ratio_bench.dataset.custody import Custody, CustodyError, withheld_of
-    from ratio_bench.dataset.release import Release
-
     if Path(text).is_dir():
         folder = Path(text)
     else:
@@ -184,8 +199,6 @@ def claim(
         if new.status == "RUNNING":
             return new
         log(f"{request.label}: FAILED ({new.reason})")
-        from ratio_bench.leaderboard.lifecycle import notify
-
         notify(repo_id, new, f"Failed: {new.label}: {new.reason}.", log)
     raise LeaderboardError(
         f"--requests {repo_id}: the queue kept changing; {CLAIM_TRIES} claims failed in a row"
@@ -247,8 +260,6 @@ def _wait(proc: subprocess.Popen, opts: WorkerOptions, out: Path) -> str | None:
 
 def failure_class(out: Path) -> str:
     """How the job in ``out`` failed: ``infrastructure`` (retried) or ``model`` (the default: the request fails)."""
-    from ratio_bench.leaderboard.lifecycle import INFRASTRUCTURE, MODEL
-
     found = out / FAILURE_CLASS
     return INFRASTRUCTURE if found.is_file() and found.read_text().strip() == INFRASTRUCTURE else MODEL
 
@@ -256,8 +267,6 @@ def failure_class(out: Path) -> str:
 def run_with_retries(request: Request, opts: WorkerOptions, tmp: Path, log: Callable[[str], None]):
     """(output folder, failure reason or None, whether it was the infrastructure's) of the job, retried with
     backoff while it fails for the infrastructure; the claim, and so the submitter's attempt, stays the same."""
-    from ratio_bench.leaderboard.lifecycle import INFRASTRUCTURE
-
     for attempt in range(1, opts.infra_retries + 1):
         out = tmp / f"out-{attempt}"
         reason = run_job(request, opts, out)
@@ -293,8 +302,6 @@ class BadResult(LeaderboardError):
 def result_files(request: Request, opts: WorkerOptions, out: Path) -> tuple[str, dict[str, bytes]]:
     """(folder, path -> bytes) to publish: the job's files, each entry checked against its bounds and the release
     (:class:`BadResult` otherwise), and the signed provenance record binding them to the request."""
-    from ratio_bench.evaluation.leaderboard import check_against_release, release_queries
-
     if opts.key is None:
         raise LeaderboardError(
             "the worker has no signing key (--key FILE or RATIO_WORKER_KEY); nothing published"
@@ -382,8 +389,6 @@ def still_mine(opts: WorkerOptions, mine: Request) -> bool:
 def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -> str:
     """Score one claimed request and record how it ended; returns its final status (``RETRY``: put back after an
     infrastructure error). The submitter hears of the end on the request's pull request."""
-    from ratio_bench.leaderboard.lifecycle import delayed_text, failed_text, notify
-
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ratio-worker-") as tmp:
         out, reason, infra = run_with_retries(request, opts, Path(tmp), log)
@@ -410,8 +415,6 @@ def process(request: Request, opts: WorkerOptions, log: Callable[[str], None]) -
         publish(request, opts, folder, files, log)
         log(f"{request.label}: FINISHED in {time.monotonic() - start:.1f} s -> {opts.results}: {folder}/")
         if opts.judging is not None:  # after FINISHED: judging never costs the request its scores
-            from ratio_bench.leaderboard.judging import Scored, judge_round
-
             provenance = json.loads(files[f"{folder}/{PROVENANCE}"])
             scored = Scored(request.label, folder, out, provenance, sign=opts.key.sign)
             log(judge_round(opts.results, opts.dataset, scored, opts.judging))
@@ -427,8 +430,6 @@ def publish(
 ) -> None:
     """Commit the folder (retried with backoff on an infrastructure error), mark the request FINISHED, propose the
     verified results to the model repo and tell the submitter on the request's pull request."""
-    from ratio_bench.leaderboard.lifecycle import figures, finished_text, notify, request_pr, with_backoff
-
     message = f"Scores of {request.label} by {opts.worker_id}"
     with_backoff(
         f"{request.label}: publishing",
@@ -457,9 +458,6 @@ def _pr_url(find, opts: WorkerOptions, request: Request, log: Callable[[str], No
 
 def _propose(request: Request, opts: WorkerOptions, request_link: str | None, log) -> str | None:
     """The model repo's eval-results pull request for the verified results (None when none or refused: logged)."""
-    from ratio_bench.evaluation.hub_eval import HubEvalError
-    from ratio_bench.leaderboard.hub_results import propose_eval_results
-
     benchmark, _, commit = opts.dataset_source.rpartition("@")
     if not benchmark or not SHA.match(commit):
         log(
@@ -486,8 +484,6 @@ def preflight(opts: WorkerOptions, log: Callable[[str], None]) -> None:
     """Before the first claim: the two repositories are what they say they are (a results repository holds the
     trusted keys' listing, a queue its policy; never one repository for both), and a warning when this worker's
     key is not listed on the results repository's main (what it publishes would show as self-reported)."""
-    from ratio_bench.leaderboard.provenance import TRUSTED_WORKERS, read_listing
-
     if opts.requests == opts.results:
         raise LeaderboardError(
             f"--requests and --results both name {opts.results}: the queue and the results are two repositories"
@@ -514,8 +510,6 @@ def run(opts: WorkerOptions, poll_s: float | None, log: Callable[[str], None]) -
     done, put_back_now = 0, set()
     while True:
         if opts.admit:
-            from ratio_bench.leaderboard.admission import admit
-
             admit(opts.requests, opts.max_params, log, max_reviews=ADMIT_PER_CLAIM)
         request = claim(opts.requests, opts.worker_id, opts.lease_s, log, frozenset(put_back_now))
         if request is None:

@@ -253,11 +253,16 @@ def _live_board(args: argparse.Namespace):
 
 
 def register(sub) -> None:
+    """The three commands of this group: index, search, serve."""
+    _register_index(sub)
+    _register_search(sub)
+    _register_serve(sub)
+
+
+def _register_index(sub) -> None:
     from ratio_bench.core.options import add_release_option
     from ratio_bench.corpus.options import add_reader_options
     from ratio_bench.serve.ann import ANN_KINDS
-    from ratio_bench.serve.index import MOVES
-    from ratio_bench.serve.search import DEFAULT_K
 
     p = sub.add_parser("index", help="build a search index over a release split or your own papers")
     src = p.add_argument_group("candidates (one of)")
@@ -289,6 +294,11 @@ def register(sub) -> None:
     add_reader_options(p)
     p.set_defaults(func=cmd_index)
 
+
+def _register_search(sub) -> None:
+    from ratio_bench.serve.index import MOVES
+    from ratio_bench.serve.search import DEFAULT_K
+
     p = sub.add_parser("search", help="find inspirations for one sentence in an index")
     p.add_argument("text", nargs="?", help="the sentence to search for")
     add_query_options(p)
@@ -309,6 +319,8 @@ def register(sub) -> None:
     )
     p.set_defaults(func=cmd_search)
 
+
+def _register_serve(sub) -> None:
     p = sub.add_parser("serve", help="serve an index: JSON API, OpenAPI docs and a search page")
     add_query_options(p, index_required=False)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
