@@ -85,12 +85,14 @@ def test_search_label_report_end_to_end(small_release, tmp_path):
     )
     hits = tmp_path / "hits.parquet"
     found = run_ratio(
-        "search", "--queries", queries, "--out", hits, "--index", index, "--k", "2", "--no-role-prior"
+        "search", "--queries", queries, "--out", hits, "--index", index, "--k", "2"
     )
     assert found.code == 0, found.err
     assert "2 queries, 12 hits (bm25:unigram)" in found.out
     prior_hits = tmp_path / "prior.parquet"
-    found = run_ratio("search", "--queries", queries, "--out", prior_hits, "--index", index, "--k", "2")
+    found = run_ratio(
+        "search", "--queries", queries, "--out", prior_hits, "--index", index, "--k", "2", "--role-prior"
+    )
     assert found.code == 0 and "(bm25:unigram + role prior)" in found.out, found.err
     pairs = tmp_path / "pairs.jsonl"
     made = run_ratio(

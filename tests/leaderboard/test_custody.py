@@ -54,6 +54,7 @@ def test_init_makes_a_private_custody_repo_only_its_writers_read(board, withhold
     assert_user_error(refused, f"--repo-id {RESULTS}", "not a private repository")
 
 
+@pytest.mark.slow  # ~33 s (submit, admit, a worker scoring public and withheld splits); make test-all runs it
 def test_a_submission_scored_on_the_withheld_split_end_to_end(board, tiny_models, withholding, tmp_path):
     release = tmp_path / "ratio"
     shutil.copytree(withholding, release)
@@ -128,6 +129,7 @@ def test_a_submission_scored_on_the_withheld_split_end_to_end(board, tiny_models
     )
 
 
+@pytest.mark.slow  # ~15 s (a queued request, then two refused workers); make test-all runs it
 def test_a_token_that_cannot_read_the_custody_repo_is_refused_before_any_claim(
     board, tiny_models, withholding
 ):

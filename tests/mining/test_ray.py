@@ -91,6 +91,7 @@ def test_a_private_ray_cluster_mines_the_local_rows(sample, local_run, tmp_path)
     assert len(list((out / "logs" / "completions").iterdir())) == stats["tasks_planned"]
 
 
+@pytest.mark.slow  # ~6 s (a `ray start --head` cluster of its own); make test-all runs it
 def test_mining_on_a_cluster_started_with_ray_start_on_loopback(sample, local_run, tmp_path):
     port = _free_port()
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}

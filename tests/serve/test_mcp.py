@@ -42,14 +42,14 @@ def _check(seen: dict, searcher) -> None:
         schema["k"]["maximum"] == 100
         and schema["k"]["minimum"] == 1
         and set(schema) == {"text", "moves", "k", "role_prior"}
-        and schema["role_prior"]["default"] is True
+        and schema["role_prior"]["default"] is False
     )
     found = seen["found"]
     assert not found.is_error
     assert found.structured_content == {
         "query": QUERY,
         "k": 2,
-        "role_prior": False,  # asked for by default, but an index of own papers has no mined roles
+        "role_prior": False,  # off by default (and an index of own papers has no mined roles)
         "results": searcher.search(QUERY, ["address"], 2, role_prior=True),
     }
     assert seen["described"].structured_content == searcher.describe()

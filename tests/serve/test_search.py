@@ -238,16 +238,19 @@ def test_an_index_without_mined_roles_never_uses_the_prior(searcher):
     assert searcher.describe()["role_prior"] is False
 
 
-def test_ratio_search_says_when_the_prior_is_used_and_switches_it_off(tmp_path):
+def test_ratio_search_uses_the_prior_only_when_asked_and_says_so(tmp_path):
     from tests.helpers.cli import run_ratio
 
     index = _release_like_index(tmp_path)
     query = "dense retrievers confuse rare technical terms in queries"
-    on = run_ratio("search", query, "--index", index, "--json", "--k", "2")
-    off = run_ratio("search", query, "--index", index, "--json", "--k", "2", "--no-role-prior")
+    on = run_ratio("search", query, "--index", index, "--json", "--k", "2", "--role-prior")
+    off = run_ratio("search", query, "--index", index, "--json", "--k", "2")  # off unless asked for
     assert on.code == 0 and off.code == 0, on.err + off.err
     on, off = json.loads(on.out), json.loads(off.out)
     assert on["role_prior"] is True and on["results"]["address"][0]["id"] == "g1"
     assert off["role_prior"] is False and off["results"]["address"][0]["id"] == "d1"
-    table = run_ratio("search", query, "--index", index, "--k", "1")
-    assert "role prior" in table.out and "--no-role-prior" in table.out
+    again = run_ratio("search", query, "--index", index, "--json", "--k", "2", "--no-role-prior")
+    assert json.loads(again.out) == off
+    table = run_ratio("search", query, "--index", index, "--k", "1", "--role-prior")
+    assert "role prior" in table.out and "--role-prior" in table.out
+    assert "role prior" not in run_ratio("search", query, "--index", index, "--k", "1").out

@@ -97,9 +97,9 @@ class SearchRequest(BaseModel):
     moves: list[str] | None = Field(None, description="a subset of the index's moves (default: all)")
     k: int = Field(DEFAULT_K, ge=1, le=MAX_K, description="results per move")
     role_prior: bool = Field(
-        True,
+        False,
         description="rank first the sentences the release mined as the move's gold (an index of a release "
-        "only; false: the model's ranking alone). The answer's role_prior says whether it was used",
+        "only; default false: the model's ranking alone). The answer's role_prior says whether it was used",
     )
 
     @field_validator("text")

@@ -56,10 +56,10 @@ def create_server(searcher: "Searcher") -> "MCPServer":
         role_prior: Annotated[
             bool,
             Field(
-                description="rank first the sentences the release mined as the move's gold (false: the "
-                "model's ranking alone); the answer's role_prior says whether it was used"
+                description="rank first the sentences the release mined as the move's gold (default false: "
+                "the model's ranking alone); the answer's role_prior says whether it was used"
             ),
-        ] = True,
+        ] = False,
     ) -> SearchResponse:
         """Top-k sentences per ideation move: Address (approaches to the stated problem), Broaden (the statement
         at a broader scope), Specify (a concrete case of it); each with its score, paper id, title, date,

@@ -1,7 +1,7 @@
 """The query path: one text, up to three moves, a ranked list of candidates with provenance per move.
 
-Moves that share a model (and its query prompt) share one encoding and one search. With the role prior (the
-front doors' default, switchable off), a move's candidates that the release mined as that move's gold are ranked
+Moves that share a model (and its query prompt) share one encoding and one search. With the role prior (asked
+for per search; off by default, since on hand-judged queries it lowered precision), a move's candidates that the release mined as that move's gold are ranked
 first, by the model's scores, and the rest follow: the paper's oracle filter, used to make search useful, never in a
 ranked benchmark score (those never reach this module); the answer says whether it was used. Models are loaded once,
 when the searcher is made; dense vectors sit in a faiss index in memory (exact by default, or the index's
@@ -31,7 +31,7 @@ DEFAULT_K = 10
 PROVENANCE = ("paper_id", "title", "date", "venue", "section")
 ROLE_PRIOR = (
     "role prior: sentences this release mined as the move's gold are ranked first (by the model), the rest "
-    "after; switch it off to rank by the model alone"
+    "after; leave it off to rank by the model alone"
 )
 
 
@@ -218,6 +218,6 @@ class Searcher:
             ),  # a release index without --corpus-meta has none
             "move_aware": aware,
             "notice": None if aware else TOPICAL_NOTICE,
-            "role_prior": self.has_roles,  # whether a search may use the role prior (on by default when it can)
+            "role_prior": self.has_roles,  # whether a search may use the role prior (when asked for)
             "role_prior_note": ROLE_PRIOR if self.has_roles else None,
         }
