@@ -63,7 +63,7 @@ def test_search_errors_name_the_flag(bm25_index):
 
 def test_serve_refuses_to_start_without_an_index(tmp_path):
     line = assert_user_error(run_ratio("serve", "--index", tmp_path / "missing"), "--index", "not found")
-    assert len(line) < 200
+    assert len(line.replace(str(tmp_path), "")) < 200  # short, whatever the length of the path it names
     (tmp_path / "stuff").mkdir()
     assert_user_error(run_ratio("serve", "--index", tmp_path / "stuff"), "--index", "not a Ratio index")
     assert_user_error(
