@@ -1,6 +1,8 @@
 import json
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 from ratio_bench.cli import main
 
@@ -165,3 +167,16 @@ def test_a_bad_choice_is_one_line_naming_the_value_and_the_choices(capsys):
         assert exit_.value.code == 2
         assert err.count("\n") == 1 and err.startswith(line) and "usage:" not in err, err
         assert err.rstrip().endswith(f"(see `{line.split(': ')[0]} --help`)")
+
+
+def test_a_reader_that_stops_early_gets_no_error_and_no_traceback():
+    """``ratio leaderboard --json | head -1``: the pipe closes under a long output; the command ends quietly with
+    the status of a command killed by SIGPIPE, not an "internal error"."""
+    results = Path(__file__).resolve().parents[1] / "eval" / "results"
+    proc = subprocess.run(
+        f"{shlex.quote(sys.executable)} -m ratio_bench.cli leaderboard {shlex.quote(str(results))} --json | head -1;"
+        " exit ${PIPESTATUS[0]}",
+        shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.stdout.startswith("[") and proc.stderr == "", proc.stderr
+    assert proc.returncode == 141

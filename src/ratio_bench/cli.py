@@ -181,6 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except BrokenPipeError:  # the reader stopped early (`| head`): it has what it asked for
+        _quiet_stdout()
+        return 141  # as a command killed by SIGPIPE exits
     except ModuleNotFoundError as exc:  # an optional extra that is not installed: say which to install
         from ratio_bench.core.extras import missing_extra
 
@@ -199,6 +202,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _internal_error(name, exc)
         print(f"{name}: error: {message}", file=sys.stderr)
         return 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush at exit finds no closed pipe either."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _internal_error(name: str, exc: BaseException) -> int:

@@ -127,3 +127,24 @@ def test_an_existing_folder_of_that_name_wins(small_release, tmp_path, flag):
                     env={"HF_ENDPOINT": unused_url(), "HF_HUB_OFFLINE": "1"}, cwd=tmp_path)  # fmt: skip
     assert run.code == 0, run.err
     assert "hub" not in json.loads((tmp_path / "e.json").read_text())["dataset"]
+
+
+def test_a_release_over_the_size_bound_is_refused_before_its_files_are_downloaded(small_release, tmp_path):
+    """The Hub's listed sizes are read first: a release over $RATIO_MAX_RELEASE_BYTES (or over the free disk)
+    costs one line and no download; a bad bound names the variable."""
+    with HubServer() as hub:
+        env = _env(hub, tmp_path)
+        assert run_ratio("dataset", "publish", small_release, "--repo-id", REPO, env=env, timeout=120).code == 0
+        listed = sum(
+            p.stat().st_size for p in small_release.rglob("*.parquet")
+        )  # the data files alone are over the bound below
+        tight = {**env, "RATIO_MAX_RELEASE_BYTES": str(listed // 2)}
+        refused = run_ratio("score", "--model", "bm25", "--dataset", REPO, env=tight, cwd=tmp_path)
+        assert_user_error(refused, f"--dataset {REPO}", "over the bound", "RATIO_MAX_RELEASE_BYTES")
+        bad = run_ratio("score", "--model", "bm25", "--dataset", REPO, cwd=tmp_path,
+                        env={**env, "RATIO_MAX_RELEASE_BYTES": "lots"})  # fmt: skip
+        assert_user_error(bad, "RATIO_MAX_RELEASE_BYTES='lots'", "positive number of bytes")
+        releases = tmp_path / "cache" / "releases"
+        assert not any(p.suffix == ".parquet" for p in releases.rglob("*"))  # nothing of the data came down
+        fine = run_ratio("score", "--model", "bm25", "--dataset", REPO, env=env, cwd=tmp_path)
+        assert fine.code == 0, fine.err  # the default bound takes it

@@ -35,6 +35,9 @@ HUB_NAME = re.compile(
 )
 SHA = re.compile(r"[0-9a-f]{40}")
 FORM = "a release folder, or a Hub dataset as ORG/NAME[@REVISION]"
+MAX_HEAD_BYTES = 16 << 20  # the manifest and the card, read before anything else is trusted
+MAX_RELEASE_BYTES = 64 << 30  # a paper-scale release is a few GB; $RATIO_MAX_RELEASE_BYTES raises the bound
+DISK_MARGIN = 1.05  # free space asked for beyond the files themselves
 
 
 class HubReleaseError(NotAReleaseError):
@@ -156,6 +159,7 @@ def _download(ref: HubRef, sha: str, folder: Path, shown: str) -> None:
     try:
         with _hub_errors(shown):
             get = dict(repo_type="dataset", revision=sha, local_dir=stage)
+            _check_sizes(ref, sha, [MANIFEST, CARD], MAX_HEAD_BYTES, stage, shown)
             snapshot_download(ref.repo_id, allow_patterns=[MANIFEST, CARD], **get)
             try:
                 files = Release.open(stage).own_files()  # paths inside the folder, no symlinks
@@ -165,6 +169,7 @@ def _download(ref: HubRef, sha: str, folder: Path, shown: str) -> None:
                     f"(its {MANIFEST} is missing or of another kind); give {FORM}",
                     value=shown,
                 ) from None
+            _check_sizes(ref, sha, files, max_release_bytes(), stage, shown)
             snapshot_download(ref.repo_id, allow_patterns=files, **get)
         shutil.rmtree(stage / ".cache", ignore_errors=True)  # huggingface_hub's download bookkeeping
         failed = [c for c in check_release(stage) if not c.passed]
@@ -184,6 +189,41 @@ def _download(ref: HubRef, sha: str, folder: Path, shown: str) -> None:
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)
+
+
+def max_release_bytes() -> int:
+    """The bound on a release's files: ``$RATIO_MAX_RELEASE_BYTES`` (bytes) or 64 GiB."""
+    text = os.environ.get("RATIO_MAX_RELEASE_BYTES", "").strip()
+    if not text:
+        return MAX_RELEASE_BYTES
+    if not text.isdigit() or int(text) <= 0:
+        raise HubReleaseError(
+            f"RATIO_MAX_RELEASE_BYTES={text!r}: give a positive number of bytes (unset: 64 GiB)", value=text
+        )
+    return int(text)
+
+
+def _check_sizes(ref: HubRef, sha: str, paths: list[str], bound: int, stage: Path, shown: str) -> None:
+    """Refuse, before a byte is downloaded, files whose sizes (as the Hub lists them) sum over ``bound`` or over
+    the free space where they would go: a repository we did not write decides neither our disk nor our wait."""
+    from huggingface_hub import HfApi
+
+    infos = HfApi().get_paths_info(ref.repo_id, paths, repo_type="dataset", revision=sha)
+    total = sum(int(getattr(i, "size", 0) or 0) for i in infos)
+    where = f"{ref.repo_id}@{sha[:12]}"
+    if total > bound:
+        raise HubReleaseError(
+            f"{shown}: {where} lists {total:,} bytes in {len(infos)} files, over the bound of {bound:,}; not "
+            "downloaded. If you trust it, raise RATIO_MAX_RELEASE_BYTES",
+            value=shown,
+        )
+    free = shutil.disk_usage(stage).free
+    if total * DISK_MARGIN > free:
+        raise HubReleaseError(
+            f"{shown}: {where} needs {total:,} bytes and {stage.parent} has {free:,} free; not downloaded. "
+            "Free some space, or point RATIO_CACHE at a larger disk",
+            value=shown,
+        )
 
 
 @contextmanager
