@@ -134,7 +134,9 @@ def test_a_release_over_the_size_bound_is_refused_before_its_files_are_downloade
     costs one line and no download; a bad bound names the variable."""
     with HubServer() as hub:
         env = _env(hub, tmp_path)
-        assert run_ratio("dataset", "publish", small_release, "--repo-id", REPO, env=env, timeout=120).code == 0
+        assert (
+            run_ratio("dataset", "publish", small_release, "--repo-id", REPO, env=env, timeout=120).code == 0
+        )
         listed = sum(
             p.stat().st_size for p in small_release.rglob("*.parquet")
         )  # the data files alone are over the bound below

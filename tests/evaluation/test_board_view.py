@@ -10,8 +10,9 @@ from tests.helpers.entries import ranked_record
 from ratio_bench.evaluation import board_view
 from ratio_bench.evaluation.board_html import leaderboard_html
 from ratio_bench.evaluation.board_markdown import leaderboard_markdown
+from ratio_bench.evaluation.board_ranks import Rank
 from ratio_bench.evaluation.board_terminal import terminal_release_table
-from ratio_bench.evaluation.entry import ModelMeta, Provenance
+from ratio_bench.evaluation.entry import ModelMeta, Provenance, Withheld
 from ratio_bench.evaluation.escaping import markdown_text
 from ratio_bench.evaluation.leaderboard import Board, ReleaseEntries
 
@@ -80,3 +81,19 @@ def test_the_provenance_column_is_per_table_in_markdown_as_in_html():
     assert "provenance" not in second
     sections = leaderboard_html(board).split('<section class="release"')[1:]
     assert ">provenance</th>" in sections[0] and ">provenance</th>" not in sections[1]
+
+
+def test_a_withheld_figure_on_few_queries_is_marked_like_every_other():
+    """A withheld month of a small field can hold a handful of queries: its figure carries the dagger."""
+    column = next(c for c in board_view.COLUMNS if c.name == "withheld")
+    verified = Provenance("verified", "worker w, org/m@abc")
+
+    def shown(n: int) -> str:
+        held = Withheld("test_2026_05", "a" * 64, {"address": {"mrr_at_10": 0.25}}, {"address": n},
+                        {"address": (0.2, 0.3)})  # fmt: skip
+        entry = ranked_record("m:none", {"address": PATTERN * 4}).marked(provenance=verified, withheld=held)
+        return column.text(board_view.Row(Rank(1), entry))
+
+    assert shown(12) == "25.0\u2020 [20.0-30.0] (n=12, test_2026_05)"
+    assert shown(51) == "25.0 [20.0-30.0] (n=51, test_2026_05)"
+    assert "\u2020" in board_view.WITHHELD_NOTE

@@ -84,9 +84,7 @@ def test_search_label_report_end_to_end(small_release, tmp_path):
         "\n".join(json.dumps({"query_id": q.query_id, "query": q.text}) for q in QUERIES) + "\n"
     )
     hits = tmp_path / "hits.parquet"
-    found = run_ratio(
-        "search", "--queries", queries, "--out", hits, "--index", index, "--k", "2"
-    )
+    found = run_ratio("search", "--queries", queries, "--out", hits, "--index", index, "--k", "2")
     assert found.code == 0, found.err
     assert "2 queries, 12 hits (bm25:unigram)" in found.out
     prior_hits = tmp_path / "prior.parquet"

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board_cells import (
+    FEW_MARK,
+    FEW_QUERIES,
     SUBMITTER_STATED,
     entry_detail,
     provenance_text,
@@ -120,11 +122,12 @@ def _withheld_text(entry: Entry) -> str:
     if held is None:
         return "-"
     n = sum(held.n_queries.values())
+    few = FEW_MARK if min(held.n_queries.values()) < FEW_QUERIES else ""  # as every other figure is marked
     lows, highs = zip(*held.interval.values(), strict=True)
     bounds = (
         f" [{100 * sum(lows) / len(lows):.1f}-{100 * sum(highs) / len(highs):.1f}]" if len(lows) == 1 else ""
     )
-    return f"{100 * held.mean_score:.1f}{bounds} (n={n}, {held.split})"
+    return f"{100 * held.mean_score:.1f}{few}{bounds} (n={n}, {held.split})"
 
 
 def withheld_rows(entries: Sequence[Entry]) -> list[Row]:
@@ -139,7 +142,8 @@ def withheld_rows(entries: Sequence[Entry]) -> list[Row]:
 WITHHELD_NOTE = (
     "withheld: MRR@10 (%) on the newest snapshot, withheld from the public release and scored only by the "
     "leaderboard's workers (verified entries; aggregate figures, the interval a 95% bootstrap over its queries); "
-    "reproducible by anyone once the split is released (ratio dataset release-withheld)."
+    f"reproducible by anyone once the split is released (ratio dataset release-withheld); {FEW_MARK}: a "
+    f"relation of fewer than {FEW_QUERIES} queries."
 )
 
 
