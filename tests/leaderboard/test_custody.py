@@ -96,7 +96,8 @@ def test_a_submission_scored_on_the_withheld_split_end_to_end(board, tiny_models
     text = md.read_text(encoding="utf-8").replace("\\", "")
     assert "withheld M@10" in text and "### Withheld split" in text
     view = text.split("### Withheld split")[1].split("\n#")[0]
-    figure = f"{100 * held['results']['address']['mrr_at_10']:.1f} [{100 * low:.1f}-{100 * high:.1f}]"
+    few = "\u2020"  # two withheld queries: the dagger of a figure on fewer than 30
+    figure = f"{100 * held['results']['address']['mrr_at_10']:.1f}{few} [{100 * low:.1f}-{100 * high:.1f}]"
     assert f"| 1 | org/tiny:generic | {figure} (n=2, {WITHHELD}) |" in view, view
     assert "someone/else" not in view  # a self-reported entry's withheld figures: never shown or ranked
     other_row = next(line for line in text.splitlines() if "someone/else:generic" in line)

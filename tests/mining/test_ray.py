@@ -94,7 +94,9 @@ def test_a_private_ray_cluster_mines_the_local_rows(sample, local_run, tmp_path)
 @pytest.mark.slow  # ~6 s (a `ray start --head` cluster of its own); make test-all runs it
 def test_mining_on_a_cluster_started_with_ray_start_on_loopback(sample, local_run, tmp_path):
     port = _free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    home = tmp_path / "home"  # a ~/.ray/auth_token of the user's makes the head demand a token we do not send
+    home.mkdir()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "HOME": str(home)}
     src = str(Path(__file__).resolve().parents[2] / "src")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
     ray_bin = Path(sys.executable).with_name("ray")
