@@ -484,11 +484,17 @@ def _carry_over(out: Path, stage: Path, keep: tuple[str, ...]) -> None:
         src, dst = out / rel, stage / rel
         if dst.exists() or dst.is_symlink():
             raise OutputDirError(f"{out}: {rel} would be replaced by the new artefact's own; move it away")
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(src, dst, follow_symlinks=False)
-        except OSError:
-            shutil.copy2(src, dst, follow_symlinks=False)
+        link_or_copy(src, dst, follow_symlinks=False)
+
+
+def link_or_copy(src: Path, dst: Path, follow_symlinks: bool = True) -> None:
+    """``dst`` as a hard link of ``src`` (a copy where links are impossible: another file system), its folders
+    made: an artefact built beside the old one shares the unchanged bytes, and the old one stays whole."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst, follow_symlinks=follow_symlinks)
+    except OSError:
+        shutil.copy2(src, dst, follow_symlinks=follow_symlinks)
 
 
 @contextlib.contextmanager

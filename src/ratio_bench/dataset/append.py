@@ -17,14 +17,12 @@ import dataclasses
 import datetime as dt
 import fnmatch
 import json
-import os
-import shutil
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from ratio_bench.core.errors import RatioError, field_name, shown
-from ratio_bench.core.io import MANIFEST, folder_lock, staged_dir, write_json
+from ratio_bench.core.io import MANIFEST, folder_lock, link_or_copy, staged_dir, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import parse_split
 from ratio_bench.corpus.readers import ReaderSettings
@@ -101,14 +99,6 @@ def _append_config(release: Release, version: str, through: dt.date | None = Non
     snapshots = dataclasses.replace(cfg.snapshots, start=last.next().start, end=through)
     splits = [*cfg.splits[:-1], Split("test", test.start, None)]
     return dataclasses.replace(cfg, splits=splits, snapshots=snapshots, version=version)
-
-
-def _link_or_copy(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
 
 
 def append_release(
@@ -252,7 +242,7 @@ def _append(
     ):
         for rel in release.own_files():
             if rel not in REWRITTEN:
-                _link_or_copy(release.root / rel, stage / rel)
+                link_or_copy(release.root / rel, stage / rel)
         new_counts = write_data(asm, stage, splits=added)
         records = withheld_of(old_manifest)
         if cstage is not None:
@@ -357,7 +347,7 @@ def _withheld_into(asm, custody: Custody | None, cstage: Path, held: list[str], 
     """The custody folder of the new version in ``cstage``: the old one's files and the newly withheld splits'
     shards and works; returns the new splits' public records."""
     for rel in custody.files() if custody is not None else []:
-        _link_or_copy(custody.root / rel, cstage / rel)
+        link_or_copy(custody.root / rel, cstage / rel)
     if not held:
         return {}
     counts = write_data(asm, cstage, splits=held)

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
-import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ratio_bench.core.errors import RatioError
-from ratio_bench.core.io import MANIFEST, folder_lock, read_json_file, staged_dir, write_json
+from ratio_bench.core.io import MANIFEST, folder_lock, link_or_copy, read_json_file, staged_dir, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import parse_split
 from ratio_bench.dataset.card import snapshot_report, snapshots_section, updated_card
@@ -174,14 +172,6 @@ def withheld_of(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     )
 
 
-def _link_or_copy(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
-
-
 def _listed(release: Release) -> list[str]:
     """The files the release's manifest lists, each a relative path without ``..`` (a Hub snapshot's may be
     symlinks into its cache, which are followed here; a folder of our own has none: ``Release.own_files``)."""
@@ -223,10 +213,10 @@ def merge(release: Release, custody: Custody, dest: Path, splits: list[str] | No
     splits = list(held) if splits is None else splits
     for rel in _listed(release):
         if rel not in ("README.md",):
-            _link_or_copy((release.root / rel).resolve(), dest / rel)  # a Hub snapshot's files are symlinks
+            link_or_copy((release.root / rel).resolve(), dest / rel)  # a Hub snapshot's files are symlinks
     for rel in custody.files():
         if any(fnmatch.fnmatch(rel, f"data/*/{s}-*.parquet") for s in splits):
-            _link_or_copy(custody.root / rel, dest / rel)
+            link_or_copy(custody.root / rel, dest / rel)
     manifest = merged_manifest(release.manifest, custody, splits)
     if version is not None and version != release.version:
         history = manifest.get("versions") or [
@@ -470,7 +460,7 @@ def _rewrite_custody(custody: Custody, name: str, still: dict[str, dict[str, Any
                 fnmatch.fnmatch(rel, WORKS_GLOB) and bool(still)
             )
             if keep:
-                _link_or_copy(custody.root / rel, stage / rel)
+                link_or_copy(custody.root / rel, stage / rel)
         write_json(stage / MANIFEST, custody_manifest(name, still, stage))
 
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +24,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio_bench.core.io import MANIFEST, atomic_path, folder_lock, prepare_output_dir, staged_dir, write_json
+from ratio_bench.core.io import (
+    MANIFEST,
+    atomic_path,
+    folder_lock,
+    link_or_copy,
+    prepare_output_dir,
+    staged_dir,
+    write_json,
+)
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.config import SilverSettings
 from ratio_bench.dataset.contract import (
@@ -247,12 +253,7 @@ def _link_release(root: Path, stage: Path, files: list[str]) -> None:
     """The release's own files into ``stage`` as hard links (copies where links are impossible): the new
     release shares the unchanged files' bytes, and the old one stays whole until the swap."""
     for rel in files:
-        src, dst = root / rel, stage / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(src, dst, follow_symlinks=False)
-        except OSError:
-            shutil.copy2(src, dst, follow_symlinks=False)
+        link_or_copy(root / rel, stage / rel, follow_symlinks=False)
 
 
 def _write_silver(
