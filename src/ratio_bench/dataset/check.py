@@ -500,7 +500,12 @@ def check_release(root: str | Path) -> list[CheckResult]:
 def require_passing(stage: Path, what: str, target: Path) -> list[CheckResult]:
     """``ratio dataset check`` on a release staged beside ``target``; every check must pass before it is swapped in,
     else ReleaseCheckError naming the failures (``target`` is left as it was)."""
-    checks = check_release(stage)
+    return all_passing(check_release(stage), what, target)
+
+
+def all_passing(checks: list[CheckResult], what: str, target: Path) -> list[CheckResult]:
+    """``checks`` when every one passed, else ReleaseCheckError naming the failures of ``what`` (``target`` is
+    left as it was)."""
     failed = [c for c in checks if not c.passed]
     if failed:
         raise ReleaseCheckError(
