@@ -317,7 +317,7 @@ def _register_search(sub) -> None:
         action=argparse.BooleanOptionalAction,
         default=False,
         help="an index of a release: rank the move's mined golds first (default: off, the model alone; on 69 "
-        "hand-judged queries it lowered precision, eval/judged/typed-search)",
+        "judged queries it lowered precision, eval/judged/typed-search)",
     )
     p.set_defaults(func=cmd_search)
 

@@ -1,7 +1,7 @@
 """The query path: one text, up to three moves, a ranked list of candidates with provenance per move.
 
 Moves that share a model (and its query prompt) share one encoding and one search. With the role prior (asked
-for per search; off by default, since on hand-judged queries it lowered precision), a move's candidates that the release mined as that move's gold are ranked
+for per search; off by default, since on judged queries it lowered precision), a move's candidates that the release mined as that move's gold are ranked
 first, by the model's scores, and the rest follow: the paper's oracle filter, used to make search useful, never in a
 ranked benchmark score (those never reach this module); the answer says whether it was used. Models are loaded once,
 when the searcher is made; dense vectors sit in a faiss index in memory (exact by default, or the index's
