@@ -287,13 +287,16 @@ def results_paths(out: Path | None, models: Sequence[str]) -> list[Path]:
     return paths
 
 
-def write_outputs(scored: SplitScore, out: Path) -> list[Path]:
-    """The entry at ``out`` and its MTEB task results in ``<out stem>/mteb/``, each checked to be ours first."""
+def write_outputs(scored: SplitScore, out: Path, mteb_dir: Path | None = None) -> list[Path]:
+    """The entry at ``out`` and its MTEB task results in ``mteb_dir`` (default ``<out stem>/mteb/``; the
+    leaderboard job's folder keeps one per split), each checked to be ours first. ``ratio score`` and the job
+    both write through here."""
     from ratio_bench.core.io import write_json
     from ratio_bench.evaluation.results import check_results_path, mteb_results
 
+    mteb_dir = out.with_suffix("") / "mteb" if mteb_dir is None else mteb_dir
     docs = {
-        out.with_suffix("") / "mteb" / f"{task}.json": doc
+        mteb_dir / f"{task}.json": doc
         for task, doc in mteb_results(scored.result, scored.data.manifest, scored.split).items()
     }
     for path in (out, *docs):

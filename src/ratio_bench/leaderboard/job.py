@@ -26,8 +26,6 @@ from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation import engine
 from ratio_bench.evaluation.entry import MAIN_SCORE, Entry, Withheld, withheld_doc
 from ratio_bench.evaluation.model_meta import MAX_CARD_BYTES
-from ratio_bench.evaluation.results import mteb_results
-from ratio_bench.evaluation.runs import save_run
 from ratio_bench.evaluation.uncertainty import interval
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.failures import classify
@@ -121,10 +119,8 @@ def run_job(
             split == "test" and held
         ):  # the newest withheld split's figures ride on the test entry, signed with it
             split_score.entry["withheld"] = held[max(held, key=parse_split)]
-        write_json(out / f"{split}.json", split_score.entry)
-        for task, mteb_doc in mteb_results(result, split_score.data.manifest, split).items():
-            write_json(out / "mteb" / split / f"{task}.json", mteb_doc)
-        save_run(result, split_score.data.manifest, split, out / "runs" / split)
+        engine.write_outputs(split_score, out / f"{split}.json", mteb_dir=out / "mteb" / split)
+        engine.save_split_run(split_score, out / "runs", per_split=True)
         summary["seconds"][split] = round(result.seconds, 3)
         summary["n_queries"][split] = result.n_queries
     write_json(out / SUMMARY, summary)
