@@ -97,3 +97,17 @@ def test_a_withheld_figure_on_few_queries_is_marked_like_every_other():
     assert shown(12) == "25.0\u2020 [20.0-30.0] (n=12, test_2026_05)"
     assert shown(51) == "25.0 [20.0-30.0] (n=51, test_2026_05)"
     assert "\u2020" in board_view.WITHHELD_NOTE
+
+
+def test_the_html_board_has_the_withheld_view_the_markdown_has():
+    """The served board is HTML: its release section ranks the verified entries by the withheld split too."""
+    held = Withheld("test_2026_05", "a" * 64, {"address": {"mrr_at_10": 0.25}}, {"address": 40},
+                    {"address": (0.2, 0.3)})  # fmt: skip
+    verified = Provenance("verified", "worker w, org/m@abc")
+    signed = ranked_record("m:none", {"address": PATTERN * 4}).marked(provenance=verified, withheld=held)
+    board = Board((release("a" * 64, signed),), ())
+    page = leaderboard_html(board)
+    assert "<h3>Withheld split</h3>" in page
+    assert "<td>25.0 [20.0-30.0] (n=40, test_2026_05)</td>" in page
+    plain = Board((release("a" * 64, ranked_record("m:none", {"address": PATTERN * 4})),), ())
+    assert "Withheld split" not in leaderboard_html(plain)  # no withheld figures: no view

@@ -29,7 +29,15 @@ from ratio_bench.evaluation.board_cells import (
 from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY, PAGE_SCRIPT, PAGE_STYLE
 from ratio_bench.evaluation.board_plots import CUTOFF_NOTE, PlottingUnavailable, plot_png, trend_png
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
-from ratio_bench.evaluation.board_view import Column, Row, cells, columns
+from ratio_bench.evaluation.board_view import (
+    COLUMNS,
+    WITHHELD_NOTE,
+    Column,
+    Row,
+    cells,
+    columns,
+    withheld_rows,
+)
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, CLEAN_NOTE, clean_cells, clean_ranking
 from ratio_bench.evaluation.escaping import html_text
 from ratio_bench.evaluation.leaderboard import (
@@ -200,12 +208,30 @@ def _release_section(release: ReleaseEntries) -> str:
             *rows,
             "</tbody>",
             "</table>",
+            *_withheld_table(release),
             *([f"<p>{html_text(bare_note(release))}</p>"] if bare_note(release) else []),
             *_html_relation_boards(release),
             *_judged_table(release),
             "</section>",
         ]
     )
+
+
+def _withheld_table(release: ReleaseEntries) -> list[str]:
+    """The withheld view, as the Markdown and terminal boards show it: the verified entries ranked by the
+    withheld split (nothing when no entry has withheld figures)."""
+    rows = withheld_rows(release.entries)
+    if not rows:
+        return []
+    shown = [c for c in COLUMNS if c.name in ("rank", "model_setup", "withheld")]
+    return [
+        '<div class="withheld"><h3>Withheld split</h3>',
+        f"<p>{html_text(WITHHELD_NOTE)}</p><table>",
+        "<thead><tr>" + "".join(f"<th>{html_text(c.header)}</th>" for c in shown) + "</tr></thead>",
+        "<tbody>",
+        *("<tr>" + "".join(f"<td>{html_text(t)}</td>" for t in cells(row, shown)) + "</tr>" for row in rows),
+        "</tbody></table></div>",
+    ]
 
 
 def _html_relation_boards(release: ReleaseEntries) -> list[str]:
