@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from ratio_bench.core.relations import RELATION_SPECS
 from ratio_bench.serve.app import MAX_BODY_BYTES, create_app
 from ratio_bench.serve.search import MAX_QUERY_CHARS
 
@@ -20,6 +21,9 @@ def client(searcher):
 def test_health(client):
     body = client.get("/api/health").json()
     assert body["status"] == "ok" and body["moves"] == ["address", "broaden", "specify"]
+    assert body["move_glosses"] == {
+        r.name: r.headline for r in RELATION_SPECS
+    }  # the page's columns, from one place
     assert body["candidates"] == 8 and body["search"] == "exact" and body["max_chars"] == MAX_QUERY_CHARS
     assert body["models"] == {m: "bm25:unigram" for m in body["moves"]}
     assert body["move_aware"] is False and "topical, not move-specific" in body["notice"]
@@ -85,8 +89,8 @@ def test_malformed_json_and_unknown_routes_have_the_same_shape(client):
 def test_the_page_and_its_assets_are_served_by_the_app_alone(client):
     page = client.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    for column in ("Address", "Broaden", "Specify"):
-        assert f"<h2>{column}</h2>" in page.text
+    assert '<section id="results" class="columns"></section>' in page.text  # the columns come from /api/health
+    assert not any(r.name in page.text.lower() for r in RELATION_SPECS)  # the page hard-codes no relation
     assets = re.findall(r'(?:src|href)="([^"]+)"', page.text)
     assert assets and all(a.startswith("/") for a in assets)  # nothing from another host
     for asset in assets:

@@ -22,7 +22,7 @@ const node = (id) => nodes[id] || (nodes[id] = {id, value: "", textContent: "", 
   max: "100", append() {}, replaceChildren() {}, addEventListener() {}, querySelector: () => node(id + "-ol")});
 node("k").value = "10";
 const listeners = {}, calls = [], urls = [];
-global.document = {getElementById: node, createElement: () => node("x" + Math.random()),
+global.document = {getElementById: node, createElement: () => node("x" + Math.random()), querySelector: node,
   querySelectorAll: () => ["address", "broaden", "specify"].map((m) => Object.assign(node(m), {dataset: {move: m}})),
   addEventListener: (name, f) => { listeners[name] = f; }};
 global.window = {location: {search, pathname: "/"}, history: {replaceState: (s, t, url) => urls.push(url)}};

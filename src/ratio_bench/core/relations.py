@@ -20,6 +20,7 @@ class Relation:
     task_name: str  # the MTEB task, and the submission's per-task result file
     description: str  # the MTEB task description: what to retrieve for a query
     gloss: str  # the model card: what a gold does relative to its query
+    headline: str  # the search page: the line under the move's column
     question: str  # the human labelling question (``ratio judge label``)
     silver_prompts: tuple[str, str]  # the two default silver judge prompts (spec 4.3)
     silver_sample: int | None  # the default silver sample size (None: every test pair; spec 4.3)
@@ -34,6 +35,7 @@ RELATION_SPECS: tuple[Relation, ...] = (
         description="Given a sentence stating a problem, retrieve a sentence from other papers with an approach "
         "or insight that can help address it.",
         gloss="offers an approach or insight that can help address the problem the query states",
+        headline="solves the stated problem",
         question="Does S2 propose a concrete remedy aimed directly at the problem that S1 states?",
         silver_prompts=("address-silver-split", "address-silver-stepwise"),
         silver_sample=None,
@@ -46,6 +48,7 @@ RELATION_SPECS: tuple[Relation, ...] = (
         description="Given a scientific statement, retrieve a sentence that reformulates it at a broader scope or "
         "greater generality.",
         gloss="reformulates the query at a broader scope or greater generality",
+        headline="a more general view of it",
         question="Is S2 a genuine broadening of S1 (same topic, higher level, references resolve to S1)?",
         silver_prompts=("broaden-silver-inclusive", "broaden-silver-directional"),
         silver_sample=None,
@@ -58,6 +61,7 @@ RELATION_SPECS: tuple[Relation, ...] = (
         description="Given a scientific statement, retrieve a sentence that instantiates it through a concrete "
         "case, mechanism or example.",
         gloss="instantiates the query through a concrete case, mechanism or example",
+        headline="a concrete instance of it",
         question="Is S2 a concrete instance or finer-grained account of the very claim S1 makes?",
         silver_prompts=("specify-silver-anchored", "specify-silver-compact"),
         silver_sample=10_000,

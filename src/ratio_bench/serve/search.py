@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.core.relations import BY_NAME
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
 from ratio_bench.retrieval.retriever import RETRIEVERS, Retriever, SavedIndexError
 from ratio_bench.serve import ann
@@ -207,6 +208,9 @@ class Searcher:
         aware = move_aware(m)
         return {
             "moves": self.moves,
+            "move_glosses": {
+                m: BY_NAME[m].headline for m in self.moves if m in BY_NAME
+            },  # the page's columns
             "candidates": len(self.rows),
             "models": {move: m["models"][key]["name"] for move, key in m["moves"].items()},
             "search": self.mode,

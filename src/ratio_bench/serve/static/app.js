@@ -31,7 +31,21 @@ function provenance(hit) {
   return line;
 }
 
+// One column per move of the index, titled by the move and glossed as /api/health says (the relations are defined
+// once, in ratio_bench.core.relations; the page hard-codes none).
+function buildColumns(moves, glosses) {
+  const section = $("results");
+  section.replaceChildren();
+  for (const move of moves) {
+    const column = el("div", null, "column");
+    column.dataset.move = move;
+    column.append(el("h2", move.charAt(0).toUpperCase() + move.slice(1)), el("p", glosses[move] || "", "muted"), el("ol"));
+    section.append(column);
+  }
+}
+
 function render(results) {
+  if (!document.querySelector(".column")) buildColumns(Object.keys(results), {});  // the health call failed
   for (const column of document.querySelectorAll(".column")) {
     const list = column.querySelector("ol");
     list.replaceChildren();
@@ -94,6 +108,7 @@ async function loadInfo() {
       (info.titles ? "" : ". Paper titles are not in this index (ratio index --corpus-meta adds them).");
     $("index-notice").textContent = info.notice ? "Not move-aware: " + info.notice + "." : "";
     $("index-notice").hidden = !info.notice;
+    buildColumns(info.moves, info.move_glosses || {});
     $("role-prior-control").hidden = !info.role_prior;
     $("query").maxLength = info.max_chars;
     $("k").max = info.max_k;
@@ -121,6 +136,5 @@ function linkTo(text) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("search-form").addEventListener("submit", search);
-  loadInfo();
-  fromLink();
+  loadInfo().then(fromLink);  // the columns first, then a linked search
 });
