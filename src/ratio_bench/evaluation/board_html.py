@@ -30,7 +30,7 @@ from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY, PA
 from ratio_bench.evaluation.board_plots import CUTOFF_NOTE, PlottingUnavailable, plot_png, trend_png
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
 from ratio_bench.evaluation.board_view import (
-    COLUMNS,
+    WITHHELD_COLUMNS,
     WITHHELD_NOTE,
     Column,
     Row,
@@ -223,7 +223,7 @@ def _withheld_table(release: ReleaseEntries) -> list[str]:
     rows = withheld_rows(release.entries)
     if not rows:
         return []
-    shown = [c for c in COLUMNS if c.name in ("rank", "model_setup", "withheld")]
+    shown = WITHHELD_COLUMNS
     return [
         '<div class="withheld"><h3>Withheld split</h3>',
         f"<p>{html_text(WITHHELD_NOTE)}</p><table>",

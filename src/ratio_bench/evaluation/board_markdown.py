@@ -18,7 +18,7 @@ from ratio_bench.evaluation.board_cells import (
 )
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, TIE_NOTE, ranked, relation_ranked
 from ratio_bench.evaluation.board_view import (
-    COLUMNS,
+    WITHHELD_COLUMNS,
     WITHHELD_NOTE,
     Column,
     Row,
@@ -48,7 +48,7 @@ def leaderboard_markdown(board: Board) -> str:
         lines += ["", f"## {markdown_text(release.title)}", ""]
         lines += _md_table(columns(release.entries), [Row(*r) for r in ranked(release)])
         if held := withheld_rows(release.entries):
-            shown = [c for c in COLUMNS if c.name in ("rank", "model_setup", "withheld")]
+            shown = WITHHELD_COLUMNS
             lines += ["", "### Withheld split", "", markdown_text(WITHHELD_NOTE), "", *_md_table(shown, held)]
         if bare_note(release):
             lines += ["", markdown_text(bare_note(release))]

@@ -13,7 +13,14 @@ from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation import uncertainty
 from ratio_bench.evaluation.board_cells import figure_text, interval_note, query_count
 from ratio_bench.evaluation.board_ranks import RELATION_NOTE, ranked, relation_ranked
-from ratio_bench.evaluation.board_view import COLUMNS, WITHHELD_NOTE, Column, Row, columns, withheld_rows
+from ratio_bench.evaluation.board_view import (
+    WITHHELD_COLUMNS,
+    WITHHELD_NOTE,
+    Column,
+    Row,
+    columns,
+    withheld_rows,
+)
 from ratio_bench.evaluation.clean_ranking import CLEAN_HEAD, clean_cells, clean_ranking
 from ratio_bench.evaluation.entry import Entry, Scored
 from ratio_bench.evaluation.escaping import terminal_text
@@ -57,7 +64,7 @@ def terminal_withheld_table(release: ReleaseEntries) -> Any | None:
     rows = withheld_rows(release.entries)
     if not rows:
         return None
-    shown = [c for c in COLUMNS if c.name in ("rank", "model_setup", "withheld")]
+    shown = WITHHELD_COLUMNS
     return _table(f"Withheld split: {release.title} (%)", shown, rows, WITHHELD_NOTE)
 
 

@@ -239,6 +239,12 @@ def cells(row: Row, shown: Sequence[Column]) -> list[str]:
     return [c.text(row) for c in shown]
 
 
+WITHHELD_COLUMNS: tuple[Column, ...] = tuple(
+    c for c in COLUMNS if c.name in ("rank", "model_setup", "withheld")
+)
+"""The withheld view's columns, in every renderer."""
+
+
 def bar_label(row: Row, shown: Sequence[Column]) -> str:
     """A plot's bar label: ``3. name (split, ...)``, the row's name and its shown label columns."""
     extra = [t for c in shown if c.in_label and (t := c.text(row)) not in ("", "-")]
