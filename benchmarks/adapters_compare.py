@@ -3,7 +3,7 @@
     python benchmarks/adapters_compare.py BASE.json ADAPTED.json [--metric mrr_at_10]
 
 Prints a Markdown table: per relation the queries, both figures (%), the difference and its paired 95% bootstrap
-interval (evaluation/uncertainty.py: queries resampled together, 1,000 resamples, seed 0) and the p-value.
+interval (evaluation/scoring/uncertainty.py: queries resampled together, 1,000 resamples, seed 0) and the p-value.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.evaluation.entry import Scored
-from ratio_bench.evaluation.uncertainty import compare, interval
+from ratio_bench.evaluation.entry.record import Scored
+from ratio_bench.evaluation.scoring.uncertainty import compare, interval
 
 
 def main() -> None:

@@ -163,7 +163,7 @@ def served_times(board, concurrent: int, full: bool = True, hub=None) -> dict[st
 
 def uncached_board(base):
     """Main's served board on an expired page: everything read (one download per file) and rendered per request."""
-    from ratio_bench.evaluation.board_html import leaderboard_html
+    from ratio_bench.evaluation.board.render.html import leaderboard_html
     from ratio_bench.leaderboard.board import queue_html, read_queue
 
     class Uncached(base):

@@ -16,8 +16,8 @@ import numpy as np
 from rich.console import Console
 from scipy.stats import bootstrap
 
-from ratio_bench.evaluation import uncertainty
-from ratio_bench.evaluation.metrics import gold_rank_metric
+from ratio_bench.evaluation.entry.ranks import gold_rank_metric
+from ratio_bench.evaluation.scoring import uncertainty
 
 METRICS = ["mrr_at_10", "ndcg_at_10", "recall_at_1", "recall_at_10", "map_at_10", "mrr_at_100"]
 

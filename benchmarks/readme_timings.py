@@ -34,7 +34,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 STOCK_MTEB = """
 import mteb
 from sentence_transformers import SentenceTransformer
-from ratio_bench.evaluation.mteb_tasks import ratio_tasks
+from ratio_bench.evaluation.scoring.mteb_tasks import ratio_tasks
 from ratio_bench.retrieval.registry import REGISTRY, locate
 model = SentenceTransformer(str(locate(REGISTRY["all-MiniLM-L6-v2"])))
 tasks = ratio_tasks(dataset_path={dataset!r}, splits=["mini"])

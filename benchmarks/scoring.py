@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ratio_bench.evaluation.evaluate import load_split, score
+from ratio_bench.evaluation.scoring.evaluate import load_split, score
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import resolve
@@ -53,7 +53,7 @@ def main() -> None:
         f"encoded (corpus {len(data.corpus_ids):,} once + {n_queries:,} queries)"
     )
     console.print(f"ratio score, warm cache: {warm:.1f} s, {counted['texts'] - texts_cold:,} texts encoded")
-    from ratio_bench.evaluation.mteb_tasks import score_with_mteb
+    from ratio_bench.evaluation.scoring.mteb_tasks import score_with_mteb
 
     start = time.perf_counter()
     theirs = score_with_mteb(setup, args.dataset, args.split, ["address", "broaden", "specify"])

@@ -78,7 +78,7 @@ def sample_candidates(args: argparse.Namespace):
 
 def sample_queries(args: argparse.Namespace) -> dict[str, list[str]]:
     """Up to ``--queries`` seeded test queries of each move (the same texts for both arms)."""
-    from ratio_bench.evaluation.evaluate import load_split
+    from ratio_bench.evaluation.scoring.evaluate import load_split
 
     data = load_split(args.dataset, args.split)
     out = {}

@@ -147,7 +147,12 @@ def test_no_service_module_uses_a_cli_module_as_its_library():
 
 # Where models are indexed, searched and scored: a retriever's kind is looked up in retrieval/retriever.py's
 # RETRIEVERS (its class describes, saves and restores itself), never branched on here.
-KIND_FREE = ("serve/index.py", "serve/search.py", "evaluation/evaluate.py", "evaluation/engine.py")
+KIND_FREE = (
+    "serve/index.py",
+    "serve/search.py",
+    "evaluation/scoring/evaluate.py",
+    "evaluation/scoring/engine.py",
+)
 
 
 def test_indexing_serving_and_scoring_hold_no_retriever_kind_checks():
@@ -353,7 +358,7 @@ LATE_ALLOWED = {
     # stage's parser without loading the Hub client, pyarrow or the scoring engine.
     ("leaderboard/cli.py", "*"),
     # evaluation.mteb_tasks imports mteb (the optional eval extra) at its top; only the export needs it.
-    ("leaderboard/mteb_export.py", "ratio_bench.evaluation.mteb_tasks"),
+    ("leaderboard/mteb_export.py", "ratio_bench.evaluation.scoring.mteb_tasks"),
 }
 
 

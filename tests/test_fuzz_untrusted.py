@@ -21,11 +21,11 @@ from tests.helpers.corpus import shared_record, write_jsonl
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.config import load_config
-from ratio_bench.evaluation.board_cells import judged_rows
-from ratio_bench.evaluation.board_markdown import leaderboard_markdown
-from ratio_bench.evaluation.board_ranks import ranked
-from ratio_bench.evaluation.board_view import Row, cells, columns
-from ratio_bench.evaluation.leaderboard import Board, group_releases, parse_entry
+from ratio_bench.evaluation.board.cells import judged_rows
+from ratio_bench.evaluation.board.leaderboard import Board, group_releases, parse_entry
+from ratio_bench.evaluation.board.ranks import ranked
+from ratio_bench.evaluation.board.render.markdown import leaderboard_markdown
+from ratio_bench.evaluation.board.view import Row, cells, columns
 from ratio_bench.serve import candidates
 from ratio_bench.serve.index import build_index, load_index
 

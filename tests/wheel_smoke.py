@@ -64,7 +64,7 @@ def agree(release: Path, model: Path, entry: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
     import ratio_bench
-    from ratio_bench.evaluation.mteb_tasks import ratio_tasks
+    from ratio_bench.evaluation.scoring.mteb_tasks import ratio_tasks
 
     assert "site-packages" in ratio_bench.__file__, ratio_bench.__file__  # the wheel, not a checkout
     ours = json.loads(entry.read_text(encoding="utf-8"))["results"]["specify"]

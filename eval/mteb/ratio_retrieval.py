@@ -7,7 +7,7 @@ the configs mteb's stock RetrievalDatasetLoader reads for hf_subset <relation>: 
 descriptive_stats/Retrieval/*.json beside this file to mteb/descriptive_stats/Retrieval/, and RATIO (the
 benchmark) to mteb/benchmarks/benchmarks/. The Latest tasks score each relation's newest dated test snapshot
 (set their splits with the revision); the Mini tasks (RatioAddressMini, ...) score the release's mini split (their
-statistics: ratio_bench.evaluation.mteb_tasks.write_descriptive_stats).
+statistics: ratio_bench.evaluation.scoring.mteb_tasks.write_descriptive_stats).
 """
 
 from mteb import Benchmark

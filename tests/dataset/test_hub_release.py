@@ -20,7 +20,7 @@ from ratio_bench.dataset.hub_release import HubRef, hub_ref
 TOKEN = "hf_stranger_reader_token_45"
 MTEB_BY_NAME = """
 import json, sys
-from ratio_bench.evaluation.mteb_tasks import ratio_tasks
+from ratio_bench.evaluation.scoring.mteb_tasks import ratio_tasks
 print(json.dumps(ratio_tasks(["address"], sys.argv[1])[0].metadata.dataset))
 """
 REPO = "fixture-org/ratio-small"

@@ -18,8 +18,8 @@ import pytest
 from ratio_bench.cli import main
 from ratio_bench.dataset.contract import CORPUS_SCHEMA
 from ratio_bench.dataset.release import DatasetError, NotAReleaseError, Release, manifest_sha256
-from ratio_bench.evaluation.evaluate import load_split
-from ratio_bench.evaluation.results import leaderboard_entry
+from ratio_bench.evaluation.scoring.evaluate import load_split
+from ratio_bench.evaluation.scoring.results import leaderboard_entry
 from ratio_bench.training.data import dataset_info
 
 

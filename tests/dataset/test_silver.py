@@ -21,7 +21,7 @@ from ratio_bench.cli import main
 from ratio_bench.dataset.build import file_checksums
 from ratio_bench.dataset.config import SilverError, SilverSettings
 from ratio_bench.dataset.release import Release
-from ratio_bench.evaluation.evaluate import load_split
+from ratio_bench.evaluation.scoring.evaluate import load_split
 from ratio_bench.judge.silver import (
     equal_allocation,
     plan_silver,

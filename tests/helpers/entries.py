@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ratio_bench.evaluation.entry import Entry
-from ratio_bench.evaluation.evaluate import Queries, result_of_runs
-from ratio_bench.evaluation.results import leaderboard_entry
+from ratio_bench.evaluation.entry.record import Entry
+from ratio_bench.evaluation.scoring.evaluate import Queries, result_of_runs
+from ratio_bench.evaluation.scoring.results import leaderboard_entry
 
 MANIFEST = {"name": "ratio", "version": "1.0"}
 

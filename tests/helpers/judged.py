@@ -77,8 +77,8 @@ def write_judged_release(root: Path, version: str = "0.0") -> Path:
 def save_judged_run(release: Path, name: str, out: Path, ranked: dict[str, list[str]] | None = None) -> Path:
     """A saved run of ``release`` whose Address rankings are ``ranked`` (default: JUDGED_RUNS[name])."""
 
-    from ratio_bench.evaluation.evaluate import ScoreResult
-    from ratio_bench.evaluation.runs import save_run
+    from ratio_bench.evaluation.scoring.evaluate import ScoreResult
+    from ratio_bench.evaluation.scoring.runs import save_run
 
     ranked = ranked or JUDGED_RUNS[name]
     scores = {q: [1.0 - i / 10 for i in range(len(ids))] for q, ids in ranked.items()}

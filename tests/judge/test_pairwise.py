@@ -12,8 +12,8 @@ from tests.helpers.ports import unused_url
 
 from ratio_bench.cli import build_parser, main
 from ratio_bench.core.io import write_json
-from ratio_bench.evaluation.evaluate import ScoreResult
-from ratio_bench.evaluation.runs import save_run
+from ratio_bench.evaluation.scoring.evaluate import ScoreResult
+from ratio_bench.evaluation.scoring.runs import save_run
 
 K = 3
 MARK = "marked idea"

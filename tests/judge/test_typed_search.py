@@ -5,7 +5,7 @@ from tests.helpers.cli import assert_user_error, run_ratio
 
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import Release
-from ratio_bench.evaluation.typed_hits import Hit, Query
+from ratio_bench.evaluation.analysis.typed_hits import Hit, Query
 from ratio_bench.judge.labelling import label_pairs
 from ratio_bench.judge.typed_search import (
     TypedSearchError,

@@ -14,7 +14,7 @@ from tests.helpers.entries import ranked_entry
 from tests.helpers.results_repo import self_reported, worker_folder
 from tests.leaderboard.conftest import REQUESTS, RESULTS
 
-from ratio_bench.evaluation.page_cache import PageCache
+from ratio_bench.evaluation.board.page_cache import PageCache
 
 
 def test_one_render_per_key_even_for_concurrent_requests():
@@ -50,7 +50,7 @@ def test_the_key_is_looked_up_at_most_every_check_s():
 
 
 def test_the_results_folder_page_is_rendered_again_only_when_a_file_changes(tmp_path, monkeypatch):
-    from ratio_bench.evaluation import board_html
+    from ratio_bench.evaluation.board.render import html as board_html
     from ratio_bench.serve.app import create_app
 
     (tmp_path / "a.json").write_text(
@@ -116,11 +116,11 @@ def test_the_live_board_renders_again_only_when_a_head_moves(hub_env):
 
 
 def test_an_entry_checked_once_is_not_checked_again_but_a_bad_one_always_is():
-    from ratio_bench.evaluation.results import SubmissionError
+    from ratio_bench.evaluation.scoring.results import SubmissionError
     from ratio_bench.leaderboard.board import parse_checked
 
     good = json.dumps(ranked_entry("m", {"address": [1, 3]})).encode()
-    from ratio_bench.evaluation.entry import Entry
+    from ratio_bench.evaluation.entry.record import Entry
 
     assert parse_checked(good) is parse_checked(good)  # the record checked once, shared (it is frozen)
     assert parse_checked(good) == Entry.from_json(json.loads(good))
@@ -131,7 +131,7 @@ def test_an_entry_checked_once_is_not_checked_again_but_a_bad_one_always_is():
 
 
 def _measured(model: str, hardware: str) -> dict[str, bytes]:
-    from ratio_bench.evaluation.model_meta import ModelMeta
+    from ratio_bench.evaluation.entry.model_meta import ModelMeta
 
     meta = ModelMeta(hardware=hardware, throughput_texts_per_s=10.0).to_json()
     fingerprint = hashlib.sha256(model.encode()).hexdigest()

@@ -10,8 +10,8 @@ import yaml
 from tests.helpers.results_repo import DATASET_SHA, SCORED_AT, SHA, publish, self_reported, worker_folder
 from tests.leaderboard.conftest import REQUESTS, RESULTS
 
-from ratio_bench.evaluation import hub_eval
-from ratio_bench.evaluation.hub_eval import HubEvalError
+from ratio_bench.evaluation.entry import hub_eval
+from ratio_bench.evaluation.entry.hub_eval import HubEvalError
 
 MANIFEST = {
     "name": "ratio",

@@ -14,7 +14,7 @@ from tests.helpers.entries import ranked_entry  # noqa: E402
 from tests.helpers.results_repo import SHA, publish, self_reported, worker_folder  # noqa: E402
 from tests.leaderboard.conftest import REQUESTS, RESULTS  # noqa: E402
 
-from ratio_bench.evaluation import mteb_tasks  # noqa: E402
+from ratio_bench.evaluation.scoring import mteb_tasks
 from ratio_bench.leaderboard.hub import LeaderboardError  # noqa: E402
 from ratio_bench.leaderboard.mteb_export import export_mteb  # noqa: E402
 

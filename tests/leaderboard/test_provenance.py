@@ -14,10 +14,10 @@ import pytest
 from tests.helpers.entries import ranking
 from tests.leaderboard.conftest import KEEPER_TOKEN, REQUESTS, RESULTS, trusted_workers
 
-from ratio_bench.evaluation.board_markdown import leaderboard_markdown
-from ratio_bench.evaluation.board_ranks import ranked
-from ratio_bench.evaluation.evaluate import Queries, result_of_runs
-from ratio_bench.evaluation.results import entry_label, leaderboard_entry
+from ratio_bench.evaluation.board.ranks import ranked
+from ratio_bench.evaluation.board.render.markdown import leaderboard_markdown
+from ratio_bench.evaluation.scoring.evaluate import Queries, result_of_runs
+from ratio_bench.evaluation.scoring.results import entry_label, leaderboard_entry
 from ratio_bench.leaderboard import hub, worker
 from ratio_bench.leaderboard.board import load_board_from_repo, verify
 from ratio_bench.leaderboard.provenance import TRUSTED_WORKERS, WorkerKey, generate_key

@@ -401,7 +401,7 @@ def test_eval_results_only_for_the_benchmark_scored_at_its_commit(hub_env, small
     """A worker that scored a local release used to propose results naming the official benchmark, with the
     release's version as its revision."""
     from ratio_bench.dataset.release import Release
-    from ratio_bench.evaluation import hub_eval
+    from ratio_bench.evaluation.entry import hub_eval
     from ratio_bench.leaderboard.hub_results import eval_results_for, repo_results
 
     _verified_row(hub_env, small_release)  # the worker's record names "local release"
@@ -432,9 +432,9 @@ def test_a_clean_mark_from_a_cut_off_the_submitter_typed_says_so():
 
     from tests.helpers.entries import ranked_entry
 
-    from ratio_bench.evaluation.board_cells import split_text
-    from ratio_bench.evaluation.board_view import COLUMNS
-    from ratio_bench.evaluation.leaderboard import parse_entry
+    from ratio_bench.evaluation.board.cells import split_text
+    from ratio_bench.evaluation.board.leaderboard import parse_entry
+    from ratio_bench.evaluation.board.view import COLUMNS
     from ratio_bench.leaderboard.job import SUBMITTER
 
     (cutoff_column,) = [c for c in COLUMNS if c.name == "training_cutoff"]
@@ -485,8 +485,8 @@ def test_the_maintainers_list_and_revoke_worker_keys_with_one_command(board, tmp
 def test_an_entry_naming_a_key_twice_is_rejected_not_read_as_its_last_value():
     from tests.helpers.entries import ranked_entry
 
-    from ratio_bench.evaluation.entry import SubmissionError
-    from ratio_bench.evaluation.leaderboard import parse_entry
+    from ratio_bench.evaluation.board.leaderboard import parse_entry
+    from ratio_bench.evaluation.entry.record import SubmissionError
 
     data = json.dumps(ranked_entry("org/m:generic", {"address": [1]})).encode()
     with pytest.raises(SubmissionError, match="duplicate key 'model'"):

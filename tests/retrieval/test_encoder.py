@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ratio_bench.evaluation.evaluate import load_split, score
+from ratio_bench.evaluation.scoring.evaluate import load_split, score
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelUnavailableError, fingerprint, resolve

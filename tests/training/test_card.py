@@ -8,7 +8,7 @@ import pytest
 import yaml
 from tests.helpers.cli import assert_user_error, run_ratio
 
-from ratio_bench.evaluation.results import model_fingerprint
+from ratio_bench.evaluation.scoring.results import model_fingerprint
 from ratio_bench.training.card import CardError, model_name, render_card, write_card
 
 

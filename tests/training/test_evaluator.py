@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sentence_transformers import SentenceTransformer
 
-from ratio_bench.evaluation.evaluate import load_split, score
-from ratio_bench.evaluation.metrics import evaluate_run
+from ratio_bench.evaluation.scoring.evaluate import load_split, score
+from ratio_bench.evaluation.scoring.metrics import evaluate_run
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup
 from ratio_bench.training.evaluator import RetrievalEvaluator

@@ -12,7 +12,7 @@ from sentence_transformers import SentenceTransformer
 from tests.helpers.training import REGISTERED
 from transformers import TrainerCallback
 
-from ratio_bench.evaluation.evaluate import load_split, score
+from ratio_bench.evaluation.scoring.evaluate import load_split, score
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup
 from ratio_bench.training.config import load_config

@@ -7,11 +7,11 @@ import json
 import pytest
 from tests.helpers.cli import run_ratio
 
-from ratio_bench.evaluation.board_cells import entry_detail
-from ratio_bench.evaluation.board_markdown import leaderboard_markdown
-from ratio_bench.evaluation.entry import Entry
-from ratio_bench.evaluation.escaping import markdown_text
-from ratio_bench.evaluation.leaderboard import load_board
+from ratio_bench.evaluation.board.cells import entry_detail
+from ratio_bench.evaluation.board.escaping import markdown_text
+from ratio_bench.evaluation.board.leaderboard import load_board
+from ratio_bench.evaluation.board.render.markdown import leaderboard_markdown
+from ratio_bench.evaluation.entry.record import Entry
 from ratio_bench.retrieval.registry import resolve
 
 

@@ -94,7 +94,7 @@ def test_unified_train_saves_relation_prompts(tmp_path, tiny_models, negatives):
 
 
 def test_score_applies_each_relations_saved_instruction(tmp_path, tiny_models):
-    from ratio_bench.evaluation.evaluate import load_split, score
+    from ratio_bench.evaluation.scoring.evaluate import load_split, score
     from ratio_bench.retrieval.cache import EmbeddingCache
     from ratio_bench.retrieval.registry import resolve
 

@@ -176,7 +176,7 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-# The judged pool (evaluation/pool.py) lives in the release's judgments/ folder by default but is not part of
+# The judged pool (evaluation/scoring/pool.py) lives in the release's judgments/ folder by default but is not part of
 # the release: it grows with every judged run, so it must change neither the checksums nor the identity that
 # results, runs and the pool itself record.
 POOL_FILES = ("judgments/pool.json", "judgments/candidates-*.parquet")

@@ -22,8 +22,8 @@ from ratio_bench.core.io import atomic_open, folder_files, prepare_output_dir, s
 from ratio_bench.dataset.config import DEFAULT_PROMPTS
 from ratio_bench.dataset.contract import SILVER, corpus_split
 from ratio_bench.dataset.release import Release
-from ratio_bench.evaluation.pool import JudgedPool, Judgement
-from ratio_bench.evaluation.runs import RunError, SavedRun
+from ratio_bench.evaluation.scoring.pool import JudgedPool, Judgement
+from ratio_bench.evaluation.scoring.runs import RunError, SavedRun
 from ratio_bench.judge.job import JobEstimate, JudgeJob
 from ratio_bench.judge.judged import JudgedSample, judged_report, markdown, plot
 from ratio_bench.judge.silver import stratified_sample

@@ -154,7 +154,7 @@ def cmd_typed_pairs(args: argparse.Namespace) -> int:
     """``ratio judge typed-search pairs``: every system's hits pooled, deduplicated and shuffled for labelling."""
     from ratio_bench.core.io import atomic_open
     from ratio_bench.dataset.release import Release
-    from ratio_bench.evaluation.typed_hits import read_hits, read_queries
+    from ratio_bench.evaluation.analysis.typed_hits import read_hits, read_queries
     from ratio_bench.judge.typed_search import check_source, labelling_pairs
 
     if args.out.exists() or args.out.is_symlink():
@@ -185,7 +185,7 @@ def cmd_typed_report(args: argparse.Namespace) -> int:
     """``ratio judge typed-search report``: judged and mined-role precision@k per system and move."""
     from ratio_bench.core.io import atomic_open, write_json
     from ratio_bench.dataset.release import Release, manifest_sha256
-    from ratio_bench.evaluation.typed_hits import read_hits
+    from ratio_bench.evaluation.analysis.typed_hits import read_hits
     from ratio_bench.judge.typed_search import check_source, read_verdicts, report
 
     if args.k < 1:
@@ -262,8 +262,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def cmd_candidates(args: argparse.Namespace) -> int:
     """Judge the sampled queries' top-k of saved runs; store verdicts in the pool; write the report."""
     from ratio_bench.dataset.release import Release
-    from ratio_bench.evaluation.pool import JudgedPool, default_pool_dir
-    from ratio_bench.evaluation.runs import load_run
+    from ratio_bench.evaluation.scoring.pool import JudgedPool, default_pool_dir
+    from ratio_bench.evaluation.scoring.runs import load_run
     from ratio_bench.judge.candidates import CandidatesJob, plan_candidates
     from ratio_bench.judge.job import run_job
     from ratio_bench.llm.options import make_judge

@@ -2,7 +2,7 @@
 
 A query may have several valid candidates besides its mined gold, so each run's top k is scored against the
 candidates the judge accepted in it: under hard agreement (every prompt accepts), soft agreement (any prompt
-accepts) and per prompt (Tables 4, 14, 15). The metrics are :mod:`ratio_bench.evaluation.metrics`' own, on
+accepts) and per prompt (Tables 4, 14, 15). The metrics are :mod:`ratio_bench.evaluation.scoring.metrics`' own, on
 relevance sets made of accepted candidates. Beside them: Recall@k of the gold split by whether the judge
 accepts the (query, gold) pair (Table 13), and the discovered positives of appendix G (accepted candidates
 other than the gold): how often they stand in for an absent gold, how many come from another paper, and how
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ratio_bench.evaluation.analyses import jaccard
-from ratio_bench.evaluation.metrics import AGREEMENTS, SET_METRICS, evaluate_run
+from ratio_bench.evaluation.analysis.analyses import jaccard
+from ratio_bench.evaluation.scoring.metrics import AGREEMENTS, SET_METRICS, evaluate_run
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
 
 Decisions = Mapping[str, Mapping[tuple[str, str], bool]]  # prompt ref -> (query id, candidate id) -> accepted

@@ -23,7 +23,7 @@ from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import atomic_open, atomic_path, prepare_output_dir, staged_dir, write_json
 from ratio_bench.dataset.contract import SILVER, corpus_split
 from ratio_bench.dataset.release import Release, manifest_sha256
-from ratio_bench.evaluation.runs import SavedRun, load_run
+from ratio_bench.evaluation.scoring.runs import SavedRun, load_run
 from ratio_bench.judge.job import JobEstimate, JudgeJob
 from ratio_bench.judge.pairwise_stats import FIRST, SECOND, TIE, preferred_system, relation_stats
 from ratio_bench.judge.silver import stratified_sample

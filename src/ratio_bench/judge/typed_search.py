@@ -9,7 +9,7 @@ The steps (``ratio judge typed-search pairs|report``; eval/judged/typed-search/R
    here, for the labeller's eyes only; the pairs file is not meant to be kept.
 3. ``ratio judge label --pairs PAIRS --ids-only`` records the verdicts by candidate id.
 4. :func:`report` joins verdicts back to each system's hits: judged precision@k with intervals, and the
-   mined-role proxy (:mod:`ratio_bench.evaluation.typed_hits`) on the same hits beside it.
+   mined-role proxy (:mod:`ratio_bench.evaluation.analysis.typed_hits`) on the same hits beside it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import Release
-from ratio_bench.evaluation.typed_hits import (
+from ratio_bench.evaluation.analysis.typed_hits import (
     Hit,
     PrecisionCell,
     Query,

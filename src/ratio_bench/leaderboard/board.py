@@ -24,15 +24,15 @@ from pathlib import Path
 
 from ratio_bench.core.cutoffs import parse_date
 from ratio_bench.core.errors import UsageError
-from ratio_bench.evaluation import leaderboard as lb
-from ratio_bench.evaluation.board_cost import hardware_classes, hardware_links, on_hardware
-from ratio_bench.evaluation.board_html import leaderboard_html
-from ratio_bench.evaluation.board_markdown import md_row
-from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
-from ratio_bench.evaluation.entry import Entry, Provenance
-from ratio_bench.evaluation.escaping import html_text, markdown_text, terminal_text
-from ratio_bench.evaluation.page_cache import PageCache
-from ratio_bench.evaluation.results import SubmissionError
+from ratio_bench.evaluation.board import leaderboard as lb
+from ratio_bench.evaluation.board.cost import hardware_classes, hardware_links, on_hardware
+from ratio_bench.evaluation.board.escaping import html_text, markdown_text, terminal_text
+from ratio_bench.evaluation.board.page_cache import PageCache
+from ratio_bench.evaluation.board.render.html import leaderboard_html
+from ratio_bench.evaluation.board.render.markdown import md_row
+from ratio_bench.evaluation.board.render.page_assets import CONTENT_SECURITY_POLICY
+from ratio_bench.evaluation.entry.record import Entry, Provenance
+from ratio_bench.evaluation.scoring.results import SubmissionError
 from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.authorship import submitted_by, third_party
 from ratio_bench.leaderboard.form import FormLimits, RateLimited, signed_in_user

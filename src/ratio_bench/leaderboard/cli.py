@@ -66,8 +66,8 @@ class ResultsOrCommand(argparse._SubParsersAction):
 
 
 def cmd_board(args: argparse.Namespace) -> int:
-    from ratio_bench.evaluation.board_output import render_board
-    from ratio_bench.evaluation.leaderboard import load_board
+    from ratio_bench.evaluation.board.leaderboard import load_board
+    from ratio_bench.evaluation.board.render.output import render_board
 
     if args.from_repo is None:
         if args.board_requests:

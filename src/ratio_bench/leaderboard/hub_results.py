@@ -5,7 +5,7 @@ A results repository holds one folder per scored request, ``<org>/<model>/<sha>/
 commit and setup. Which entries count as verified is decided in one place, :func:`is_verified`, so that the way a
 run is vouched for (today the worker's provenance record, see :mod:`.board`) can change without touching the
 exporters. :func:`eval_results_for` turns one model's verified entries into the Hub's ``.eval_results`` files
-(:mod:`ratio_bench.evaluation.hub_eval`), linking the result folder at the repository's commit, and
+(:mod:`ratio_bench.evaluation.entry.hub_eval`), linking the result folder at the repository's commit, and
 :func:`open_eval_results_pr` opens the pull request that adds them to the model repo.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 from ratio_bench.core.io import atomic_path
 from ratio_bench.dataset.release import Release
-from ratio_bench.evaluation import hub_eval
-from ratio_bench.evaluation.entry import Entry
+from ratio_bench.evaluation.entry import hub_eval
+from ratio_bench.evaluation.entry.record import Entry
 from ratio_bench.leaderboard import board, hub
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.provenance import PROVENANCE

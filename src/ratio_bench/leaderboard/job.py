@@ -4,7 +4,7 @@ The worker runs each claimed request here, so that a stranger's model that hangs
 interpreter costs one request, not the worker: the worker kills the job at its deadline (before its lease ends)
 and dies with it (the job is killed when its worker is). The job downloads the model at the pinned commit (configs,
 tokenizers and safetensors only), repeats the submission checks on those files, scores the release's test split,
-each of its test snapshots (a living benchmark's verified scores are per snapshot) and silver when it has queries through :func:`ratio_bench.evaluation.engine.score` (the model loaded once for all), the code of ``ratio
+each of its test snapshots (a living benchmark's verified scores are per snapshot) and silver when it has queries through :func:`ratio_bench.evaluation.scoring.engine.score` (the model loaded once for all), the code of ``ratio
 score``, and writes under OUT: ``<split>.json`` (the leaderboard entry), ``mteb/<split>/<Task>.json`` and
 ``runs/<split>/`` (the saved run). A failure writes one line to ``OUT/failure.txt`` and exits 1.
 """
@@ -23,10 +23,10 @@ from ratio_bench.core.io import write_json
 from ratio_bench.core.snapshots import parse_split
 from ratio_bench.dataset.custody import Custody, merged, withheld_of
 from ratio_bench.dataset.release import Release
-from ratio_bench.evaluation import engine
-from ratio_bench.evaluation.entry import MAIN_SCORE, Entry, Withheld, withheld_doc
-from ratio_bench.evaluation.model_meta import MAX_CARD_BYTES
-from ratio_bench.evaluation.uncertainty import interval
+from ratio_bench.evaluation.entry.model_meta import MAX_CARD_BYTES
+from ratio_bench.evaluation.entry.record import MAIN_SCORE, Entry, Withheld, withheld_doc
+from ratio_bench.evaluation.scoring import engine
+from ratio_bench.evaluation.scoring.uncertainty import interval
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.failures import classify
 from ratio_bench.leaderboard.notices import reproduce_command

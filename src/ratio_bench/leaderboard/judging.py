@@ -1,7 +1,7 @@
 """The judged pool grows with every submission: the worker judges each new run's unjudged top 10.
 
 The pool lives in the results repository under ``judged-pool/``: the files of
-:class:`~ratio_bench.evaluation.pool.JudgedPool` and ``sample.json``, the sample size and seed its queries are
+:class:`~ratio_bench.evaluation.scoring.pool.JudgedPool` and ``sample.json``, the sample size and seed its queries are
 drawn with (set by the round that starts the pool, so that every worker judges the same queries). Once a request
 is ``FINISHED``, the worker downloads the pool at the head of the results repository, judges the pairs of the
 run's top 10 on the sampled queries that the pool lacks for its judge, with the code of ``ratio judge
@@ -30,8 +30,8 @@ from typing import Any
 
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import Release, manifest_sha256
-from ratio_bench.evaluation.pool import POOL_MANIFEST, JudgedPool, judged_scores
-from ratio_bench.evaluation.runs import SavedRun, load_run
+from ratio_bench.evaluation.scoring.pool import POOL_MANIFEST, JudgedPool, judged_scores
+from ratio_bench.evaluation.scoring.runs import SavedRun, load_run
 from ratio_bench.judge import candidates as cj
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError

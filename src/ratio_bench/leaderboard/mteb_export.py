@@ -24,10 +24,10 @@ from typing import Any
 
 from ratio_bench.core.io import atomic_open, atomic_path
 from ratio_bench.core.snapshots import is_snapshot
-from ratio_bench.evaluation.entry import Entry
-from ratio_bench.evaluation.leaderboard import load_board
-from ratio_bench.evaluation.model_meta import ModelMeta
-from ratio_bench.evaluation.results import MAIN_SCORE
+from ratio_bench.evaluation.board.leaderboard import load_board
+from ratio_bench.evaluation.entry.model_meta import ModelMeta
+from ratio_bench.evaluation.entry.record import Entry
+from ratio_bench.evaluation.scoring.results import MAIN_SCORE
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.hub_results import RepoResult, is_verified, repo_results
 
@@ -161,7 +161,7 @@ def task_results(group: list[RepoResult]) -> list[Any]:
     """One mteb ``TaskResult`` per relation of one model run's entries, each split an mteb split."""
     from mteb import TaskResult
 
-    from ratio_bench.evaluation.mteb_tasks import HUB_DATASET, TASKS
+    from ratio_bench.evaluation.scoring.mteb_tasks import HUB_DATASET, TASKS
 
     by_relation: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     for result in group:

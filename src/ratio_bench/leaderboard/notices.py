@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ratio_bench.evaluation.results import MAIN_SCORE
+from ratio_bench.evaluation.scoring.results import MAIN_SCORE
 from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.requests import Request

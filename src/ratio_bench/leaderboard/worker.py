@@ -30,8 +30,8 @@ from ratio_bench import __version__
 from ratio_bench.dataset.custody import Custody, CustodyError, withheld_of
 from ratio_bench.dataset.hub_release import HubRef, fetch
 from ratio_bench.dataset.release import Release, manifest_sha256
-from ratio_bench.evaluation.hub_eval import HubEvalError
-from ratio_bench.evaluation.leaderboard import check_against_release, release_queries
+from ratio_bench.evaluation.board.leaderboard import check_against_release, release_queries
+from ratio_bench.evaluation.entry.hub_eval import HubEvalError
 from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.admission import admit
 from ratio_bench.leaderboard.failures import INFRASTRUCTURE, MODEL, with_backoff

@@ -297,15 +297,15 @@ def offline_api_page(app: FastAPI) -> str:
 
 def _add_leaderboard(app: FastAPI, results: Path) -> None:
     """``/leaderboard``, rendered from ``results`` when its files changed (a stat of each, at most every second)."""
-    from ratio_bench.evaluation.page_cache import PageCache, folder_key
+    from ratio_bench.evaluation.board.page_cache import PageCache, folder_key
 
     cache = PageCache(check_s=1.0)
 
     @app.get("/leaderboard", include_in_schema=False)
     def leaderboard() -> HTMLResponse:
-        from ratio_bench.evaluation.board_html import leaderboard_html
-        from ratio_bench.evaluation.board_page_assets import CONTENT_SECURITY_POLICY
-        from ratio_bench.evaluation.leaderboard import load_board
+        from ratio_bench.evaluation.board.leaderboard import load_board
+        from ratio_bench.evaluation.board.render.html import leaderboard_html
+        from ratio_bench.evaluation.board.render.page_assets import CONTENT_SECURITY_POLICY
 
         return HTMLResponse(
             cache.page(lambda: folder_key(results), lambda: leaderboard_html(load_board(results))),
@@ -344,7 +344,7 @@ def _live_board_routes(app: FastAPI, board: LiveBoard, site: SiteAddress | None)
 
     @app.get("/leaderboard", include_in_schema=False)
     def leaderboard(request: Request, hardware: str | None = None) -> HTMLResponse:
-        from ratio_bench.evaluation.board_cost import UnknownHardware
+        from ratio_bench.evaluation.board.cost import UnknownHardware
 
         session, new = tokens.session(request.cookies.get(SESSION_COOKIE))
         try:

@@ -3,14 +3,14 @@
 This is what a judged measure of typed search reads (``ratio search --queries FILE --out HITS``): one searcher,
 loaded once, answers each query the way ``ratio search`` and the search page do, and the file names each hit by
 its candidate id, the system and the index's source, not by its text (see
-:mod:`ratio_bench.evaluation.typed_hits`).
+:mod:`ratio_bench.evaluation.analysis.typed_hits`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ratio_bench.evaluation.typed_hits import Hit, Query
+from ratio_bench.evaluation.analysis.typed_hits import Hit, Query
 from ratio_bench.serve.search import Searcher
 
 PRIOR_SUFFIX = " + role prior"  # a default system name says that the role prior ranked its hits

@@ -137,7 +137,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def _search_file(args: argparse.Namespace, index) -> int:
     """``ratio search --queries FILE --out HITS``: every query of the file, hits written by candidate id."""
     from ratio_bench.core.io import report_console
-    from ratio_bench.evaluation.typed_hits import is_hits_file, read_queries, write_hits
+    from ratio_bench.evaluation.analysis.typed_hits import is_hits_file, read_queries, write_hits
     from ratio_bench.serve.batch import search_queries
     from ratio_bench.serve.search import QueryError, Searcher, check_query
 

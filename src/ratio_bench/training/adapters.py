@@ -39,7 +39,7 @@ from ratio_bench.core.io import write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.release import Release
-from ratio_bench.evaluation.move_sensitivity import gold_ranks
+from ratio_bench.evaluation.analysis.move_sensitivity import gold_ranks
 from ratio_bench.retrieval.adapters import QueryAdapters
 
 # a move's own map; a shared + per-move map trained on every move's pairs; a bias alone (W = I: a direction the

@@ -24,10 +24,10 @@ from ratio_bench.core.io import atomic_open, write_json
 from ratio_bench.core.relations import BY_NAME
 from ratio_bench.core.resources import fill_card_template
 from ratio_bench.dataset.release import Release
-from ratio_bench.evaluation.entry import Entry
-from ratio_bench.evaluation.escaping import markdown_text
-from ratio_bench.evaluation.leaderboard import parse_entry, read_entry
-from ratio_bench.evaluation.results import SubmissionError, model_fingerprint
+from ratio_bench.evaluation.board.escaping import markdown_text
+from ratio_bench.evaluation.board.leaderboard import parse_entry, read_entry
+from ratio_bench.evaluation.entry.record import Entry
+from ratio_bench.evaluation.scoring.results import SubmissionError, model_fingerprint
 from ratio_bench.retrieval.registry import TRAINING_SCHEMA as SUMMARY_SCHEMA
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY as SUMMARY
 from ratio_bench.retrieval.registry import summary_cutoff

@@ -1,7 +1,7 @@
 """Training and validation data of one relation, read from a release folder (as written by ``ratio dataset build``).
 
 Train pairs come from ``data/<relation>/train-*.parquet``; validation reuses the scorer's reader
-(:func:`ratio_bench.evaluation.evaluate.load_split`), so a model is selected on exactly the queries and the
+(:func:`ratio_bench.evaluation.scoring.evaluate.load_split`), so a model is selected on exactly the queries and the
 full shared candidate corpus it would be scored on. The test split is never opened here.
 """
 
@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from ratio_bench.core import cutoffs
 from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.dataset.release import DatasetError, Release
-from ratio_bench.evaluation.evaluate import SplitData, load_split, sample_queries
+from ratio_bench.evaluation.scoring.evaluate import SplitData, load_split, sample_queries
 
 TRAIN_COLUMNS = ["query_id", "query", "gold_id", "gold", "paper_id"]
 

@@ -3,7 +3,7 @@
 The evaluator wraps the model object the trainer holds (weights in memory, never re-loaded from disk) as the
 engine's :class:`~ratio_bench.retrieval.encoder.DenseEncoder` inside a
 :class:`~ratio_bench.retrieval.retriever.DenseRetriever`, and ranks and scores with
-:func:`ratio_bench.evaluation.evaluate.rank`, the function :func:`ratio_bench.evaluation.engine.score` scores
+:func:`ratio_bench.evaluation.scoring.evaluate.rank`, the function :func:`ratio_bench.evaluation.scoring.engine.score` scores
 every split with: the same prompts (passed even when empty), the same normalised float32 vectors, the same exact
 search, the same metrics and the same refusal of constant or non-finite embeddings. No second implementation of
 any of them.
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from sentence_transformers.base.evaluation import BaseEvaluator
 
-from ratio_bench.evaluation.evaluate import Queries, ScoreResult, SplitData, rank
+from ratio_bench.evaluation.scoring.evaluate import Queries, ScoreResult, SplitData, rank
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.retriever import DenseRetriever
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 from sentence_transformers.base.evaluation import BaseEvaluator
 
-from ratio_bench.evaluation.evaluate import Queries
+from ratio_bench.evaluation.scoring.evaluate import Queries
 from ratio_bench.training.data import TrainPairs, load_train_pairs
 from ratio_bench.training.evaluator import PRIMARY, REPORTED, validate
 from ratio_bench.training.sampler import NoSharedTextBatchSampler, fill_batches
