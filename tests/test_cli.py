@@ -180,3 +180,32 @@ def test_a_reader_that_stops_early_gets_no_error_and_no_traceback():
     )  # fmt: skip
     assert proc.stdout.startswith("[") and proc.stderr == "", proc.stderr
     assert proc.returncode == 141
+
+
+def test_the_command_table_is_what_the_stages_register():
+    """``cli.COMMANDS`` lists each group without importing it; its help lines must be the ones the stages add."""
+    from ratio_bench.cli import COMMANDS, build_parser
+
+    full = build_parser()._subparsers._group_actions[0]
+    registered = {a.dest: a.help for a in full._choices_actions}
+    assert registered == {word: line for word, (_, line) in COMMANDS.items()}
+    lazy = build_parser([])._subparsers._group_actions[0]
+    assert [a.dest for a in lazy._choices_actions] == list(COMMANDS)  # the same list, in the same order
+
+
+def test_help_and_version_load_no_stage():
+    """``ratio --help`` and ``ratio --version`` import the command table only; ``ratio corpus`` only its stage."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from ratio_bench.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try: main(sys.argv[1:])\n"
+        "    except SystemExit: pass\n"
+        "stages = ('corpus', 'mining', 'lexicon', 'dataset', 'retrieval', 'evaluation', 'judge', 'serve', "
+        "'training', 'leaderboard')\n"
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('ratio_bench.') and "
+        "m.split('.')[1] in stages}))\n"
+    )
+    for words, loaded in ((["--help"], "[]"), (["--version"], "[]"), (["corpus", "--help"], "['corpus']")):
+        out = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True, check=True)
+        assert out.stdout.strip().splitlines()[-1] == loaded, (words, out.stdout, out.stderr)

@@ -5,51 +5,76 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+import tempfile
 import threading
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ratio_bench import __version__
+from ratio_bench.core import faults
+from ratio_bench.core.errors import RatioError
+from ratio_bench.core.extras import missing_extra
+from ratio_bench.core.faults import forget_outputs
+from ratio_bench.core.options import OneLineParser
+
+# The command groups, in the order ``ratio --help`` lists them: word -> (the modules whose ``register(sub)`` add
+# it, its line in ``ratio --help``). Only the chosen word's modules are imported, so ``ratio --help`` and
+# ``ratio --version`` load no stage; each stage module imports its library at its top. A module may add several
+# words (``evaluation.cli``: models, score, analyze, leaderboard); ``leaderboard.cli`` adds the service's commands
+# under ``ratio leaderboard`` after ``evaluation.cli`` has made it. ``tests/test_cli.py`` checks that each line
+# here is the one its module registers.
+COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "corpus": (("corpus.cli",), "corpus stage: stats, export, segment"),
+    "mine": (("mining.cli",), "mining stage: run, stats"),
+    "lexicon": (("lexicon.cli",), "marker lexicon tools"),
+    "dataset": (
+        ("dataset.cli",),
+        "release stage: build, append, check, publish, download, release-withheld (silver: ratio judge silver)",
+    ),
+    "cache": (("retrieval.cli",), "the embedding cache: size report (info) and clean-up (prune)"),
+    "models": (("evaluation.cli",), "list the models that can be scored and where their weights are"),
+    "score": (("evaluation.cli",), "score models on a release split (shared corpus, all three relations)"),
+    "analyze": (
+        ("evaluation.cli",),
+        "analyses: oracle filtering, lexical overlap, mined-role precision, move sensitivity, drift",
+    ),
+    "leaderboard": (
+        ("evaluation.cli", "leaderboard.cli"),
+        "validate and render leaderboard results, one table per release",
+    ),
+    "judge": (("judge.cli",), "LLM judge tools"),
+    "index": (("serve.cli",), "build a search index over a release split or your own papers"),
+    "search": (("serve.cli",), "find inspirations for one sentence in an index"),
+    "serve": (("serve.cli",), "serve an index: JSON API, OpenAPI docs and a search page"),
+    "mcp": (("serve.mcp",), "serve an index's search as MCP tools for agents (stdio, or --http)"),
+    "train": (("training.cli",), "training stage: run, all, card, publish"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from ratio_bench.core.options import OneLineParser
+def build_parser(words: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The ``ratio`` parser with the command groups of ``words`` (default: every group) registered in full.
 
+    The other groups are listed by name and help line only; ``main`` passes the words the user typed, so a
+    command imports its own stage and nothing else.
+    """
     parser = OneLineParser(prog="ratio", description=__doc__)
     parser.add_argument("--version", action="version", version=f"ratio-bench {__version__}")
     parser.add_argument(
         "--debug", action="store_true", help="show full tracebacks (also RATIO_DEBUG=1); accepted anywhere"
     )
     sub = parser.add_subparsers(dest="command", required=True)
-
-    from ratio_bench.corpus import cli as corpus_cli
-    from ratio_bench.dataset import cli as dataset_cli
-    from ratio_bench.evaluation import cli as evaluation_cli
-    from ratio_bench.judge import cli as judge_cli
-    from ratio_bench.leaderboard import cli as leaderboard_cli
-    from ratio_bench.lexicon import cli as lexicon_cli
-    from ratio_bench.mining import cli as mining_cli
-    from ratio_bench.retrieval import cli as retrieval_cli
-    from ratio_bench.serve import cli as serve_cli
-    from ratio_bench.serve import mcp as mcp_cli
-    from ratio_bench.training import cli as training_cli
-
-    for stage in (
-        corpus_cli,
-        mining_cli,
-        lexicon_cli,
-        dataset_cli,
-        retrieval_cli,  # ratio cache
-        evaluation_cli,
-        judge_cli,
-        serve_cli,
-        mcp_cli,
-        training_cli,
-        leaderboard_cli,  # after evaluation_cli: it adds submit, worker and --from to `ratio leaderboard`
-    ):
-        stage.register(sub)
+    chosen = set(COMMANDS) if words is None else set(words) & set(COMMANDS)
+    modules = [m for word in chosen for m in COMMANDS[word][0]]
+    for name in dict.fromkeys(m for _, (ms, _) in COMMANDS.items() for m in ms):  # table order, each once
+        if name in modules:
+            importlib.import_module(f"ratio_bench.{name}").register(sub)
+    for word, (_, line) in COMMANDS.items():
+        if word not in sub.choices:
+            sub.add_parser(word, help=line, add_help=False)
     return parser
 
 
@@ -85,6 +110,12 @@ def resolve_alias(words: list[str], subcommands: dict[str, set[str]]) -> tuple[l
     if old == new[0] and len(words) == 1:
         return words, None
     return [*new, *words[1:]], old
+
+
+def _groups(words: Sequence[str]) -> set[str]:
+    """The command groups a command line needs: its first word's, and the group an old spelling of it is now."""
+    first = next((w for w in words if not w.startswith("-")), None)
+    return {first, *ALIASES.get(first, ())[:1]} - {None}
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, set[str]]:
@@ -135,9 +166,6 @@ def _command_name(args: argparse.Namespace) -> str:
 
 def _write_traceback() -> Path | None:
     """Save the current exception's traceback to a private file so the console shows one line only."""
-    import tempfile
-    import traceback
-
     try:
         fd, name = tempfile.mkstemp(prefix="ratio-traceback-", suffix=".txt")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -150,13 +178,13 @@ def _write_traceback() -> Path | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. User mistakes print one line and exit 1 (2 for usage); ``--debug`` re-raises."""
-    from ratio_bench.core.errors import RatioError
-
     given = sys.argv[1:] if argv is None else list(argv)
     words = [w for w in given if w != "--debug"]  # accepted anywhere, not only before the command
     debug = len(words) < len(given) or os.environ.get("RATIO_DEBUG", "") not in ("", "0")
-    parser = build_parser()
+    parser = build_parser(_groups(words))
     words, old = resolve_alias(words, _subcommands(parser))
+    if old is not None:
+        parser = build_parser(_groups(words))
     if old is not None:
         print(
             f"ratio {old}: note: `ratio {old}` is now `ratio {' '.join(ALIASES[old])}`; the old spelling goes "
@@ -164,8 +192,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
     args = parser.parse_args(words)
-    from ratio_bench.core.faults import forget_outputs
-
     forget_outputs()  # outputs noted by an earlier command of this process are not this one's
     if debug:
         return args.func(args)
@@ -185,16 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_stdout()
         return 141  # as a command killed by SIGPIPE exits
     except ModuleNotFoundError as exc:  # an optional extra that is not installed: say which to install
-        from ratio_bench.core.extras import missing_extra
-
         missing = missing_extra(exc)
         if missing is None:
             return _internal_error(name, exc)
         print(f"{name}: error: {missing}", file=sys.stderr)
         return missing.exit_code
     except Exception as exc:
-        from ratio_bench.core import faults
-
         message = faults.describe(exc, args)
         if message is None and isinstance(exc, OSError) and exc.filename is not None:
             message = f"{exc.filename}: {exc.strerror or exc}"
