@@ -242,15 +242,34 @@ def module_graph(root: Path) -> dict[str, dict[str, tuple[str, int, bool]]]:
                 if node.level:
                     base = ".".join([*package[: len(package) - node.level + 1], *([base] if base else [])])
                 targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            elif loaded := extras_load(node):
+                targets = [loaded]
             else:
                 continue
             for target in targets:
                 if target == root.name or target.startswith(root.name + "."):
                     dest = resolve(target)
                     if dest and dest != module:
-                        where = (str(path.relative_to(root.parent)), node.lineno, id(node) in late)
+                        where = (
+                            str(path.relative_to(root.parent)),
+                            node.lineno,
+                            id(node) in late or extras_load(node) is not None,
+                        )
                         graph.setdefault(module, {}).setdefault(dest, where)
     return graph
+
+
+def extras_load(node: ast.AST) -> str | None:
+    """The module of a ``extras.load("ratio_bench....")`` call (a deferred import of ours), else None."""
+    if (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "load"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return node.args[0].value
+    return None
 
 
 def circles(graph: dict[str, dict[str, tuple[str, int, bool]]]) -> list[tuple[list[str], list[str]]]:
@@ -351,21 +370,13 @@ def test_the_circle_check_sees_one_closed_by_a_late_import(tmp_path):
     assert "sub.c -> sub.a (ratio_bench/sub/c.py:2, inside a function)" in describe(way, graph)
     (package / "sub" / "c.py").write_text("def f():\n    import json\n")
     assert circles(module_graph(package)) == []
+    (package / "sub" / "c.py").write_text('def f():\n    return extras.load("ratio_bench.sub.a")\n')
+    assert [m for m, _ in circles(module_graph(package))] == [modules]  # a deferred load closes it too
 
 
-# Packages whose modules import ratio_bench at their top only. The rest of the package still imports late in
-# places; moving those up is a later step (issue 47), package by package, each added here once clean.
-TOP_IMPORTS_ONLY = ("leaderboard",)
-# The late imports kept on purpose: (module, what it imports), each with why.
-LATE_ALLOWED = {
-    # The stage's command module: each handler imports its library on first use, so `ratio --help` builds every
-    # stage's parser without loading the Hub client, pyarrow or the scoring engine.
-    ("leaderboard/cli.py", "*"),
-    # evaluation.mteb_tasks imports mteb (the optional eval extra) at its top; only the export needs it.
-    ("leaderboard/mteb_export.py", "ratio_bench.evaluation.scoring.mteb_tasks"),
-}
-
-
+# Every module imports ratio_bench at its top. The two places that defer work on purpose take no import statement:
+# ``cli.COMMANDS`` (importlib, by name: ``ratio --help`` loads no stage) and ``core.extras.load`` (a module that
+# needs an optional extra, loaded when a command reaches it; counted as an edge by ``module_graph``).
 def late_imports(path: Path) -> list[tuple[int, str]]:
     """(line, module) of each import of ``ratio_bench`` inside a function of ``path``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -381,17 +392,14 @@ def late_imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def test_no_function_level_import_of_ratio_bench_in_the_cleaned_packages():
-    """Imports at the top of the module in ``TOP_IMPORTS_ONLY``: what a module needs is read in its first lines,
-    and a circle cannot hide behind a late import. Laziness for ``ratio --help`` lives in the command modules
-    (``LATE_ALLOWED``); the rest of the package is a later step."""
-    found = []
-    for package in TOP_IMPORTS_ONLY:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            name = str(path.relative_to(ROOT))
-            for line, target in late_imports(path):
-                if (name, "*") not in LATE_ALLOWED and (name, target) not in LATE_ALLOWED:
-                    found.append(f"{ROOT.name}/{name}:{line}: imports {target} inside a function")
+def test_no_function_level_import_of_ratio_bench():
+    """Imports at the top of every module: what a module needs is read in its first lines, and a circle cannot
+    hide behind a late import. ``ratio --help`` stays fast through ``cli.COMMANDS``, not through late imports."""
+    found = [
+        f"{ROOT.name}/{path.relative_to(ROOT)}:{line}: imports {target} inside a function"
+        for path in sorted(ROOT.rglob("*.py"))
+        for line, target in late_imports(path)
+    ]
     assert not found, "function-level imports of ratio_bench (move them to the module's top):\n" + "\n".join(
         found
     )

@@ -24,15 +24,57 @@ def test_training_checks_its_extra_before_anything_else(tmp_path, monkeypatch, c
     assert "pip install 'ratio-bench[train]'" in capsys.readouterr().err
 
 
+# Makes the extras' modules absent as on a base install: not importable, and not found by ``find_spec`` or
+# ``importlib.metadata``, which libraries (sentence-transformers, transformers) ask before importing one.
+HIDE = """
+import importlib.abc, importlib.util, sys
+BLOCKED = set({blocked!r})
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Hide())
+real = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name.split('.')[0] in BLOCKED else real(name, *a)
+import importlib.metadata as md
+def absent(real):
+    def look(name, *a, **k):
+        if name in BLOCKED:
+            raise md.PackageNotFoundError(name)
+        return real(name, *a, **k)
+    return look
+md.version, md.metadata, md.distribution = absent(md.version), absent(md.metadata), absent(md.distribution)
+"""
+
+
 def test_the_base_install_needs_no_extra():
-    """Every command registers, and the lexicon loads, with every extra's modules unimportable."""
+    """Every command group registers, and the lexicon loads, with every extra's modules absent."""
     blocked = [m for modules in extras.EXTRAS.values() for m in modules]
-    code = (
-        f"import sys; sys.modules.update(dict.fromkeys({blocked!r})); from ratio_bench.cli import main; "
-        "assert main(['mcp', '--help']) == 0"
+    hide = HIDE.format(blocked=blocked)
+    for words, expect in ((["mcp", "--help"], "--http HOST:PORT"), (["lexicon", "check"], "sha256=")):
+        code = hide + f"from ratio_bench.cli import main\nraise SystemExit(main({words!r}))\n"
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+        assert run.returncode == 0 and expect in run.stdout, run.stderr[-2000:]
+    words = ("score", "index", "leaderboard", "judge", "train", "dataset", "serve")
+    code = hide + (
+        "import contextlib, io\nfrom ratio_bench.cli import main\n"
+        f"for word in {words!r}:\n"
+        "    out = io.StringIO()\n"
+        "    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        "        main([word, '--help'])\n"
+        "    print(word, out.getvalue().startswith('usage: ratio'))\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert "--http HOST:PORT" in run.stdout, run.stderr
-    code = code.replace("['mcp', '--help']", "['lexicon', 'check']")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0 and "sha256=" in run.stdout, run.stderr
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert run.stdout.split() == [x for w in words for x in (w, "True")], run.stderr[-2000:]
+
+
+def test_a_deferred_module_needing_a_missing_extra_names_the_install(monkeypatch):
+    """``extras.load`` is how a command reaches a module that imports an extra at its top (the mteb tasks)."""
+    import pytest
+
+    monkeypatch.setitem(sys.modules, "mteb", None)
+    monkeypatch.delitem(sys.modules, "ratio_bench.evaluation.scoring.mteb_tasks", raising=False)
+    with pytest.raises(extras.MissingExtraError, match=r"pip install 'ratio-bench\[eval\]'"):
+        extras.load("ratio_bench.evaluation.scoring.mteb_tasks")
+    with pytest.raises(ModuleNotFoundError):  # not an extra's module: a bug, raised as it is
+        extras.load("ratio_bench.no_such_module")

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import sys
 
+from ratio_bench.retrieval.install_check import check_install
+
 
 def print_install_check() -> int:
     """The install report, one screen; exit 1 when the self-test fails (the install cannot score)."""
-    from ratio_bench.retrieval.install_check import check_install
 
     report = check_install()
     print(f"Ratio install check (Python {report.python})")

@@ -8,7 +8,9 @@ fails deep inside a command (``ratio``'s main loop turns that ``ModuleNotFoundEr
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+from types import ModuleType
 
 from ratio_bench.core.errors import RatioError
 
@@ -48,3 +50,18 @@ def require(extra: str) -> None:
     for module in EXTRAS[extra]:
         if importlib.util.find_spec(module) is None:
             raise MissingExtraError(module, extra)
+
+
+def load(module: str) -> ModuleType:
+    """``module`` imported when a command reaches the code that needs an optional extra: the one lazy import of
+    the package besides ``ratio``'s command table, for a module (ours or the extra's own) that imports an extra at
+    its top. A missing extra raises :class:`MissingExtraError` naming it; any other missing module is a bug and
+    raises as it is. ``tests/test_architecture.py`` counts ``load("ratio_bench...")`` as an import of that module.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = missing_extra(exc)
+        if missing is None:
+            raise
+        raise missing from exc

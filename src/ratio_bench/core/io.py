@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from rich.console import Console
+
 from ratio_bench.core.errors import RatioError
 
 MANIFEST = "manifest.json"
@@ -172,7 +174,6 @@ def _sorted_keys(d: dict[str, Any]) -> dict[str, Any]:
 def report_console(stderr: bool = False):
     """A rich console for reports: the terminal's width, or wide enough for tables when piped to a file;
     ``stderr``: on stderr (a command whose stdout is JSON)."""
-    from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
     return Console(stderr=stderr) if stream.isatty() else Console(width=200, stderr=stderr)

@@ -8,11 +8,16 @@ another's command module and ``cli.py`` only assembles them.
 from __future__ import annotations
 
 import argparse
+import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import yaml
+
 from ratio_bench.core.config import closest
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.yamlio import load_yaml
 
 
 def add_strict_option(p: argparse.ArgumentParser) -> None:
@@ -63,9 +68,6 @@ def parse_assignments(
 
 def yaml_scalar(text: str) -> Any:
     """``8``, ``true``, ``04:00:00`` as YAML reads them."""
-    import yaml
-
-    from ratio_bench.core.yamlio import load_yaml
 
     try:
         return load_yaml(text)
@@ -76,7 +78,6 @@ def yaml_scalar(text: str) -> Any:
 
 def json_or_text(text: str) -> Any:
     """A JSON value when it parses as one (``0.5``, ``{"a": 1}``), else the text itself."""
-    import json
 
     try:
         return json.loads(text)
@@ -108,7 +109,6 @@ class OneLineParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str):  # type: ignore[override]
-        import re
 
         match = re.fullmatch(r"argument (\S+?): invalid choice: (.+?) \(choose from (.+)\)", message)
         if match:

@@ -9,6 +9,8 @@ the same, e.g. ``data_path("lexicon", "v1")``.
 
 from __future__ import annotations
 
+import dataclasses
+import string
 from importlib.resources import files
 from pathlib import Path
 
@@ -44,8 +46,6 @@ def data_path(*parts: str) -> Path:
 def fill_card_template(template: str, values: object) -> str:
     """The shipped card ``model_cards/<template>`` filled from a dataclass of its ``$fields``: the one way both
     the dataset card and the model card are rendered."""
-    import dataclasses
-    import string
 
     text = data_path("model_cards", template).read_text(encoding="utf-8")
     return string.Template(text).substitute(dataclasses.asdict(values))

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
+from ratio_bench.core.io import RejectLog, write_json
+from ratio_bench.core.shards import ShardWriter
 from ratio_bench.corpus.options import add_reader_options, reader_settings
+from ratio_bench.corpus.pipeline import paper_row, segment_papers
+from ratio_bench.corpus.readers import PaperReader
+from ratio_bench.corpus.records import PAPER_SCHEMA
+from ratio_bench.corpus.segmenters import get_segmenter
 
 
 def cmd_segment(args: argparse.Namespace) -> int:
     """stdin paragraphs (blank-line separated) -> one sentence per line, verbatim."""
-    import re
-
-    from ratio_bench.corpus.segmenters import get_segmenter
 
     spans = get_segmenter(args.segmenter)
     text = sys.stdin.read()
@@ -26,12 +32,6 @@ def cmd_segment(args: argparse.Namespace) -> int:
 
 
 def cmd_corpus_stats(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from ratio_bench.core.io import RejectLog, write_json
-    from ratio_bench.corpus.pipeline import segment_papers
-    from ratio_bench.corpus.readers import PaperReader
-
     start = time.perf_counter()
     with RejectLog(args.rejects) as rejects:
         reader = PaperReader(reader_settings(args), rejects=rejects)
@@ -49,13 +49,6 @@ def cmd_corpus_stats(args: argparse.Namespace) -> int:
 
 def cmd_corpus_export(args: argparse.Namespace) -> int:
     """Write the corpus stage's output (one row per paper, paragraphs with sentences) as Parquet."""
-    from tqdm import tqdm
-
-    from ratio_bench.core.io import RejectLog
-    from ratio_bench.core.shards import ShardWriter
-    from ratio_bench.corpus.pipeline import paper_row, segment_papers
-    from ratio_bench.corpus.readers import PaperReader
-    from ratio_bench.corpus.records import PAPER_SCHEMA
 
     writer = ShardWriter(args.out, PAPER_SCHEMA, rows_per_group=2_000)
     try:

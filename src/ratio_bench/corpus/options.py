@@ -7,6 +7,12 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ratio_bench.core.options import add_strict_option
+from ratio_bench.corpus.readers import (  # imported late: keeps `ratio --help` fast
+    FORMATS,
+    TEXT_FORMATS,
+    ReaderSettings,
+)
+from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
 
 if TYPE_CHECKING:
     from ratio_bench.corpus.readers import ReaderSettings
@@ -14,8 +20,6 @@ if TYPE_CHECKING:
 
 def add_reader_options(p: argparse.ArgumentParser) -> None:
     """How corpus files are read: schema, body format, kept sections and ``--strict``."""
-    from ratio_bench.corpus.readers import FORMATS, TEXT_FORMATS  # imported late: keeps `ratio --help` fast
-    from ratio_bench.corpus.sections import PROSE_CATEGORIES, SectionCategory
 
     p.add_argument(
         "--format",
@@ -43,8 +47,6 @@ def add_reader_options(p: argparse.ArgumentParser) -> None:
 
 def reader_settings(args: argparse.Namespace) -> ReaderSettings:
     """The ``ReaderSettings`` chosen by :func:`add_reader_options`' flags."""
-    from ratio_bench.corpus.readers import ReaderSettings
-    from ratio_bench.corpus.sections import SectionCategory
 
     return ReaderSettings(
         fmt=args.fmt,

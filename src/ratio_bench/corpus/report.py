@@ -9,6 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ratio_bench.core.io import report_console
+
 
 @dataclass
 class SourceCounts:
@@ -74,8 +76,6 @@ class CorpusReport:
 
     def print(self, console: Console | None = None, seconds: float | None = None) -> None:
         if console is None:
-            from ratio_bench.core.io import report_console
-
             console = report_console()
         rows = sorted(self.sources.items()) + [("TOTAL", self.total())]
         t = Table(title="Corpus stage: papers, paragraphs, sentences")

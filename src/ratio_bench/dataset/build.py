@@ -25,7 +25,7 @@ from ratio_bench.core.relations import RELATIONS
 from ratio_bench.corpus.readers import ReaderSettings
 from ratio_bench.dataset.assemble import Assembly, assemble, mini_manifest
 from ratio_bench.dataset.card import render_card
-from ratio_bench.dataset.check import require_passing
+from ratio_bench.dataset.check import all_passing, require_passing
 from ratio_bench.dataset.config import BuildConfig
 from ratio_bench.dataset.contract import KEEP, KIND, file_checksums, split_sha256
 from ratio_bench.dataset.custody import (
@@ -266,6 +266,5 @@ def _write_withheld(asm: Assembly, held: Path, withheld: list[str], cfg: BuildCo
 def require_custody(stage: Path, held: Path, target: Path) -> list[Any]:
     """The custody checks on the staged pair (the same as ``ratio dataset check``'s), all passing, else
     ReleaseCheckError and neither folder is swapped in."""
-    from ratio_bench.dataset.check import all_passing
 
     return all_passing(check_custody(stage, held), "the withheld half", target)

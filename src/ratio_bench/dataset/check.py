@@ -17,9 +17,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+from rich.table import Table
 
 from ratio_bench.core.errors import RatioError
-from ratio_bench.core.io import MANIFEST
+from ratio_bench.core.io import MANIFEST, report_console
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import is_snapshot, parse_split
 from ratio_bench.core.yamlio import load_yaml
@@ -517,10 +518,6 @@ def all_passing(checks: list[CheckResult], what: str, target: Path) -> list[Chec
 
 
 def print_results(root: Path, results: list[CheckResult]) -> None:
-    from rich.table import Table
-
-    from ratio_bench.core.io import report_console
-
     table = Table(title=f"ratio check {root}")
     table.add_column("check")
     table.add_column("result")

@@ -9,17 +9,22 @@ import shlex
 import sys
 from pathlib import Path
 
+from ratio_bench.core.errors import UsageError
+from ratio_bench.core.faults import note_output
+from ratio_bench.core.io import prepare_output_dir, report_console, write_json
+from ratio_bench.core.options import add_strict_option
+from ratio_bench.core.resources import data_path, preset, shipped_preset
+from ratio_bench.dataset.append import append_release
+from ratio_bench.dataset.build import BuildOptions, build_release
+from ratio_bench.dataset.check import ReleaseCheckError, check_release, print_results, results_json
+from ratio_bench.dataset.config import load_config, with_withhold
+from ratio_bench.dataset.contract import KEEP, KIND
+from ratio_bench.dataset.custody import check_custody, release_withheld
+from ratio_bench.dataset.hub_release import download
+from ratio_bench.dataset.publish import publish, publish_custody
+
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from ratio_bench.core.errors import UsageError
-    from ratio_bench.core.faults import note_output
-    from ratio_bench.core.io import prepare_output_dir, report_console
-    from ratio_bench.core.resources import data_path, preset, shipped_preset
-    from ratio_bench.dataset.build import BuildOptions, build_release
-    from ratio_bench.dataset.check import ReleaseCheckError, print_results
-    from ratio_bench.dataset.config import load_config, with_withhold
-    from ratio_bench.dataset.contract import KEEP, KIND
-
     if args.workers < 1:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
     shipped = shipped_preset("dataset_scripts", args.config) is not None
@@ -75,10 +80,6 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ratio_bench.core.io import write_json
-    from ratio_bench.dataset.check import check_release, print_results, results_json
-    from ratio_bench.dataset.custody import check_custody
-
     results = check_release(args.folder)
     if results[0].passed:  # the folder is a release: its withheld half too, when it has one
         results += check_custody(args.folder, args.custody)
@@ -96,10 +97,6 @@ def _iso_day(text: str) -> dt.date:
 
 
 def cmd_append(args: argparse.Namespace) -> int:
-    from ratio_bench.core.io import report_console
-    from ratio_bench.dataset.append import append_release
-    from ratio_bench.dataset.check import ReleaseCheckError, print_results
-
     try:
         report = append_release(
             args.dataset,
@@ -131,8 +128,6 @@ def cmd_append(args: argparse.Namespace) -> int:
 
 
 def cmd_release_withheld(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.custody import release_withheld
-
     report = release_withheld(args.dataset, args.version, args.custody, args.today, args.wait)
     print(
         f"{args.dataset} is now version {args.version}: released {', '.join(report['released'])} from custody; "
@@ -142,24 +137,17 @@ def cmd_release_withheld(args: argparse.Namespace) -> int:
 
 
 def cmd_publish_custody(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.publish import publish_custody
-
     print(f"published {args.folder} to {publish_custody(args.folder, args.repo_id)}")
     return 0
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.publish import publish
-
     url = publish(args.folder, args.repo_id, revision=args.revision, private=args.private, force=args.force)
     print(f"published {args.folder} to {url}")
     return 0
 
 
 def cmd_download(args: argparse.Namespace) -> int:
-    from ratio_bench.core.io import report_console
-    from ratio_bench.dataset.hub_release import download
-
     release = download(args.name, args.out)
     report_console().print(
         f"{release.hub}: {release.name} {release.version} (manifest {release.manifest_sha256[:12]}) checked and "
@@ -188,8 +176,6 @@ def add_withhold_option(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.core.options import add_strict_option
-
     stage = sub.add_parser(
         "dataset",
         help="release stage: build, append, check, publish, download, release-withheld (silver: ratio judge silver)",

@@ -34,9 +34,12 @@ from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import MANIFEST, folder_lock, link_or_copy, read_json_file, staged_dir, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import parse_split
+from ratio_bench.dataset.assemble import sql_str
 from ratio_bench.dataset.card import snapshot_report, snapshots_section, updated_card
+from ratio_bench.dataset.check import CheckResult, check_release, require_passing
 from ratio_bench.dataset.config import BuildConfig, parse_config
 from ratio_bench.dataset.contract import KEEP, KIND, config_names, file_checksums, split_sha256
+from ratio_bench.dataset.identity import check_version
 from ratio_bench.dataset.release import Release
 
 CUSTODY_KIND = "custody"  # manifest kind of a custody folder (never a release: no reader takes it for one)
@@ -305,7 +308,6 @@ def check_custody(release_root: Path, custody_root: Path | None = None) -> list[
     """``ratio dataset check`` of the withheld half: the custody folder is ours and goes with the release (the
     same withheld records), its files match its manifest, each split's SHA-256 and sizes are the public record's,
     the merged release passes every contract check, and no public file holds a withheld text or id."""
-    from ratio_bench.dataset.check import CheckResult, check_release
 
     release = Release.open(release_root)
     held = withheld_of(release.manifest)
@@ -341,7 +343,6 @@ def check_custody(release_root: Path, custody_root: Path | None = None) -> list[
 
 def _absent(release: Release, held: dict[str, dict[str, Any]]):
     """The public half holds no file, row count or card entry of a withheld split (checkable without custody)."""
-    from ratio_bench.dataset.check import CheckResult
 
     card = (release.root / "README.md").read_text(encoding="utf-8", errors="replace")
     found = [p.relative_to(release.root).as_posix() for s in held for p in release.root.rglob(f"*{s}-*")]
@@ -358,8 +359,6 @@ def _absent(release: Release, held: dict[str, dict[str, Any]]):
 
 
 def _paired(release: Release, custody: Custody, held: dict[str, dict[str, Any]]):
-    from ratio_bench.dataset.check import CheckResult
-
     ok = custody.withheld == held and custody.manifest.get("release") == release.name
     detail = (
         f"{custody.root.name} holds {', '.join(held) or 'nothing'} of {release.name}"
@@ -371,8 +370,6 @@ def _paired(release: Release, custody: Custody, held: dict[str, dict[str, Any]])
 
 
 def _custody_checksums(custody: Custody):
-    from ratio_bench.dataset.check import CheckResult
-
     recorded = custody.manifest.get("files") or {}
     actual = file_checksums(custody.root)
     bad = sorted(f for f in recorded.keys() | actual.keys() if recorded.get(f) != actual.get(f))
@@ -384,8 +381,6 @@ def _custody_checksums(custody: Custody):
 
 
 def _custody_splits(custody: Custody, held: dict[str, dict[str, Any]]):
-    from ratio_bench.dataset.check import CheckResult
-
     files = custody.manifest.get("files") or {}
     problems = []
     for split, record in held.items():
@@ -416,8 +411,6 @@ def release_withheld(dataset: Path, version: str, custody_root: Path | None = No
     """Publish every withheld split whose embargo has ended into the release, as ``version`` (one writer: the
     release's write lock, as for an append); the custody folder keeps what is still withheld. The split's files
     are the custody files unchanged, so its SHA-256, and every score on it, stay what they were."""
-    from ratio_bench.dataset.check import require_passing
-    from ratio_bench.dataset.identity import check_version
 
     check_version(version)
     today = today or dt.date.today()
@@ -466,7 +459,6 @@ def _rewrite_custody(custody: Custody, name: str, still: dict[str, dict[str, Any
 
 def write_custody_works(con: Any, path: Path) -> None:
     """The withheld splits' works (``withheld_works`` of the assembly) into the custody folder."""
-    from ratio_bench.dataset.assemble import sql_str
 
     path.parent.mkdir(parents=True, exist_ok=True)
     con.execute("SET threads=1")

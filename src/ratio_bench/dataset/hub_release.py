@@ -24,8 +24,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from huggingface_hub import HfApi, constants, snapshot_download
+from huggingface_hub.errors import (
+    GatedRepoError,
+    HfHubHTTPError,
+    HFValidationError,
+    HTTPError,
+    LocalEntryNotFoundError,
+    OfflineModeIsEnabled,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import MANIFEST, atomic_open, prepare_output_dir, staged_dir
+from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.contract import KIND
 from ratio_bench.dataset.release import CARD, NotAReleaseError, Release
 
@@ -133,7 +146,6 @@ def _resolve_sha(ref: HubRef, shown: str) -> str:
     """The commit ``ref`` names now (a full sha as given; offline, the commit seen last for that tag)."""
     if ref.revision and SHA.fullmatch(ref.revision):
         return ref.revision
-    from huggingface_hub import HfApi, constants
 
     refs = _refs_file(ref)
     seen = refs.read_text(encoding="utf-8").strip() if refs.is_file() else ""
@@ -150,9 +162,6 @@ def _resolve_sha(ref: HubRef, shown: str) -> str:
 def _download(ref: HubRef, sha: str, folder: Path, shown: str) -> None:
     """The manifest and card, then the files the manifest lists, at ``sha`` into a staging folder; checked with
     ``ratio dataset check``; then renamed into place (a killed download leaves only a staging folder behind)."""
-    from huggingface_hub import snapshot_download
-
-    from ratio_bench.dataset.check import check_release
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{sha}.", suffix=".partial", dir=folder.parent))
@@ -206,7 +215,6 @@ def max_release_bytes() -> int:
 def _check_sizes(ref: HubRef, sha: str, paths: list[str], bound: int, stage: Path, shown: str) -> None:
     """Refuse, before a byte is downloaded, files whose sizes (as the Hub lists them) sum over ``bound`` or over
     the free space where they would go: a repository we did not write decides neither our disk nor our wait."""
-    from huggingface_hub import HfApi
 
     infos = HfApi().get_paths_info(ref.repo_id, paths, repo_type="dataset", revision=sha)
     total = sum(int(getattr(i, "size", 0) or 0) for i in infos)
@@ -229,17 +237,6 @@ def _check_sizes(ref: HubRef, sha: str, paths: list[str], bound: int, stage: Pat
 @contextmanager
 def _hub_errors(shown: str) -> Iterator[None]:
     """Hub and network failures as one line naming the text, the endpoint and both readings of it."""
-    from huggingface_hub import constants
-    from huggingface_hub.errors import (
-        GatedRepoError,
-        HfHubHTTPError,
-        HFValidationError,
-        HTTPError,
-        LocalEntryNotFoundError,
-        OfflineModeIsEnabled,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
 
     endpoint = constants.ENDPOINT
     local = f"no folder {shown} here, so it was read as a Hub dataset"

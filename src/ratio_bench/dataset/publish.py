@@ -10,9 +10,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from huggingface_hub import CommitOperationAdd, HfApi
+from huggingface_hub.errors import HfHubHTTPError, HFValidationError, HTTPError
+
 from ratio_bench.core.errors import RatioError, shown
 from ratio_bench.core.io import MANIFEST
 from ratio_bench.dataset.check import check_release
+from ratio_bench.dataset.custody import Custody
 from ratio_bench.dataset.release import Release
 
 
@@ -31,7 +35,6 @@ def publish(
     licence to redistribute) is refused before anything is sent, whatever ``force`` says: the licence terms are
     the sources', not ours to waive (``force`` is kept so old scripts get this message, not a usage error).
     """
-    from huggingface_hub import CommitOperationAdd, HfApi
 
     found = Release.open(folder)
     manifest, release = found.manifest, found.terms
@@ -73,7 +76,6 @@ def hub_errors(api, repo_id: str) -> Iterator[None]:
 
     A name the Hub rejects is the error's value, so the command line names the option that gave it.
     """
-    from huggingface_hub.errors import HfHubHTTPError, HFValidationError, HTTPError
 
     try:
         yield
@@ -97,9 +99,6 @@ def publish_custody(folder: Path, repo_id: str) -> str:
     """Upload a custody folder (``ratio dataset build --withhold``) to ``repo_id``, which must exist and be
     private (``ratio leaderboard init`` creates ``ORG/custody`` so): a withheld split is never sent to a repository
     anyone could read. Exactly the files its manifest lists and the manifest are sent."""
-    from huggingface_hub import CommitOperationAdd, HfApi
-
-    from ratio_bench.dataset.custody import Custody
 
     custody = Custody.open(folder)
     files = [*custody.files(), MANIFEST]

@@ -39,6 +39,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
+import yaml
+
 MAX_BODY_BYTES = 2 << 30  # a commit carries its files base64-encoded in the body
 LOOPBACK = "127.0.0.1"
 STALE_HEAD = b'{"error":"A commit has happened since. Please refresh and try again."}'
@@ -531,8 +533,6 @@ class HubHandler(BaseHTTPRequestHandler):
             )
             return self._json({"url": f"http://{self.headers['Host']}/{kind}/{name}", "name": name})
         if parts == ["api", "validate-yaml"]:
-            import yaml
-
             content = json.loads(body)["content"]
             header = content.split("---")[1] if content.startswith("---") else ""
             try:

@@ -7,26 +7,33 @@ output in :mod:`.board_output`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 from pathlib import Path
 
+from rich.markup import escape
+from rich.table import Table
+
+from ratio_bench.core import cutoffs
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.io import report_console
 from ratio_bench.core.options import add_release_option, add_view_options
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.dataset.hub_release import fetched_or_path, open_release
+from ratio_bench.evaluation.analysis.run import run_analysis
+from ratio_bench.evaluation.board.leaderboard import load_board
+from ratio_bench.evaluation.board.render.output import render_board, score_report
+from ratio_bench.evaluation.scoring import engine
 from ratio_bench.evaluation.scoring.defaults import DRIFT_RESULTS, PLOT_TOP
+from ratio_bench.evaluation.scoring.engine import per_model_path, write_outputs
+from ratio_bench.evaluation.scoring.results import check_results_path, check_submitter
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.registry import available, resolve
 
 SCORER = "stated by the scorer (ratio score --training-cutoff)"
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    import dataclasses
-    import json
-
-    from rich.markup import escape
-    from rich.table import Table
-
-    from ratio_bench.core.io import report_console
-    from ratio_bench.retrieval.registry import available
-
     rows = available()
     if args.json:
         print(json.dumps([dataclasses.asdict(r) for r in rows], indent=2))
@@ -42,7 +49,6 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def _check_score_args(args: argparse.Namespace) -> None:
     """Flags that contradict each other, refused before any model is resolved."""
-    from ratio_bench.evaluation.scoring.results import check_submitter
 
     if args.save_run and args.via == "mteb":
         raise UsageError("--save-run: runs are saved by the ratio path; drop --via mteb")
@@ -61,14 +67,6 @@ def _check_score_args(args: argparse.Namespace) -> None:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """Every model on every split asked for, each model loaded once (:func:`.engine.score`)."""
-    from ratio_bench.core import cutoffs
-    from ratio_bench.core.io import report_console
-    from ratio_bench.dataset.hub_release import open_release
-    from ratio_bench.evaluation.board.render.output import score_report
-    from ratio_bench.evaluation.scoring import engine
-    from ratio_bench.evaluation.scoring.results import check_results_path
-    from ratio_bench.retrieval.cache import EmbeddingCache
-    from ratio_bench.retrieval.registry import resolve
 
     console = report_console(stderr=args.json)  # --json: the entries alone on stdout
     _check_score_args(args)
@@ -100,7 +98,6 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def _score_model(args, setup, release, splits, cache, pool, console):
     """One model on ``splits``: the ratio path (one load for all splits) or mteb's, split by split."""
-    from ratio_bench.evaluation.scoring import engine
 
     if args.via == "mteb":
         return [
@@ -125,8 +122,6 @@ def _score_model(args, setup, release, splits, cache, pool, console):
 
 def _report(args, scored, name: str, n_models: int, out: Path | None, console) -> None:
     """One split's line, its saved run and its written entry."""
-    from ratio_bench.evaluation.scoring import engine
-    from ratio_bench.evaluation.scoring.engine import per_model_path, write_outputs
 
     result = scored.result
     if args.save_run:
@@ -146,16 +141,10 @@ def _report(args, scored, name: str, n_models: int, out: Path | None, console) -
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from ratio_bench.evaluation.board.leaderboard import load_board
-    from ratio_bench.evaluation.board.render.output import render_board
-
     return render_board(load_board(args.results), args, str(args.results))
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.hub_release import fetched_or_path
-    from ratio_bench.evaluation.analysis.run import run_analysis
-
     args.dataset = fetched_or_path(args.dataset)
     return run_analysis(args)
 

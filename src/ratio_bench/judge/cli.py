@@ -6,13 +6,30 @@ import argparse
 import json
 from pathlib import Path
 
-from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.errors import RatioError, UsageError, shown
+from ratio_bench.core.io import atomic_open, folder_lock, write_json
+from ratio_bench.core.options import parse_assignments, sample_size
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.yamlio import read_yaml_file
+from ratio_bench.dataset.config import DEFAULT_PROMPTS, ConfigError, SilverError, SilverSettings
+from ratio_bench.dataset.release import Release, manifest_sha256
+from ratio_bench.evaluation.analysis.typed_hits import read_hits, read_queries
+from ratio_bench.evaluation.scoring.pool import JudgedPool, default_pool_dir
+from ratio_bench.evaluation.scoring.runs import load_run
+from ratio_bench.judge.calibrate import calibrate, read_labels, report_table
+from ratio_bench.judge.candidates import CandidatesJob, plan_candidates
+from ratio_bench.judge.estimate import estimate_candidates, estimate_pairwise, estimate_silver
+from ratio_bench.judge.job import add_job_options, run_job
+from ratio_bench.judge.labelling import label_pairs
+from ratio_bench.judge.pairwise import PairwiseJob, plan_pairwise
+from ratio_bench.judge.silver import SilverJob, stratified_sample
+from ratio_bench.judge.typed_search import check_source, labelling_pairs, read_verdicts, report
+from ratio_bench.llm.options import add_judge_options, make_judge, print_run_summary
+from ratio_bench.llm.pricing import PriceTable
+from ratio_bench.llm.prompts import get_prompt, load_prompts, prompts_for
 
 
 def cmd_prompts(args: argparse.Namespace) -> int:
-    from ratio_bench.llm.prompts import load_prompts
-
     for p in sorted(load_prompts().values(), key=lambda p: (p.purpose, p.relation, p.id)):
         print(
             f"{p.id}@v{p.version}  [{p.purpose}, {p.relation}, modes: {', '.join(p.modes)}]  {p.sha256[:12]}"
@@ -60,10 +77,6 @@ def _estimate_counts(args: argparse.Namespace) -> None:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.config import DEFAULT_PROMPTS
-    from ratio_bench.judge.estimate import estimate_candidates, estimate_pairwise, estimate_silver
-    from ratio_bench.llm.pricing import PriceTable
-
     _estimate_counts(args)
     prices = PriceTable.load(args.prices)
     if not prices.is_priced(args.model):
@@ -101,10 +114,6 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    from ratio_bench.judge.job import run_job
-    from ratio_bench.judge.pairwise import PairwiseJob, plan_pairwise
-    from ratio_bench.llm.options import make_judge
-
     plan = plan_pairwise(args.dataset, args.runs, args.sample, args.k, args.seed, args.split, args.relations)
     judge, batch = make_judge(args)
     job = PairwiseJob(plan, judge.settings, args.out)
@@ -112,11 +121,6 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    from ratio_bench.dataset.release import Release
-    from ratio_bench.judge.labelling import label_pairs
-    from ratio_bench.judge.silver import stratified_sample
-    from ratio_bench.llm.prompts import get_prompt
-
     if args.sample < 1:
         raise UsageError(f"--sample {args.sample}: must be at least 1")
     if args.pairs:
@@ -134,7 +138,6 @@ def cmd_label(args: argparse.Namespace) -> int:
         pairs = [r | {"relation": args.relation} for r in table.to_pylist() if r["query_id"] in keep]
     if args.show_prompt:
         rel = pairs[0]["relation"] if pairs else args.relation
-        from ratio_bench.dataset.config import DEFAULT_PROMPTS
 
         print(
             get_prompt(DEFAULT_PROMPTS[rel][0]).messages("silver", query="S1", marker="marker", gold="S2")[0][
@@ -152,10 +155,6 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 def cmd_typed_pairs(args: argparse.Namespace) -> int:
     """``ratio judge typed-search pairs``: every system's hits pooled, deduplicated and shuffled for labelling."""
-    from ratio_bench.core.io import atomic_open
-    from ratio_bench.dataset.release import Release
-    from ratio_bench.evaluation.analysis.typed_hits import read_hits, read_queries
-    from ratio_bench.judge.typed_search import check_source, labelling_pairs
 
     if args.out.exists() or args.out.is_symlink():
         raise UsageError(f"--out {args.out}: exists; nothing was overwritten. Choose another path")
@@ -183,10 +182,6 @@ TYPED_KEY = (
 
 def cmd_typed_report(args: argparse.Namespace) -> int:
     """``ratio judge typed-search report``: judged and mined-role precision@k per system and move."""
-    from ratio_bench.core.io import atomic_open, write_json
-    from ratio_bench.dataset.release import Release, manifest_sha256
-    from ratio_bench.evaluation.analysis.typed_hits import read_hits
-    from ratio_bench.judge.typed_search import check_source, read_verdicts, report
 
     if args.k < 1:
         raise UsageError(f"--k {args.k}: must be at least 1")
@@ -236,11 +231,6 @@ def _check_typed_out(out: Path) -> None:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ratio_bench.core.io import write_json
-    from ratio_bench.judge.calibrate import calibrate, read_labels, report_table
-    from ratio_bench.llm.options import make_judge, print_run_summary
-    from ratio_bench.llm.prompts import get_prompt, prompts_for
-
     labels = read_labels(args.labels)
     relations = args.relation or sorted({lab.relation for lab in labels})
     if args.prompts:
@@ -261,12 +251,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_candidates(args: argparse.Namespace) -> int:
     """Judge the sampled queries' top-k of saved runs; store verdicts in the pool; write the report."""
-    from ratio_bench.dataset.release import Release
-    from ratio_bench.evaluation.scoring.pool import JudgedPool, default_pool_dir
-    from ratio_bench.evaluation.scoring.runs import load_run
-    from ratio_bench.judge.candidates import CandidatesJob, plan_candidates
-    from ratio_bench.judge.job import run_job
-    from ratio_bench.llm.options import make_judge
 
     for flag, value in (("--sample", args.sample), ("--k", args.k)):
         if value < 1:
@@ -283,17 +267,6 @@ def cmd_candidates(args: argparse.Namespace) -> int:
 
 
 def cmd_silver(args: argparse.Namespace) -> int:
-    from ratio_bench.core.errors import shown
-    from ratio_bench.core.io import folder_lock
-    from ratio_bench.core.options import parse_assignments, sample_size
-    from ratio_bench.core.relations import RELATIONS
-    from ratio_bench.core.yamlio import read_yaml_file
-    from ratio_bench.dataset.config import ConfigError, SilverError, SilverSettings
-    from ratio_bench.dataset.release import Release
-    from ratio_bench.judge.job import run_job
-    from ratio_bench.judge.silver import SilverJob
-    from ratio_bench.llm.options import make_judge
-
     sample = parse_assignments(
         args.sample, "--sample", RELATIONS, sample_size, example="RELATION=N (N or all)"
     )
@@ -320,8 +293,6 @@ def cmd_silver(args: argparse.Namespace) -> int:
 
 def _add_silver(judge: argparse._SubParsersAction) -> None:
     """``ratio judge silver`` (``ratio silver`` until 0.3): a judge job over a release."""
-    from ratio_bench.judge.job import add_job_options
-    from ratio_bench.llm.options import add_judge_options
 
     p = judge.add_parser(
         "silver", help="judge a test sample with two prompts per relation; add the silver split"
@@ -438,8 +409,6 @@ def _add_estimate(judge: argparse._SubParsersAction) -> None:
 
 def _add_pairwise(judge: argparse._SubParsersAction) -> None:
     """``ratio judge pairwise``."""
-    from ratio_bench.judge.job import add_job_options
-    from ratio_bench.llm.options import add_judge_options
 
     p = judge.add_parser(
         "pairwise", help="judge which of two saved runs' top-k lists inspires more (spec 5.5, Table 16)"
@@ -496,7 +465,6 @@ def _add_label(judge: argparse._SubParsersAction) -> None:
 
 def _add_calibrate(judge: argparse._SubParsersAction) -> None:
     """``ratio judge calibrate``."""
-    from ratio_bench.llm.options import add_judge_options
 
     p = judge.add_parser("calibrate", help="score candidate prompts against human labels (spec Table 10)")
     p.add_argument("--labels", type=Path, required=True)
@@ -510,8 +478,6 @@ def _add_calibrate(judge: argparse._SubParsersAction) -> None:
 
 def _add_candidates(judge: argparse._SubParsersAction) -> None:
     """``ratio judge candidates``."""
-    from ratio_bench.judge.job import add_job_options
-    from ratio_bench.llm.options import add_judge_options
 
     p = judge.add_parser(
         "candidates", help="judge the top-k of saved runs on sampled queries (spec 5.3) into the judged pool"

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.dataset.release import Release
+from ratio_bench.judge.pairwise import PROMPT_ID, numbered
 from ratio_bench.judge.silver import silver_input
 from ratio_bench.llm.client import JudgeRequest
 from ratio_bench.llm.pricing import PriceTable, prompt_tokens
@@ -161,7 +162,6 @@ def estimate_pairwise(
     batch: bool, sample: int = 200,
 ) -> list[Estimate]:  # fmt: skip
     """Per relation: ``queries[rel]`` queries, each judged twice (both list orders) on two top-``k`` lists."""
-    from ratio_bench.judge.pairwise import PROMPT_ID, numbered
 
     prompt = get_prompt(PROMPT_ID)
     out = []

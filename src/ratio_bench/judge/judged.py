@@ -11,9 +11,12 @@ much they overlap the query lexically against the mined golds (Mann-Whitney U).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from scipy.stats import mannwhitneyu
 
 from ratio_bench.evaluation.analysis.analyses import jaccard
 from ratio_bench.evaluation.scoring.metrics import AGREEMENTS, SET_METRICS, evaluate_run
@@ -81,7 +84,6 @@ def discovered_positives(
     sample: JudgedSample, top: Mapping[str, list[str]], relevant: dict[str, set[str]]
 ) -> dict[str, Any]:
     """Accepted candidates other than the gold (appendix G): stand-ins, cross-paper share, query overlap."""
-    from scipy.stats import mannwhitneyu
 
     tok = BM25Tokenizer(1)
     bags: dict[str, set[str]] = {}
@@ -220,7 +222,6 @@ def plot(relation_report: dict[str, Any], k: int, title: str) -> bytes | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    import io
 
     runs = relation_report["runs"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
 from ratio_bench.leaderboard import hub, ledger
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.requests import (
@@ -237,7 +239,6 @@ def _check_merge(r: Round, verdict: Verdict, reviewed: Reviewed, merged: str | N
 
 def _revert(r: Round, parent: str, changed: dict[str, str | None], message: str) -> None:
     """Put every path in ``changed`` back to its version at ``parent`` in one commit on main's head."""
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     for _ in range(10):
         base = hub.head(r.repo_id, "dataset")

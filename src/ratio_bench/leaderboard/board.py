@@ -18,9 +18,12 @@ import glob
 import hashlib
 import html
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+
+from rich.table import Table
 
 from ratio_bench.core.cutoffs import parse_date
 from ratio_bench.core.errors import UsageError
@@ -77,7 +80,6 @@ class RepoReader:
     def open(cls, ref: hub.RepoRef, requests: str | None, bulk: bool = True) -> RepoReader:
         """The repository at ``ref``; ``bulk``: its JSON files fetched in one parallel ``snapshot_download``
         (what a board of a thousand entries needs) instead of one download per file."""
-        from concurrent.futures import ThreadPoolExecutor
 
         # the queue is read while the results download: both mostly wait on the Hub
         with ThreadPoolExecutor(1) as pool:
@@ -294,7 +296,6 @@ def verify(target: str, results: hub.RepoRef | None, requests: str | None) -> li
     """Verify ``target``: a local folder (as downloaded from the results repository: its last four path parts
     are its place there), a folder of ``results`` (``ORG/MODEL/SHA/SETUP``) or a row ``ORG/MODEL[@SHA]:SETUP``
     (every folder of that row). The trusted keys are ``results``'; the queue is ``requests`` at its head."""
-    from pathlib import Path
 
     if results is None:
         raise UsageError(
@@ -411,8 +412,6 @@ def _local_files(folder) -> tuple[dict[str, bytes], dict[str, int]]:
 
 
 def _repo_files(repo: RepoReader, folder: str) -> tuple[dict[str, bytes], dict[str, int]]:
-    from pathlib import Path
-
     out, too_big = {}, {}
     names = [p for p in sorted(repo.listed) if p.startswith(folder + "/")][:MAX_FOLDER_FILES]
     for path in names:
@@ -480,7 +479,6 @@ QUEUE_HEAD = ["status", "model", "setup", "submitter", "submitted", "detail"]
 
 def queue_table(queue: Queue, now: datetime | None = None):
     """The queue for a terminal (rich), every field escaped."""
-    from rich.table import Table
 
     t = Table(title=terminal_text(f"Queue {queue.repo_id}"))
     for head in QUEUE_HEAD:

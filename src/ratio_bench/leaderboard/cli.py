@@ -7,11 +7,52 @@ folder of entries; a first word that is a sub-command runs that command instead 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ratio_bench.core.cutoffs import parse_date
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.io import report_console, write_json
+from ratio_bench.evaluation.board.leaderboard import load_board
+from ratio_bench.evaluation.board.render.output import render_board
+from ratio_bench.leaderboard import listing
+from ratio_bench.leaderboard.admission import admit
+from ratio_bench.leaderboard.board import (
+    load_board_from_repo,
+    queue_html,
+    queue_markdown,
+    queue_table,
+    verify,
+)
+from ratio_bench.leaderboard.hub import RepoRef
+from ratio_bench.leaderboard.hub_results import open_eval_results_prs, write_eval_results
+from ratio_bench.leaderboard.init import custody_id, init_repos, repo_ids, results_for
+from ratio_bench.leaderboard.judging import Judging
+from ratio_bench.leaderboard.limits import (
+    DEFAULT_LEASE_S,
+    DEFAULT_SAMPLE,
+    DEFAULT_SEED,
+    MAX_PARAMETERS,
+    POOL_FOLDER,
+)
+from ratio_bench.leaderboard.mteb_export import export_mteb
+from ratio_bench.leaderboard.notices import figures
+from ratio_bench.leaderboard.provenance import KEY_ENV, TRUSTED_WORKERS, generate_key, load_key
+from ratio_bench.leaderboard.reproduction import reproduce
+from ratio_bench.leaderboard.requests import SETUPS, read_queue
+from ratio_bench.leaderboard.submit import submit
+from ratio_bench.leaderboard.worker import (
+    WorkerOptions,
+    default_log_file,
+    default_worker_id,
+    local_custody,
+    local_dataset,
+    run,
+)
+from ratio_bench.llm.options import add_judge_options, make_judge, prefixed_judge_args
 
 COMMANDS = (
     "submit",
@@ -66,19 +107,12 @@ class ResultsOrCommand(argparse._SubParsersAction):
 
 
 def cmd_board(args: argparse.Namespace) -> int:
-    from ratio_bench.evaluation.board.leaderboard import load_board
-    from ratio_bench.evaluation.board.render.output import render_board
-
     if args.from_repo is None:
         if args.board_requests:
             raise UsageError("--requests: the queue is shown with --from REPO (a results repository)")
         return render_board(load_board(args.results), args, str(args.results))
     if getattr(args, "_results_given", False):
         raise UsageError(f"give RESULTS ({args.results}) or --from {args.from_repo}, not both")
-    from ratio_bench.core.io import report_console
-    from ratio_bench.leaderboard.board import load_board_from_repo, queue_html, queue_markdown, queue_table
-    from ratio_bench.leaderboard.hub import RepoRef
-    from ratio_bench.leaderboard.requests import read_queue
 
     requests = RepoRef.parse(args.board_requests, "--requests").repo_id if args.board_requests else None
     board = load_board_from_repo(RepoRef.parse(args.from_repo, "--from"), requests)
@@ -90,11 +124,6 @@ def cmd_board(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from ratio_bench.core.cutoffs import parse_date
-    from ratio_bench.leaderboard.hub import RepoRef
-    from ratio_bench.leaderboard.init import results_for
-    from ratio_bench.leaderboard.submit import submit
-
     cutoff = parse_date(args.training_cutoff, "--training-cutoff") if args.training_cutoff else None
     repo = RepoRef.parse(args.requests, "--requests").repo_id
     sub = submit(args.model, args.revision, args.setup, repo, args.max_params, cutoff)
@@ -123,8 +152,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from ratio_bench.leaderboard.init import custody_id, init_repos, repo_ids
-
     for repo in init_repos(args.org, args.private):
         wrote = f"wrote {', '.join(repo.written)}" if repo.written else "nothing to add"
         kept = f"; kept {', '.join(repo.kept)} as they are" if repo.kept else ""
@@ -139,25 +166,12 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_admit(args: argparse.Namespace) -> int:
-    from ratio_bench.leaderboard.admission import admit
-    from ratio_bench.leaderboard.hub import RepoRef
-
     verdicts = admit(RepoRef.parse(args.requests, "--requests").repo_id, args.max_params, print)
     print(f"{sum(v.admitted for v in verdicts)} admitted, {sum(not v.admitted for v in verdicts)} refused")
     return 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from ratio_bench.leaderboard.hub import RepoRef
-    from ratio_bench.leaderboard.worker import (
-        WorkerOptions,
-        default_log_file,
-        default_worker_id,
-        local_custody,
-        local_dataset,
-        run,
-    )
-
     if args.poll is not None and args.poll <= 0:
         raise UsageError("--poll: give a number of seconds above 0")
     if args.infra_retries < 1 or args.retry_backoff < 0:
@@ -200,8 +214,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_export_mteb(args: argparse.Namespace) -> int:
-    from ratio_bench.leaderboard.mteb_export import export_mteb
-
     requests = _requests_or_note(args.requests)
     done = export_mteb(
         args.results, args.out, include_self_reported=args.include_self_reported, release=args.release,
@@ -215,8 +227,6 @@ def cmd_export_mteb(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_results(args: argparse.Namespace) -> int:
-    from ratio_bench.leaderboard.hub_results import open_eval_results_prs, write_eval_results
-
     requests = _requests_or_note(args.requests)
     results, models = write_eval_results(args.results, args.dataset, args.benchmark, args.out, requests)
     print(
@@ -228,10 +238,6 @@ def cmd_eval_results(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from ratio_bench.core.io import write_json
-    from ratio_bench.leaderboard.notices import figures
-    from ratio_bench.leaderboard.reproduction import reproduce
-
     entry = reproduce(args.model, args.setup, args.split, args.dataset, args.cache_dir)
     if args.out:
         write_json(args.out, entry)
@@ -245,7 +251,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def _requests_or_note(text: str | None) -> str | None:
     """``--requests`` as a repo id; without it, a note that nothing can be verified (every entry self-reported)."""
-    from ratio_bench.leaderboard.hub import RepoRef
 
     if text is None:
         print(
@@ -259,9 +264,6 @@ def _requests_or_note(text: str | None) -> str | None:
 
 def _worker_key(path: Path | None):
     """The worker's signing key: ``--key`` or the file ``RATIO_WORKER_KEY`` names (required: results are signed)."""
-    import os
-
-    from ratio_bench.leaderboard.provenance import KEY_ENV, load_key
 
     if path is not None:
         return load_key(path, "--key")
@@ -273,10 +275,6 @@ def _worker_key(path: Path | None):
 
 
 def cmd_keygen(args: argparse.Namespace) -> int:
-    import json
-
-    from ratio_bench.leaderboard.provenance import TRUSTED_WORKERS, generate_key
-
     key = generate_key(args.out)
     print(f"wrote the private key to {args.out} (keep it secret; the worker reads it with --key)")
     print(
@@ -287,9 +285,6 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
 
 def cmd_workers(args: argparse.Namespace) -> int:
-    from ratio_bench.leaderboard import listing
-    from ratio_bench.leaderboard.hub import RepoRef
-
     results = RepoRef.parse(args.results, "--results").repo_id
     if args.workers_command == "add":
         public_key, name = listing.parse_new(args.listing, args.name)
@@ -317,9 +312,6 @@ def cmd_workers(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ratio_bench.leaderboard.board import verify
-    from ratio_bench.leaderboard.hub import RepoRef
-
     results = RepoRef.parse(args.results, "--results") if args.results else None
     requests = RepoRef.parse(args.requests, "--requests").repo_id if args.requests else None
     reports = verify(args.target, results, requests)
@@ -330,8 +322,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def _judging(args: argparse.Namespace):
     """The worker's judge (None without ``--judge-model``), checked before anything is claimed."""
-    from ratio_bench.leaderboard.judging import Judging
-    from ratio_bench.llm.options import make_judge, prefixed_judge_args
 
     judge_args = prefixed_judge_args(args, JUDGE_PREFIX)
     if judge_args is None:
@@ -365,8 +355,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _queue_commands(commands: argparse._SubParsersAction) -> None:
     """``init``, ``submit`` and ``admit``: the maintainers' repositories and the way into the queue."""
-    from ratio_bench.leaderboard.limits import MAX_PARAMETERS
-    from ratio_bench.leaderboard.requests import SETUPS
 
     p = commands.add_parser(
         "init",
@@ -401,14 +389,6 @@ def _queue_commands(commands: argparse._SubParsersAction) -> None:
 
 def _worker_command(commands: argparse._SubParsersAction) -> None:
     """``worker``: claim, score, sign and publish (and, with --judge-model, grow the judged pool)."""
-    from ratio_bench.leaderboard.limits import (
-        DEFAULT_LEASE_S,
-        DEFAULT_SAMPLE,
-        DEFAULT_SEED,
-        MAX_PARAMETERS,
-        POOL_FOLDER,
-    )
-    from ratio_bench.llm.options import add_judge_options
 
     p = commands.add_parser("worker", help="score pending requests and publish the results")
     p.add_argument("--requests", required=True, metavar="REPO", help="the requests dataset repository")
@@ -522,7 +502,6 @@ def _hub_commands(commands: argparse._SubParsersAction) -> None:
 
 def _trust_commands(commands: argparse._SubParsersAction) -> None:
     """``keygen``, ``reproduce`` and ``verify``: what lets a stranger check a row."""
-    from ratio_bench.leaderboard.requests import SETUPS
 
     p = commands.add_parser(
         "keygen", help="make a worker's signing key (its public half goes in trusted_workers.json)"

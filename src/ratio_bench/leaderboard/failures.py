@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+import httpx
+
 INFRASTRUCTURE, MODEL = "infrastructure", "model"
 INFRA_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EAGAIN}
 RETRY_STATUSES = {408, 429, 500, 502, 503, 504}
@@ -20,7 +22,6 @@ T = TypeVar("T")
 def classify(exc: BaseException) -> str:
     """``infrastructure`` for a Hub timeout or 5xx, a connection error or a full/failing disk anywhere in the
     exception's chain (a message re-raised as one line keeps its cause as ``__context__``), else ``model``."""
-    import httpx
 
     seen = 0
     while exc is not None and seen < 10:

@@ -18,6 +18,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from huggingface_hub.errors import HfHubHTTPError, HTTPError
+
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
 
@@ -91,7 +93,6 @@ def signed_in_user(token: str) -> str:
             "Hub token: paste an access token of your Hub account (Settings, Access Tokens) to submit as "
             "yourself; the form has no name to type"
         )
-    from huggingface_hub.errors import HfHubHTTPError, HTTPError
 
     endpoint = hub.api().endpoint
     try:

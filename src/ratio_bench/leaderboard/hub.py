@@ -14,9 +14,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from huggingface_hub import CommitOperationAdd, HfApi, set_client_factory
+from huggingface_hub.errors import (
+    HfHubHTTPError,
+    HFValidationError,
+    HTTPError,
+    RemoteEntryNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+from huggingface_hub.hf_api import RepoFile
+from huggingface_hub.utils import tqdm as hf_tqdm
+from huggingface_hub.utils import validate_repo_id
+from huggingface_hub.utils._http import default_client_factory
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import no_duplicate_keys
@@ -40,9 +55,6 @@ class StaleHead(LeaderboardError):
 
 @cache
 def _bound_client_waits() -> None:
-    from huggingface_hub import set_client_factory
-    from huggingface_hub.utils._http import default_client_factory
-
     def bounded():
         client = default_client_factory()
         client.timeout = HUB_TIMEOUT_S  # connect, read, write and pool waits
@@ -54,7 +66,6 @@ def _bound_client_waits() -> None:
 def api() -> HfApi:
     """A client of the endpoint ``HF_ENDPOINT`` names now (huggingface_hub reads it once, at import), every
     request bounded in time, with the signed-in user's token inside :func:`as_user`."""
-    from huggingface_hub import HfApi
 
     _bound_client_waits()
     return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=_USER_TOKEN.get())
@@ -82,9 +93,6 @@ class RepoRef:
 
     @classmethod
     def parse(cls, text: str, flag: str) -> RepoRef:
-        from huggingface_hub.errors import HFValidationError
-        from huggingface_hub.utils import validate_repo_id
-
         repo_id, _, revision = text.partition("@")
         try:
             validate_repo_id(repo_id)
@@ -101,14 +109,6 @@ class RepoRef:
 @contextmanager
 def hub_errors(what: str) -> Iterator[None]:
     """Hub and network failures inside the block as one-line LeaderboardErrors about ``what``."""
-    from huggingface_hub.errors import (
-        HfHubHTTPError,
-        HFValidationError,
-        HTTPError,
-        RemoteEntryNotFoundError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
 
     endpoint = api().endpoint
     try:
@@ -160,7 +160,6 @@ def head(repo_id: str, repo_type: str, revision: str | None = None) -> str:
 
 def tree(repo_id: str, repo_type: str, sha: str) -> dict[str, int]:
     """Every file of the repository at ``sha`` with its size."""
-    from huggingface_hub.hf_api import RepoFile
 
     with hub_errors(f"{repo_type} {repo_id}"):
         items = api().list_repo_tree(repo_id, repo_type=repo_type, revision=sha, recursive=True)
@@ -169,7 +168,6 @@ def tree(repo_id: str, repo_type: str, sha: str) -> dict[str, int]:
 
 def read_small(repo_id: str, repo_type: str, sha: str, path: str) -> bytes:
     """A small file's bytes (the caller checked its listed size against its own cap)."""
-    from pathlib import Path
 
     with hub_errors(f"{repo_type} {repo_id}: {path}"):
         local = api().hf_hub_download(repo_id, path, repo_type=repo_type, revision=sha)
@@ -191,7 +189,6 @@ def download_files(
     Hub cache), checked first against the listing: together at most :data:`MAX_BULK_BYTES`. ``wanted`` and
     ``skipped`` are glob patterns (``*.json``, a folder's ``*/runs/*``); a listed file the caller will not read
     (too big) goes in ``skipped`` by its escaped name. Returns the local snapshot folder."""
-    from fnmatch import fnmatch
 
     total = sum(
         size
@@ -212,7 +209,6 @@ def download_files(
 
 def _quiet():
     """A progress-bar class that draws nothing (a board read is no download the user asked to watch)."""
-    from huggingface_hub.utils import tqdm as hf_tqdm
 
     class Quiet(hf_tqdm):
         def __init__(self, *args, **kwargs):
@@ -238,7 +234,6 @@ def commit(
     repo_id: str, repo_type: str, files: dict[str, bytes], message: str, parent: str | None = None
 ) -> str:
     """Write ``files`` in one commit; with ``parent``, only if the branch head is still ``parent`` (StaleHead)."""
-    from huggingface_hub import CommitOperationAdd
 
     ops = [CommitOperationAdd(path, data) for path, data in files.items()]
     with hub_errors(f"{repo_type} {repo_id}"):

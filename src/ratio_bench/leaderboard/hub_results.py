@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from huggingface_hub import CommitOperationAdd
+
 from ratio_bench.core.io import atomic_path
 from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.entry import hub_eval
@@ -158,7 +160,6 @@ def open_eval_results_pr(
     the scores of its commit ``commit``; the description links the verified result folder and, from a worker, the
     request's pull request on the queue. The model's authors merge it or not: until then the Hub shows the scores
     as community-provided."""
-    from huggingface_hub import CommitOperationAdd
 
     if not files:
         raise LeaderboardError(f"{model_repo}: no eval results to propose")

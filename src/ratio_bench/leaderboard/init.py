@@ -13,6 +13,7 @@ and a second run only adds what is missing. Neither JSON file sits at a request'
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -194,7 +195,6 @@ Entries written by a worker are **verified**; any other entry (a pull request wi
 
 def _identity_file(queue: str | None) -> dict[str, str]:
     """What says the repository is a queue (``policy.json``) or a results repository (``trusted_workers.json``)."""
-    import json
 
     if queue is not None:
         doc = {"schema": POLICY_SCHEMA, "maintainers": [], "workers": [], "max_pending": MAX_PENDING,

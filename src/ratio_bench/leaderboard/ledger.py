@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+from huggingface_hub.hf_api import RepoFile
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.repo_files import TRUSTED_WORKERS
@@ -125,7 +128,6 @@ def read_policy(repo_id: str, sha: str, listed: dict[str, int] | None = None) ->
 
 def hub_time(repo_id: str, repo_type: str = "dataset") -> datetime:
     """The Hub's time now (its response's ``Date``): leases are measured on it, never on this machine's clock."""
-    from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
     api = hub.api()
     with hub.hub_errors(f"{repo_type} {repo_id}"):
@@ -148,7 +150,6 @@ def history(repo_id: str, revision: str = "main", repo_type: str = "dataset") ->
 
 def last_changes(repo_id: str, sha: str, paths: list[str], commits: dict[str, Change]) -> dict[str, Change]:
     """The commit that last changed each of ``paths`` at ``sha`` (``commits``: main's, by id)."""
-    from huggingface_hub.hf_api import RepoFile
 
     out: dict[str, Change] = {}
     for i in range(0, len(paths), PATHS_PER_CALL):
@@ -203,7 +204,6 @@ def open_request_of(repo_id: str, user: str, path: str) -> int | None:
 
 def files_at(repo_id: str, revision: str) -> dict[str, str]:
     """path -> blob id of every file at ``revision`` (a branch, ``refs/pr/N`` or a commit)."""
-    from huggingface_hub.hf_api import RepoFile
 
     with hub.hub_errors(f"dataset {repo_id}@{revision}"):
         items = hub.api().list_repo_tree(repo_id, repo_type="dataset", revision=revision, recursive=True)

@@ -20,8 +20,9 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from ratio_bench.core import extras
 from ratio_bench.core.io import atomic_open, atomic_path
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation.board.leaderboard import load_board
@@ -135,7 +136,6 @@ def model_facts(entry: Entry) -> dict[str, Any]:
 
 def mteb_licenses() -> frozenset[str]:
     """The licence ids mteb's ``ModelMeta`` accepts (it refuses any other text that is not a URL)."""
-    from typing import get_args
 
     from mteb.models.model_meta import ModelMeta
 
@@ -159,10 +159,8 @@ def mteb_model_name(model: str) -> str:
 
 def task_results(group: list[RepoResult]) -> list[Any]:
     """One mteb ``TaskResult`` per relation of one model run's entries, each split an mteb split."""
-    from mteb import TaskResult
-
-    from ratio_bench.evaluation.scoring.mteb_tasks import HUB_DATASET, TASKS
-
+    TaskResult = extras.load("mteb").TaskResult  # noqa: N806 - the eval extra
+    mteb_tasks = extras.load("ratio_bench.evaluation.scoring.mteb_tasks")
     by_relation: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     for result in group:
         for relation, metrics in result.entry.results.items():
@@ -175,11 +173,11 @@ def task_results(group: list[RepoResult]) -> list[Any]:
             splits[result.entry.split] = {relation: {**metrics, "main_score": metrics[MAIN_SCORE]}}
     out = []
     for relation, scores in sorted(by_relation.items()):
-        task = TASKS[relation]()
+        task = mteb_tasks.TASKS[relation]()
         version = group[0].entry.dataset.version
         task.metadata = task.metadata.model_copy(
             update={
-                "dataset": {"path": HUB_DATASET["path"], "revision": version},
+                "dataset": {"path": mteb_tasks.HUB_DATASET["path"], "revision": version},
                 "eval_splits": sorted(scores),
             }
         )

@@ -23,10 +23,21 @@ import base64
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+    PublicFormat,
+    load_pem_private_key,
+)
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.leaderboard.hub import strict_json
@@ -70,8 +81,6 @@ class WorkerKey:
 
     @classmethod
     def of(cls, private: Ed25519PrivateKey) -> WorkerKey:
-        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
         raw = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
         return cls(private, key_id(raw), base64.b64encode(raw).decode("ascii"))
 
@@ -88,8 +97,6 @@ class WorkerKey:
 
 def generate_key(out: Path) -> WorkerKey:
     """A new key written to ``out`` (PEM, readable by its owner only); an existing file is never replaced."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
     private = Ed25519PrivateKey.generate()
     pem = private.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
@@ -109,10 +116,6 @@ def generate_key(out: Path) -> WorkerKey:
 def load_key(path: Path, flag: str = "--key") -> WorkerKey:
     """The worker's key from its PEM file; a missing, unreadable, non-regular (a FIFO would block for ever), group-
     or world-readable or non-Ed25519 file is one line naming it."""
-    import stat
-
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     make = "make one with `ratio leaderboard keygen`"
     try:
@@ -231,9 +234,6 @@ def _listing(item: Any) -> TrustedWorker | None:
 
 
 def signature_valid(doc: dict[str, Any], public_key: str) -> bool:
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     sig = doc.get("signature")
     if (
         not isinstance(sig, dict)
@@ -439,7 +439,6 @@ def _request_step(folder: str, doc: dict[str, Any], queue: Queue | None) -> Step
 
 def _signed_after(signed: Any, finished: str | None) -> str:
     """Why the signing time does not come before the request's finish ("" when it does)."""
-    from datetime import timedelta
 
     try:
         at = parse_time(signed) if isinstance(signed, str) else None

@@ -16,6 +16,7 @@ list is ignored; leases are written and compared on the Hub's clock.
 
 from __future__ import annotations
 
+import glob
 import json
 import re
 from collections.abc import Mapping
@@ -289,7 +290,6 @@ def _request_bytes(
     """Each request's bytes at its trusted version, in path order. A request whose trusted version is its last
     change on main holds the same bytes at ``sha``: those come in one parallel ``snapshot_download`` (a queue of
     600 requests was 600 downloads); the few whose last change is untrusted are read at their version one by one."""
-    import glob
 
     at_head = {p for p, version in versions.items() if version == changes[p].commit}
     folder = None

@@ -13,7 +13,11 @@ import re
 import tempfile
 from dataclasses import dataclass
 from datetime import date
+from fnmatch import fnmatch
 from pathlib import Path
+
+from huggingface_hub import CommitOperationAdd
+from huggingface_hub.errors import LocalTokenNotFoundError, NotASafetensorsRepoError, SafetensorsParsingError
 
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
@@ -119,7 +123,6 @@ def _parameters(repo_id: str, sha: str, label: str, files: list[str]) -> int:
     """Parameters of the repo's safetensors weights, from their headers: the repo's weights at its root (one
     file or an index of shards), else every safetensors file wherever it sits (a Router keeps each route's
     weights in the route's own folder)."""
-    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
 
     try:
         with hub.hub_errors(label):
@@ -139,8 +142,6 @@ def _parameters(repo_id: str, sha: str, label: str, files: list[str]) -> int:
 
 
 def _matches(path: str, patterns: list[str]) -> bool:
-    from fnmatch import fnmatch
-
     return any(fnmatch(path, p) for p in patterns)
 
 
@@ -237,7 +238,6 @@ def submit(
         parameters=checked.parameters,
         training_cutoff=training_cutoff.isoformat() if training_cutoff else None,
     )
-    from huggingface_hub import CommitOperationAdd
 
     with hub.hub_errors(f"--requests {requests_repo}"):
         info = hub.api().create_commit(
@@ -265,7 +265,6 @@ def _check_not_queued(queue, path: str) -> None:
 
 def whoami(token: str | None = None) -> str:
     """The Hub user of ``token`` (default: the saved login): the only name a submission carries."""
-    from huggingface_hub.errors import LocalTokenNotFoundError
 
     try:
         with hub.hub_errors("whoami"):

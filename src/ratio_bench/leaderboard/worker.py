@@ -13,6 +13,7 @@ up to :data:`~ratio_bench.leaderboard.requests.MAX_ATTEMPTS` attempts, then mark
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -25,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from huggingface_hub import constants
 
 from ratio_bench import __version__
 from ratio_bench.dataset.custody import Custody, CustodyError, withheld_of
@@ -152,7 +155,6 @@ def local_custody(text: str, dataset: Path) -> Path:
 def custody_home() -> Path:
     """Where a worker keeps custody downloads: plain files (not the Hub cache's symlinks) in a folder only its
     user can read, beside the Hub cache (``HF_HOME``)."""
-    from huggingface_hub import constants
 
     home = Path(constants.HF_HOME) / "ratio-custody"
     home.mkdir(parents=True, exist_ok=True)
@@ -283,7 +285,6 @@ def run_with_retries(request: Request, opts: WorkerOptions, tmp: Path, log: Call
 
 def _die_with_parent() -> None:
     """In the job's process before it runs: the kernel kills it when its worker dies (Linux prctl)."""
-    import ctypes
 
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 

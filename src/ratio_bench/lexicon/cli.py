@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 from pathlib import Path
+
+from tqdm import tqdm
 
 from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.resources import data_path, installed
+from ratio_bench.corpus.pipeline import segment_papers
+from ratio_bench.corpus.readers import PaperReader
+from ratio_bench.lexicon import Lexicon, default_lexicon_dir
+from ratio_bench.lexicon.discover import count_spans, embedding_neighbours, top_spans, write_spans
+from ratio_bench.lexicon.expand import accept_reviewed, expand, write_review
+from ratio_bench.lexicon.llm import llm_classify, llm_expand
+from ratio_bench.llm.options import add_judge_options, make_judge, print_run_summary
 
 
 def cmd_lexicon_check(args: argparse.Namespace) -> int:
-    from ratio_bench.lexicon import Lexicon, default_lexicon_dir
-
     lex = Lexicon.load(args.lexicon)
     conflicts = lex.connective_conflicts()
     print(f"lexicon {lex.version} sha256={lex.fingerprint()} ({args.lexicon or default_lexicon_dir()})")
@@ -31,10 +40,6 @@ def cmd_lexicon_check(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_expand(args: argparse.Namespace) -> int:
-    from ratio_bench.core.resources import data_path
-    from ratio_bench.lexicon import Lexicon
-    from ratio_bench.lexicon.expand import expand, write_review
-
     candidates = expand(args.templates or data_path("lexicon", "templates"), args.relation)
     counts = write_review(args.out, candidates, Lexicon.load(args.lexicon))
     print(
@@ -46,10 +51,6 @@ def cmd_lexicon_expand(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_accept(args: argparse.Namespace) -> int:
-    from ratio_bench.core.resources import installed
-    from ratio_bench.lexicon import default_lexicon_dir
-    from ratio_bench.lexicon.expand import accept_reviewed
-
     if args.lexicon is None and installed():
         raise UsageError(
             "--lexicon is required: the shipped lexicon is part of the installed package; copy it "
@@ -63,10 +64,6 @@ def cmd_lexicon_accept(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_llm_expand(args: argparse.Namespace) -> int:
-    from ratio_bench.lexicon import Lexicon
-    from ratio_bench.lexicon.llm import llm_expand
-    from ratio_bench.llm.options import make_judge, print_run_summary
-
     lexicon = Lexicon.load(args.lexicon)
     if args.seeds:
         seeds = [s.strip() for s in args.seeds.read_text(encoding="utf-8").splitlines() if s.strip()]
@@ -85,9 +82,6 @@ def cmd_lexicon_llm_expand(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_llm_classify(args: argparse.Namespace) -> int:
-    from ratio_bench.lexicon.llm import llm_classify
-    from ratio_bench.llm.options import make_judge, print_run_summary
-
     judge, _ = make_judge(args)
     counts = llm_classify(args.review, judge, args.strong_threshold)
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -99,15 +93,6 @@ def cmd_lexicon_llm_classify(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_discover(args: argparse.Namespace) -> int:
-    import itertools
-
-    from tqdm import tqdm
-
-    from ratio_bench.corpus.pipeline import segment_papers
-    from ratio_bench.corpus.readers import PaperReader
-    from ratio_bench.lexicon import Lexicon
-    from ratio_bench.lexicon.discover import count_spans, embedding_neighbours, top_spans, write_spans
-
     lexicon = Lexicon.load(args.lexicon)
     papers = segment_papers(PaperReader(), args.corpus)
     if args.limit:
@@ -164,8 +149,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--stage", choices=["pattern", "llm"], default="pattern", help="stage of the added markers"
     )
     p.set_defaults(func=cmd_lexicon_accept)
-
-    from ratio_bench.llm.options import add_judge_options
 
     p = lex.add_parser("llm-expand", help="generate marker candidates from seeds with an LLM (review file)")
     p.add_argument("--relation", choices=RELATIONS, required=True)

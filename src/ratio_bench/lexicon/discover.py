@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ratio_bench.corpus.cleaning import MAX_MARKER_WORDS, leading_span
 from ratio_bench.corpus.pipeline import SegmentedPaper
 from ratio_bench.lexicon.model import Lexicon
@@ -60,7 +62,6 @@ def embedding_neighbours(
     seeds: list[str], spans: list[str], model, k: int = 10
 ) -> dict[str, list[tuple[str, float]]]:
     """The ``k`` spans closest to each seed marker by cosine similarity (``model``: a SentenceTransformer)."""
-    import numpy as np
 
     vectors = model.encode(seeds + spans, normalize_embeddings=True, convert_to_numpy=True)
     seed_vecs, span_vecs = vectors[: len(seeds)], vectors[len(seeds) :]

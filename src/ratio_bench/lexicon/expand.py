@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from lemminflect import getInflection
+
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.lexicon.model import Lexicon, LexiconError, normalise_marker
@@ -37,7 +39,6 @@ class Candidate:
 @cache
 def inflect(word: str, tag: str) -> tuple[str, ...]:
     """The inflection of ``word`` (a lemma; multi-word terms inflect their first word) for a Penn tag."""
-    from lemminflect import getInflection
 
     head, _, rest = word.partition(" ")
     forms = getInflection(head, tag=tag) or (head,)

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.io import report_console
 from ratio_bench.core.options import json_or_text, parse_assignments
+from ratio_bench.llm.batch import BatchJudge
 from ratio_bench.llm.cache import ReplyCache
 from ratio_bench.llm.client import Judge, JudgeSettings
 from ratio_bench.llm.endpoint import normalise_base_url
@@ -202,15 +204,11 @@ def make_judge(args: argparse.Namespace, defaults: dict[str, Any] | None = None)
         raise type(exc)(renamed_flags(str(exc), args)) from None
     batch = None
     if getattr(args, "batch", False):
-        from ratio_bench.llm.batch import BatchJudge
-
         batch = BatchJudge(judge, poll_s=args.poll_seconds)
     return judge, batch
 
 
 def print_run_summary(summary: dict[str, Any]) -> None:
-    from ratio_bench.core.io import report_console
-
     console = report_console()
     cost = f"${summary['cost_usd']:.4f}" if summary["priced"] else "unpriced model ($0 counted)"
     console.print(

@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ratio_bench.core.errors import UsageError
+from ratio_bench.core.io import report_console
+from ratio_bench.core.options import parse_assignments, yaml_scalar
+from ratio_bench.corpus.options import add_reader_options, reader_settings
+from ratio_bench.mining.report import print_mining_report
+from ratio_bench.mining.run import EXECUTORS, merge_stats, run_mining
+from ratio_bench.mining.step import MiningSettings
+from ratio_bench.mining.units import TASK_BYTES
+
 
 def cmd_mine(args: argparse.Namespace) -> int:
-    from ratio_bench.core.errors import UsageError
-    from ratio_bench.core.io import report_console
-    from ratio_bench.core.options import parse_assignments, yaml_scalar
-    from ratio_bench.corpus.options import reader_settings
-    from ratio_bench.mining.report import print_mining_report
-    from ratio_bench.mining.run import run_mining
-    from ratio_bench.mining.step import MiningSettings
-
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     settings = MiningSettings(
@@ -47,27 +48,17 @@ def cmd_mine(args: argparse.Namespace) -> int:
 
 
 def _task_bytes(mb: float) -> int:
-    from ratio_bench.core.errors import UsageError
-
     if not mb > 0:
         raise UsageError(f"--task-mb must be positive, got {mb}")
     return max(1, int(mb * 2**20))
 
 
 def cmd_mine_stats(args: argparse.Namespace) -> int:
-    from ratio_bench.core.io import report_console
-    from ratio_bench.mining.report import print_mining_report
-    from ratio_bench.mining.run import merge_stats
-
     print_mining_report(merge_stats(args.out), report_console())
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ratio_bench.corpus.options import add_reader_options
-    from ratio_bench.mining.run import EXECUTORS
-    from ratio_bench.mining.units import TASK_BYTES
-
     stage = sub.add_parser("mine", help="mining stage: run, stats").add_subparsers(
         dest="mine_command", required=True
     )

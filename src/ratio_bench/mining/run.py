@@ -14,6 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor, SlurmPipelineExecutor
+from loguru import logger
+from tqdm import tqdm
+
 from ratio_bench import __version__
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import sum_nested, write_json
@@ -74,16 +78,10 @@ _OWN_OPTIONS = {"pipeline": None, "tasks": None, "workers": "--workers", "loggin
 
 def _executor_class(kind: str):
     if kind == "local":
-        from datatrove.executor import LocalPipelineExecutor
-
         return LocalPipelineExecutor
     if kind == "slurm":
-        from datatrove.executor import SlurmPipelineExecutor
-
         return SlurmPipelineExecutor
     if kind == "ray":
-        from datatrove.executor import RayPipelineExecutor
-
         return RayPipelineExecutor
     raise ExecutorOptionError(f"unknown executor {kind!r} for --executor; choose from {EXECUTORS}")
 
@@ -223,8 +221,6 @@ def run_mining(
         options=options,
     )
     if not verbose:
-        from loguru import logger
-
         logger.disable("datatrove")
     with exclusive(out) if waits else contextlib.nullcontext():
         if waits:
@@ -261,7 +257,6 @@ def run_mining(
 def _stage_bar(completions: Path, tasks: int, every_s: float = 0.5) -> Iterator[None]:
     """One progress bar over the mining tasks while they run, read from datatrove's completion markers (one
     file per finished task, whichever process ran it), so tasks run in worker processes count too."""
-    from tqdm import tqdm
 
     def done() -> int:
         return sum(1 for _ in completions.iterdir()) if completions.is_dir() else 0

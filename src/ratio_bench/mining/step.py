@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from datatrove.pipeline.base import PipelineStep
+from loguru import logger
 from tqdm import tqdm
 
 from ratio_bench.core.io import RejectLog, write_json
@@ -79,8 +80,6 @@ class MineUnits(PipelineStep):
         silences itself)."""
         self.__dict__.update(state)
         if state.get("quiet_logs"):
-            from loguru import logger
-
             logger.disable("datatrove")
 
     def units_of(self, rank: int, world_size: int) -> list[WorkUnit]:

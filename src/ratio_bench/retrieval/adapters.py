@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from safetensors import SafetensorError, safe_open
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.core.io import atomic_path
 
 FORMAT = "ratio-query-adapters/1"
 MAX_DIM = 8192  # a map larger than this is not an adapter of any encoder we know: refuse it before reading
@@ -64,7 +66,6 @@ class QueryAdapters:
 
     def save(self, path: str | Path, extra: dict[str, str] | None = None) -> None:
         """Write the adapters as safetensors (atomic; identical tensors and metadata give identical bytes)."""
-        from ratio_bench.core.io import atomic_path
 
         tensors = {}
         for move in self.moves:
@@ -79,7 +80,6 @@ class QueryAdapters:
     @classmethod
     def load(cls, path: str | Path, moves: tuple[str, ...] | None = None) -> QueryAdapters:
         """Read and check an adapter file: the format, square finite maps of one size, moves known."""
-        from safetensors import SafetensorError, safe_open
 
         path = Path(path)
         try:

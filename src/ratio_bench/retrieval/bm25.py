@@ -11,7 +11,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import bm25s
 import numpy as np
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
 
 NGRAM_SETUPS = {"unigram": 1, "bigram": 2, "trigram": 3}
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -19,9 +22,6 @@ _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
 class BM25Tokenizer:
     def __init__(self, max_n: int = 1):
-        import Stemmer
-        from bm25s.stopwords import STOPWORDS_EN
-
         self.max_n = max_n
         self.stopwords = frozenset(STOPWORDS_EN)
         self.stemmer = Stemmer.Stemmer("english")
@@ -40,8 +40,6 @@ class BM25Retriever:
     and loaded from it (``ratio index`` saves one, so ``ratio search`` and ``ratio serve`` skip re-indexing)."""
 
     def __init__(self, corpus: Sequence[str], setup: str = "unigram"):
-        import bm25s
-
         self._set_setup(setup)
         corpus_tokens = [self.tokenize(t) for t in corpus]
         self.vocab: dict[str, int] = {}
@@ -68,7 +66,6 @@ class BM25Retriever:
     def load(cls, folder: Path, setup: str) -> BM25Retriever:
         """An index saved by :meth:`save`, memory-mapped. The folder may be someone else's: the numpy backend
         is pinned (a saved ``backend`` never switches on numba compilation) and arrays load without pickle."""
-        import bm25s
 
         self = cls.__new__(cls)
         self._set_setup(setup)

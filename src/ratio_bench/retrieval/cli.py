@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.io import report_console
+from ratio_bench.retrieval.cache import EmbeddingCache
 
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -28,8 +30,6 @@ def _size(n: int) -> str:
 
 
 def _print_info(label: str, info) -> None:
-    from ratio_bench.core.io import report_console
-
     report_console().print(
         f"{label}{info.root}: {info.vectors:,} vectors ({info.records:,} index records), "
         f"{_size(info.total_bytes)} (shards {_size(info.shard_bytes)}, index {_size(info.index_bytes)}, "
@@ -39,15 +39,11 @@ def _print_info(label: str, info) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from ratio_bench.retrieval.cache import EmbeddingCache
-
     _print_info("", EmbeddingCache(args.cache_dir).info())
     return 0
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from ratio_bench.retrieval.cache import EmbeddingCache
-
     max_bytes = parse_size(args.max_size) if args.max_size is not None else None
     before, after = EmbeddingCache(args.cache_dir).prune(max_bytes, args.drop_model or ())
     _print_info("before: ", before)

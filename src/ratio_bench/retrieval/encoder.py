@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+import torch
+from sentence_transformers import SentenceTransformer
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.registry import (
@@ -63,8 +65,6 @@ class DenseEncoder:
     def load(cls, setup: ModelSetup, batch_size: int = 64, device: str | None = None) -> DenseEncoder:
         """Load a resolved dense setup's weights (local files only; remote code only if the setup allows it)."""
         check_model_folder(setup.path, setup.trust_remote_code)  # before the import: a refusal is quick
-        import torch
-        from sentence_transformers import SentenceTransformer
 
         with tempfile.TemporaryDirectory(prefix="ratio-model-") as view:
             model = SentenceTransformer(

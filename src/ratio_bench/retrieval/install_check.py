@@ -16,7 +16,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import torch
+
 from ratio_bench.core.extras import EXTRAS
+from ratio_bench.retrieval.bm25 import BM25Retriever
+from ratio_bench.retrieval.registry import available
 
 if TYPE_CHECKING:
     from ratio_bench.retrieval.registry import Availability
@@ -107,7 +111,6 @@ def torch_build() -> TorchBuild:
     """torch's version and whether it is a CUDA build (the one import here that takes a second or two)."""
     if importlib.util.find_spec("torch") is None:
         return TorchBuild(None, None, False)
-    import torch
 
     cuda = torch.version.cuda
     return TorchBuild(torch.__version__, cuda, bool(cuda) and torch.cuda.is_available())
@@ -123,7 +126,6 @@ def extras_status(names=USER_EXTRAS) -> tuple[ExtraStatus, ...]:
 def self_test() -> SelfTest:
     """BM25 on the toy corpus: each move's query must rank its gold first; proves bm25s, the tokenizer and the
     stemmer work without touching a release, a model or the network."""
-    from ratio_bench.retrieval.bm25 import BM25Retriever
 
     start = time.perf_counter()
     try:
@@ -145,8 +147,6 @@ def self_test() -> SelfTest:
 
 
 def check_install() -> InstallReport:
-    from ratio_bench.retrieval.registry import available
-
     return InstallReport(
         f"{platform.python_version()} ({platform.system()} {platform.machine()})",
         package_versions(),

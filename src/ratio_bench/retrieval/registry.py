@@ -25,10 +25,17 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from safetensors import SafetensorError, safe_open
+from sentence_transformers.util import import_module_class
+from torch import nn
+from transformers import AutoConfig, AutoTokenizer
+
 from ratio_bench.core import cutoffs
 from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.io import atomic_path
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.resources import data_path
 from ratio_bench.retrieval.bm25 import NGRAM_SETUPS
 
 # The spec's generic prefixes (appendix C), and each model's recommended ones.
@@ -273,7 +280,6 @@ def locate(entry: ModelEntry) -> Path | None:
 
 def adapter_path(entry: ModelEntry) -> Path:
     """The shipped adapter file of a move-aware entry (from the wheel's data, or the checkout's)."""
-    from ratio_bench.core.resources import data_path
 
     path = data_path(*entry.adapters.split("/"))
     if not path.is_file():
@@ -439,7 +445,6 @@ def saved_prompts(folder: str | Path) -> tuple[str, str] | None:
 
 def saved_relation_prompts(folder: str | Path) -> dict[str, str]:
     """A unified model's saved query prompts under the relation names (empty for any other model)."""
-    from ratio_bench.core.relations import RELATIONS
 
     config = Path(folder) / "config_sentence_transformers.json"
     if not config.is_file():
@@ -520,9 +525,6 @@ def check_loadable(path: str | Path) -> None:
     module's config and tokenizer with the stock classes (``AutoConfig``, ``AutoTokenizer``; no remote code,
     local files only), never its weights: seconds, and a model that can only fail is refused before it is
     queued."""
-    from sentence_transformers.util import import_module_class
-    from torch import nn
-    from transformers import AutoConfig, AutoTokenizer
 
     for kind, folder in _modules(Path(path)):
         try:
@@ -680,7 +682,6 @@ def _read_json(path: Path):
 
 def _check_safetensors(path: Path) -> None:
     """Open the file's header: safetensors checks that the tensors it lists fill the file exactly."""
-    from safetensors import SafetensorError, safe_open
 
     try:
         with safe_open(str(path), framework="np"):

@@ -8,7 +8,9 @@ same ranking up to float rounding; ties are broken by the lower corpus index.
 
 from __future__ import annotations
 
+import faiss
 import numpy as np
+import torch
 
 BACKENDS = ("auto", "faiss", "torch")
 CPU_BUDGET_BYTES = 1 << 30  # torch on the CPU: corpus block plus one score block
@@ -72,7 +74,6 @@ def _faiss_search(
     faiss's heaps return equal scores in no documented order (often the higher index first), so each row is
     re-sorted by (score descending, index ascending).
     """
-    import faiss
 
     index = faiss.IndexFlatIP(corpus.shape[1])
     if _faiss_has_gpu():
@@ -96,7 +97,6 @@ def _torch_search(
     Each block's top-k is put in corpus order before a stable descending sort merges it with the running
     top-k (whose rows all come earlier in the corpus), so equal scores keep the lower corpus index.
     """
-    import torch
 
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     n, dim = corpus.shape

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import faiss
 import numpy as np
 
 from ratio_bench.core.errors import RatioError
@@ -35,7 +36,6 @@ def ann_params(kind: str, n: int) -> dict[str, int]:
 
 def flat_index(vectors: np.ndarray):
     """Exact inner-product index held in memory (built once per server, not once per query)."""
-    import faiss
 
     index = faiss.IndexFlatIP(vectors.shape[1])
     index.add(np.ascontiguousarray(vectors, dtype=np.float32))
@@ -44,7 +44,6 @@ def flat_index(vectors: np.ndarray):
 
 def build_ann(vectors: np.ndarray, kind: str):
     """An approximate inner-product index of ``kind`` over L2-normalised ``vectors``."""
-    import faiss
 
     x = np.ascontiguousarray(vectors, dtype=np.float32)
     params = ann_params(kind, x.shape[0])
@@ -70,14 +69,11 @@ def configure(index, kind: str) -> None:
 
 
 def save(index, path) -> None:
-    import faiss
-
     faiss.write_index(index, str(path))
 
 
 def load(path, kind: str, shape: tuple[int, int]):
     """The ANN file of an index whose vectors have ``shape``; a damaged or mismatched file is one error line."""
-    import faiss
 
     try:
         index = faiss.read_index(str(path))

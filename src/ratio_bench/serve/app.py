@@ -12,9 +12,11 @@ A request body is refused with 413 past :data:`MAX_BODY_BYTES` while it is being
 
 from __future__ import annotations
 
+from html import escape
 from importlib.resources import files
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import parse_qs
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -29,6 +31,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ratio_bench import __version__
 from ratio_bench.core.errors import RatioError
+from ratio_bench.evaluation.board.cost import UnknownHardware
+from ratio_bench.evaluation.board.leaderboard import load_board
+from ratio_bench.evaluation.board.page_cache import PageCache, folder_key
+from ratio_bench.evaluation.board.render.html import leaderboard_html
+from ratio_bench.evaluation.board.render.page_assets import CONTENT_SECURITY_POLICY
+from ratio_bench.leaderboard.board import message_page
 from ratio_bench.serve.guard import (
     SESSION_COOKIE,
     CsrfTokens,
@@ -277,7 +285,6 @@ def _add_docs(app: FastAPI, docs_assets: Path | None) -> None:
 def offline_api_page(app: FastAPI) -> str:
     """``/docs`` without ``--docs-assets``: the API's endpoints from its own OpenAPI schema, in plain HTML that
     loads nothing from elsewhere (Swagger UI and ReDoc are not shipped with FastAPI and would need a CDN)."""
-    from html import escape
 
     rows = "".join(
         f"<tr><td><code>{escape(method.upper())} {escape(path)}</code></td>"
@@ -297,16 +304,11 @@ def offline_api_page(app: FastAPI) -> str:
 
 def _add_leaderboard(app: FastAPI, results: Path) -> None:
     """``/leaderboard``, rendered from ``results`` when its files changed (a stat of each, at most every second)."""
-    from ratio_bench.evaluation.board.page_cache import PageCache, folder_key
 
     cache = PageCache(check_s=1.0)
 
     @app.get("/leaderboard", include_in_schema=False)
     def leaderboard() -> HTMLResponse:
-        from ratio_bench.evaluation.board.leaderboard import load_board
-        from ratio_bench.evaluation.board.render.html import leaderboard_html
-        from ratio_bench.evaluation.board.render.page_assets import CONTENT_SECURITY_POLICY
-
         return HTMLResponse(
             cache.page(lambda: folder_key(results), lambda: leaderboard_html(load_board(results))),
             headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
@@ -344,8 +346,6 @@ def _live_board_routes(app: FastAPI, board: LiveBoard, site: SiteAddress | None)
 
     @app.get("/leaderboard", include_in_schema=False)
     def leaderboard(request: Request, hardware: str | None = None) -> HTMLResponse:
-        from ratio_bench.evaluation.board.cost import UnknownHardware
-
         session, new = tokens.session(request.cookies.get(SESSION_COOKIE))
         try:
             page = board.page(tokens.token(session) if board.allow_submissions else "", hardware)
@@ -365,8 +365,6 @@ def _live_board_routes(app: FastAPI, board: LiveBoard, site: SiteAddress | None)
 
         @app.post("/leaderboard/submit", include_in_schema=False)
         def submit(request: Request, body: bytes = Depends(_form_body)) -> HTMLResponse:
-            from urllib.parse import parse_qs
-
             form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
             if not same_origin(request.headers, site):
                 status, page = 403, _refusal("the form is taken from this site's own page only (Origin)")
@@ -382,8 +380,6 @@ def _live_board_routes(app: FastAPI, board: LiveBoard, site: SiteAddress | None)
 
 
 def _refusal(reason: str) -> str:
-    from ratio_bench.leaderboard.board import message_page
-
     return message_page("Not queued", reason)
 
 

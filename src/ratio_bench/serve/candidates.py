@@ -21,10 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
+from tqdm import tqdm
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import RejectLog
+from ratio_bench.core.relations import RELATIONS
+from ratio_bench.corpus.cleaning import MIN_SENTENCE_CHARS, is_too_short
+from ratio_bench.corpus.pipeline import segment_papers
+from ratio_bench.corpus.readers import PaperReader, corpus_files
+from ratio_bench.dataset.release import Release
 
 PROVENANCE_SCHEMA = pa.schema(
     [
@@ -63,9 +70,6 @@ class Candidates:
 
 def titles_from_corpus(paths: Sequence[str | Path], wanted: set[str], settings=None) -> dict[str, str]:
     """Each wanted paper's title as the corpus stage reads it (a full text's front-matter title included)."""
-    from tqdm import tqdm
-
-    from ratio_bench.corpus.readers import PaperReader, corpus_files
 
     files = corpus_files(paths)
     if not files:
@@ -86,10 +90,6 @@ def from_release(
 
     ``corpus_meta``: the corpus files the release was built from, for titles (a release carries none).
     """
-    import duckdb
-
-    from ratio_bench.core.relations import RELATIONS
-    from ratio_bench.dataset.release import Release
 
     release = Release.open(dataset)
     root = release.root
@@ -147,11 +147,6 @@ def from_corpus(paths: Sequence[str | Path], settings=None, rejects: RejectLog |
     Ids are ``<paper id>#<paragraph>.<sentence>`` (0-based, over the kept paragraphs), stable for the same
     files and settings. A paper whose id was already read is rejected (its sentences would share ids).
     """
-    from tqdm import tqdm
-
-    from ratio_bench.corpus.cleaning import MIN_SENTENCE_CHARS, is_too_short
-    from ratio_bench.corpus.pipeline import segment_papers
-    from ratio_bench.corpus.readers import PaperReader, corpus_files
 
     files = corpus_files(paths)
     if not files:

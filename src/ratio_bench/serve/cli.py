@@ -3,23 +3,36 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import shlex
 import sys
 from pathlib import Path
 
+from rich.table import Table
+from rich.text import Text
+
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.io import RejectLog, prepare_output_dir, report_console
+from ratio_bench.core.options import add_release_option
+from ratio_bench.corpus.options import add_reader_options, reader_settings
+from ratio_bench.dataset.hub_release import release_folder
+from ratio_bench.evaluation.analysis.typed_hits import is_hits_file, read_queries, write_hits
+from ratio_bench.leaderboard.board import LiveBoard
+from ratio_bench.leaderboard.hub import RepoRef
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.serve import candidates
+from ratio_bench.serve.ann import ANN_KINDS
+from ratio_bench.serve.batch import search_queries
+from ratio_bench.serve.index import KIND, MOVES, build_index, load_index, parse_model_args
 from ratio_bench.serve.launch import add_query_options, listen, searcher_of, server_config
+from ratio_bench.serve.search import DEFAULT_K, ROLE_PRIOR, QueryError, Searcher, check_query
 
 QUERY_FLAGS = {"text": "TEXT", "moves": "--moves", "k": "--k"}  # a query error's field, as a flag
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from ratio_bench.core.io import RejectLog, prepare_output_dir, report_console
-    from ratio_bench.retrieval.cache import EmbeddingCache
-    from ratio_bench.serve import candidates
-    from ratio_bench.serve.index import KIND, build_index, parse_model_args
-
     if bool(args.dataset) == bool(args.corpus):
         raise UsageError("give either --dataset DIR --split SPLIT or --corpus PATH...")
     if args.corpus_meta and not args.dataset:
@@ -29,11 +42,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     models = parse_model_args(args.model)
     prepare_output_dir(args.out, KIND)  # before minutes of reading and encoding
     console = report_console()
-    from ratio_bench.corpus.options import reader_settings
 
     if args.dataset:
-        from ratio_bench.dataset.hub_release import release_folder
-
         args.dataset = release_folder(args.dataset)  # a Hub release: its checked copy in the cache
         cands = candidates.from_release(
             args.dataset, args.split, args.corpus_meta or (), reader_settings(args)
@@ -78,13 +88,6 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from rich.table import Table
-    from rich.text import Text
-
-    from ratio_bench.core.io import report_console
-    from ratio_bench.serve.index import load_index
-    from ratio_bench.serve.search import ROLE_PRIOR, QueryError, Searcher, check_query
-
     if (args.text is None) == (args.queries is None) or (args.queries is None) != (args.out is None):
         raise UsageError("give one sentence (TEXT), or --queries FILE.jsonl with --out HITS.parquet")
     index = load_index(args.index)  # the cheap checks first: a bad query must not wait for the models
@@ -136,10 +139,6 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def _search_file(args: argparse.Namespace, index) -> int:
     """``ratio search --queries FILE --out HITS``: every query of the file, hits written by candidate id."""
-    from ratio_bench.core.io import report_console
-    from ratio_bench.evaluation.analysis.typed_hits import is_hits_file, read_queries, write_hits
-    from ratio_bench.serve.batch import search_queries
-    from ratio_bench.serve.search import QueryError, Searcher, check_query
 
     queries = read_queries(args.queries)
     for q in queries:
@@ -167,11 +166,9 @@ def _search_file(args: argparse.Namespace, index) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ratio_bench.serve.app import check_docs_assets, create_app
-    from ratio_bench.serve.guard import SiteAddress
-
+    app_module = extras.load("ratio_bench.serve.app")  # the serve extra (FastAPI)
     if args.docs_assets:
-        check_docs_assets(args.docs_assets)
+        app_module.check_docs_assets(args.docs_assets)
     _check_proxies(args.trust_proxy)
     live = _live_board(args)
     if args.index is None and live is None:
@@ -184,10 +181,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     results, note = (None, "") if live else board_folder(args.results, Path.cwd())
     port = sock.getsockname()[1]
     site = (
-        SiteAddress.for_bind(args.host, port, args.public_host) if live and live.allow_submissions else None
+        app_module.SiteAddress.for_bind(args.host, port, args.public_host)
+        if live and live.allow_submissions
+        else None
     )
     searcher = searcher_of(args) if args.index else None
-    app = create_app(searcher, docs_assets=args.docs_assets, results=results, live_board=live, site=site)
+    app = app_module.create_app(
+        searcher, docs_assets=args.docs_assets, results=results, live_board=live, site=site
+    )
     if note:
         print(note, file=sys.stderr)
     print(f"serving on http://{args.host}:{port}/ (API docs at /docs; Ctrl-C stops)", file=sys.stderr)
@@ -197,7 +198,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _check_proxies(proxies: list[str]) -> None:
     """Each ``--trust-proxy`` is an address or a network (what uvicorn's forwarded_allow_ips takes), never ``*``."""
-    import ipaddress
 
     for proxy in proxies:
         try:
@@ -236,8 +236,6 @@ def _live_board(args: argparse.Namespace):
         raise UsageError("--results and --leaderboard-from: serve one leaderboard, a folder or a repository")
     if args.allow_submissions and not args.leaderboard_requests:
         raise UsageError("--allow-submissions: give the queue with --leaderboard-requests REPO")
-    from ratio_bench.leaderboard.board import LiveBoard
-    from ratio_bench.leaderboard.hub import RepoRef
 
     requests = args.leaderboard_requests and RepoRef.parse(
         args.leaderboard_requests, "--leaderboard-requests"
@@ -260,10 +258,6 @@ def register(sub) -> None:
 
 
 def _register_index(sub) -> None:
-    from ratio_bench.core.options import add_release_option
-    from ratio_bench.corpus.options import add_reader_options
-    from ratio_bench.serve.ann import ANN_KINDS
-
     p = sub.add_parser("index", help="build a search index over a release split or your own papers")
     src = p.add_argument_group("candidates (one of)")
     add_release_option(src, " (with --split)")
@@ -296,9 +290,6 @@ def _register_index(sub) -> None:
 
 
 def _register_search(sub) -> None:
-    from ratio_bench.serve.index import MOVES
-    from ratio_bench.serve.search import DEFAULT_K
-
     p = sub.add_parser("search", help="find inspirations for one sentence in an index")
     p.add_argument("text", nargs="?", help="the sentence to search for")
     add_query_options(p)

@@ -5,9 +5,12 @@ command module imports another's CLI."""
 from __future__ import annotations
 
 import argparse
+import socket
 from pathlib import Path
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.serve.index import load_index
+from ratio_bench.serve.search import Searcher
 
 
 def add_query_options(p: argparse.ArgumentParser, index_required: bool = True) -> None:
@@ -25,15 +28,12 @@ def add_query_options(p: argparse.ArgumentParser, index_required: bool = True) -
 
 def searcher_of(args: argparse.Namespace):
     """The index of ``--index`` loaded into a searcher (``--exact``, ``--trust-remote-code``)."""
-    from ratio_bench.serve.index import load_index
-    from ratio_bench.serve.search import Searcher
 
     return Searcher(load_index(args.index), exact=args.exact, trust_remote_code=args.trust_remote_code)
 
 
 def listen(host: str, port: int):
     """A bound socket, before minutes of loading models: a taken port is a one-line error, not a log."""
-    import socket
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

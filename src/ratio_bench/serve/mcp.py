@@ -14,7 +14,14 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
+from pydantic import Field, ValidationError
+
+from ratio_bench import __version__
+from ratio_bench.core import extras
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.extras import require
+from ratio_bench.serve.launch import add_query_options, listen, searcher_of
+from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -28,12 +35,8 @@ MCP_PATH = "/mcp"
 def create_server(searcher: "Searcher") -> "MCPServer":
     """The MCP server over a loaded searcher (tests pass one built in-process)."""
     from mcp.server.mcpserver.exceptions import ToolError
-    from pydantic import Field
 
-    from ratio_bench import __version__
-    from ratio_bench.serve.app import SearchResponse
-    from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError
-
+    SearchResponse = extras.load("ratio_bench.serve.app").SearchResponse  # noqa: N806 - the serve extra
     server = _strict_server_class()(
         "ratio",
         version=__version__,
@@ -85,17 +88,16 @@ def _strict_server_class() -> type:
     arguments are checked first and only a valid call reaches it."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from pydantic import ValidationError
 
-    from ratio_bench.serve.app import SearchRequest, first_error
+    app = extras.load("ratio_bench.serve.app")  # the serve extra
 
     class StrictServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
             if name == "search_inspirations":
                 try:
-                    arguments = SearchRequest.model_validate(arguments).model_dump()
+                    arguments = app.SearchRequest.model_validate(arguments).model_dump()
                 except ValidationError as e:
-                    raise ToolError(first_error(e.errors())) from None
+                    raise ToolError(app.first_error(e.errors())) from None
             elif name == "describe_index" and arguments:
                 raise ToolError(f"{sorted(arguments)[0]}: describe_index takes no arguments")
             return await super().call_tool(name, arguments, context)
@@ -118,9 +120,6 @@ def _host_port(value: str) -> tuple[str, int]:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from ratio_bench.core.extras import require
-    from ratio_bench.serve.launch import listen, searcher_of
-
     require("serve")
     address = _host_port(args.http) if args.http else None
     sock = listen(*address) if address else None  # a taken port fails before minutes of loading models
@@ -142,7 +141,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mcp", help="serve an index's search as MCP tools for agents (stdio, or --http)")
-    from ratio_bench.serve.launch import add_query_options
 
     add_query_options(p)
     p.add_argument(

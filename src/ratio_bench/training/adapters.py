@@ -32,6 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 
 from ratio_bench.core.config import Checker
 from ratio_bench.core.errors import RatioError
@@ -41,6 +43,9 @@ from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.analysis.move_sensitivity import gold_ranks
 from ratio_bench.retrieval.adapters import QueryAdapters
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.registry import resolve
+from ratio_bench.retrieval.retriever import DenseRetriever
 
 # a move's own map; a shared + per-move map trained on every move's pairs; a bias alone (W = I: a direction the
 # move's queries are pushed towards, the least a move with few pairs can overfit)
@@ -241,7 +246,6 @@ def train_adapters(
     config: AdapterConfig, release: Release, encode: Encode
 ) -> tuple[QueryAdapters, list[Choice]]:
     """Train the config's variants, pick per move by validation, return the adapters and what was chosen."""
-    import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # one thread: float sums in one order, the same bytes on every run
@@ -323,8 +327,6 @@ class _Maps:
     and with ``hidden`` a residual ``U_m relu(V_m q + c_m)`` per move (``U_m`` starts at zero: the identity)."""
 
     def __init__(self, moves: list[str], dim: int, hidden: int, variant: str):
-        import torch
-
         def zeros(*shape: int) -> torch.Tensor:
             return torch.zeros(*shape, requires_grad=True)
 
@@ -351,8 +353,6 @@ class _Maps:
         return self.eye + self.delta[m] + (self.common if self.shared else 0)
 
     def apply(self, m: str, q):
-        import torch
-
         out = q @ self.weight(m).T + self.bias[m]
         if m in self.hidden:
             v, c, u = self.hidden[m]
@@ -381,8 +381,6 @@ def _fit(
     variant: str,
 ) -> dict[str, Fit]:
     """Train maps for the moves of ``train`` together (one batch order, one optimiser)."""
-    import torch
-    import torch.nn.functional as F
 
     torch.manual_seed(config.seed)
     moves = [r for r in train if len(train[r].queries)]
@@ -495,9 +493,6 @@ def write_outputs(
 def encoder_for(base: str, cache_dir: str | Path | None, batch_size: int = 64) -> Encode:
     """The base model's (ids, texts) -> vectors, through the embedding cache (queries and documents alike have no
     prompt: the registered adapted model uses the base's setup ``none``)."""
-    from ratio_bench.retrieval.cache import EmbeddingCache
-    from ratio_bench.retrieval.registry import resolve
-    from ratio_bench.retrieval.retriever import DenseRetriever
 
     setup = resolve(base, "none")
     cache = EmbeddingCache(Path(cache_dir) if cache_dir else None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from sentence_transformers import SentenceTransformer
 from torch import nn
 
 from ratio_bench.retrieval.registry import GENERIC, REGISTRY, check_model_folder, fingerprint, locate
@@ -39,7 +40,6 @@ def backbone_path(config: TrainingConfig) -> Path:
 
 def load_backbone(config: TrainingConfig, trust_remote_code: bool = False, device: str | None = None):
     """A SentenceTransformer ready to train: weights loaded offline, prompts set, no default prompt."""
-    from sentence_transformers import SentenceTransformer
 
     path = backbone_path(config)
     entry = REGISTRY.get(config.backbone)

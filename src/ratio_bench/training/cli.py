@@ -5,18 +5,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ratio_bench.core.extras import require
+from ratio_bench.core.options import add_release_option
+from ratio_bench.core.resources import preset, preset_dir
+from ratio_bench.dataset.hub_release import open_release, release_folder
+from ratio_bench.training import adapters
+from ratio_bench.training.card import write_card
+from ratio_bench.training.config import NOT_FINE_TUNING, load_config
+from ratio_bench.training.publish import publish_models
+from ratio_bench.training.run import train, train_all
+
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ratio_bench.core.extras import require
-    from ratio_bench.core.resources import preset
-    from ratio_bench.dataset.hub_release import release_folder
-    from ratio_bench.training.config import load_config
-
     require("train")
     # A mistyped config or release folder fails in a fraction of a second, before torch is imported (~8 s).
     config = load_config(preset("training", args.config))
     args.dataset = release_folder(args.dataset)
-    from ratio_bench.training.run import train
 
     summary = train(
         config,
@@ -28,7 +32,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     if not summary:  # a non-main DDP process: rank 0 writes every output
         return 0
-    from ratio_bench.training.card import write_card
 
     chosen = summary["chosen"]
     card = write_card(args.out)
@@ -40,18 +43,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_train_all(args: argparse.Namespace) -> int:
-    from ratio_bench.core.extras import require
-    from ratio_bench.core.resources import preset_dir
-    from ratio_bench.training.config import NOT_FINE_TUNING
 
     # a wrong --dir is refused before the training stack's imports (about 5 s)
     folder = preset_dir("training", args.dir, top="spec", other=NOT_FINE_TUNING)
     require("train")
-    from ratio_bench.dataset.hub_release import release_folder
 
     args.dataset = release_folder(args.dataset)
-    from ratio_bench.training.card import write_card
-    from ratio_bench.training.run import train_all
 
     for summary in train_all(
         folder,
@@ -71,10 +68,6 @@ def cmd_train_all(args: argparse.Namespace) -> int:
 
 
 def cmd_train_adapters(args: argparse.Namespace) -> int:
-    from ratio_bench.core.resources import preset
-    from ratio_bench.dataset.hub_release import open_release
-    from ratio_bench.training import adapters
-
     config = adapters.load_config(preset("training", args.config))
     release = open_release(args.dataset)
     encode = adapters.encoder_for(config.base, args.cache_dir, args.batch_size)
@@ -87,23 +80,17 @@ def cmd_train_adapters(args: argparse.Namespace) -> int:
 
 
 def cmd_model_card(args: argparse.Namespace) -> int:
-    from ratio_bench.training.card import write_card
-
     print(write_card(args.dir, args.results, args.repo_id, args.dataset))
     return 0
 
 
 def cmd_publish_models(args: argparse.Namespace) -> int:
-    from ratio_bench.training.publish import publish_models
-
     for line in publish_models(args.dir, args.org, args.revision, args.private, args.force, args.dataset):
         print(f"published {line}")
     return 0
 
 
 def register(sub) -> None:
-    from ratio_bench.core.options import add_release_option
-
     stage = sub.add_parser("train", help="training stage: run, all, card, publish").add_subparsers(
         dest="train_command", required=True
     )

@@ -20,6 +20,8 @@ from ratio_bench.core.config import closest
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.yamlio import load_yaml
+from ratio_bench.retrieval.registry import REGISTRY
+from ratio_bench.retrieval.retriever import embeds
 
 
 class TrainingConfigError(RatioError, ValueError):
@@ -273,8 +275,6 @@ def _unified_fields(raw: dict[str, Any], path: Path, relation: str) -> dict[str,
 
 def check_backbone(config: TrainingConfig) -> None:
     """Refuse an unknown backbone or prompt setup now, not after the data is loaded."""
-    from ratio_bench.retrieval.registry import REGISTRY
-    from ratio_bench.retrieval.retriever import embeds
 
     entry = REGISTRY.get(config.backbone)
     if entry is None:

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import os
 
+from sentence_transformers.sentence_transformer.losses import (
+    CachedMultipleNegativesRankingLoss,
+    MultipleNegativesRankingLoss,
+)
 from torch import nn
 
 SCALE = 20.0
 
 
 def build_loss(model, mini_batch_size: int | None = None, gather_across_devices: bool = True) -> nn.Module:
-    from sentence_transformers.sentence_transformer.losses import (
-        CachedMultipleNegativesRankingLoss,
-        MultipleNegativesRankingLoss,
-    )
 
     # gathering needs a process group; on one device it would only warn that there is none (torchrun sets
     # WORLD_SIZE for every process before the model is built)

@@ -9,6 +9,7 @@ never swapped in, so ``core.io.staged_dir`` does not apply and nothing here ever
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,6 @@ def is_main_process() -> bool:
 
 def prepare_output(out: str | Path, identity: dict[str, Any]) -> Path:
     """Create ``out`` (or accept it as an earlier run's output with the same ``identity``) and mark it."""
-    import json
 
     out = Path(out)
     if not is_main_process():

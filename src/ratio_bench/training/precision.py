@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
+
 
 @dataclass(frozen=True)
 class Precision:
@@ -19,7 +21,6 @@ class Precision:
 
 def effective_precision(bf16: bool, tf32: bool) -> Precision:
     """What a run asking for ``bf16``/``tf32`` gets here: bf16 needs a bf16-capable GPU, TF32 an Ampere or newer."""
-    import torch
 
     if not torch.cuda.is_available():
         return Precision(bf16=False, tf32=False)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from huggingface_hub import HfApi
+
 from ratio_bench import __version__
 from ratio_bench.dataset.publish import PublishError, hub_errors
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY
@@ -75,7 +77,6 @@ def publish_models(
 
     Every model is checked before the first upload, so a refusal leaves the Hub untouched.
     """
-    from huggingface_hub import HfApi
 
     models = find_models(folder, dataset)
     refused = [(m, why) for m in models if (why := refusal(m))]

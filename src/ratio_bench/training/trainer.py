@@ -9,6 +9,7 @@ from tqdm import tqdm
 from transformers import PrinterCallback, ProgressCallback, TrainerCallback
 
 from ratio_bench.training.sampler import NoSharedTextBatchSampler
+from ratio_bench.training.unified import RelationBatchSampler
 
 
 class RatioTrainer(SentenceTransformerTrainer):
@@ -35,8 +36,6 @@ class RatioTrainer(SentenceTransformerTrainer):
     ):
         sampler, extra = NoSharedTextBatchSampler, {}
         if self.relations is not None:  # a unified model, negatives within one relation
-            from ratio_bench.training.unified import RelationBatchSampler
-
             sampler, extra = RelationBatchSampler, {"relations": self.relations}
         return sampler(
             dataset,

@@ -9,6 +9,7 @@ and skipped. Its checkpoints are removed once the result is written: they are ou
 from __future__ import annotations
 
 import gc
+import json
 import math
 import os
 import resource
@@ -19,6 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from datasets import Dataset
+from sentence_transformers import SentenceTransformerTrainingArguments
+from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
+from transformers import set_seed
 
 from ratio_bench.core.io import write_json
 from ratio_bench.core.relations import RELATIONS
@@ -27,10 +32,13 @@ from ratio_bench.training.config import TrainingConfig
 from ratio_bench.training.data import DatasetInfo, TrainPairs, dataset_info, load_train_pairs, load_validation
 from ratio_bench.training.evaluator import PRIMARY, RetrievalEvaluator
 from ratio_bench.training.loss import build_loss
+from ratio_bench.training.negatives import mine
 from ratio_bench.training.outputs import is_main_process
 from ratio_bench.training.precision import effective_precision
 from ratio_bench.training.sampler import text_ids
 from ratio_bench.training.tokens import LengthChoice, PretokenizedCollator, choose_max_length, token_counts
+from ratio_bench.training.trainer import RatioTrainer, TrainingReport
+from ratio_bench.training.unified import UnifiedEvaluator, load_unified_pairs
 
 RESULT = "result.json"
 
@@ -71,16 +79,12 @@ def prepare(
     info = dataset_info(dataset_dir)
     labels = None
     if config.unified:
-        from ratio_bench.training.unified import load_unified_pairs
-
         pairs, labels = load_unified_pairs(dataset_dir, config)
     else:
         pairs = load_train_pairs(dataset_dir, config.relation, config.max_train_pairs, config.seed)
     columns = {"query": pairs.queries, "document": pairs.golds}
     fallbacks = 0
     if config.hard_negatives != "none":
-        from ratio_bench.training.negatives import mine
-
         hard = mine(dataset_dir, pairs, config.hard_negatives, config.seed)
         columns["negative"], fallbacks = hard.texts, hard.random_fallbacks
     prompts = training_prompts(config)
@@ -101,8 +105,6 @@ def prepare(
     # a pair's length for grouping: its longest text (each column pads to its own longest)
     lengths = np.max([np.minimum(counts, length.value) for counts in per_column.values()], axis=0)
     if config.unified:
-        from ratio_bench.training.unified import UnifiedEvaluator
-
         val = load_validation(dataset_dir, config.relations, config.validation_sample, config.seed)
         evaluator = UnifiedEvaluator(
             val.corpus_ids,
@@ -190,12 +192,6 @@ def build_trainer(
     ``validate`` False (benchmarks only) trains without the per-epoch validation and checkpoints.
     Returns ``(trainer, number of frozen parameters)``.
     """
-    from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainingArguments
-    from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
-    from transformers import set_seed
-
-    from ratio_bench.training.trainer import RatioTrainer, TrainingReport
 
     config, trial = prep.config, prep.config.trials[index]
     set_seed(config.seed)
@@ -254,7 +250,6 @@ def run_trial(
     prep: Prepared, index: int, folder: str | Path, callbacks: list | None = None
 ) -> dict[str, Any]:
     """Train trial ``index`` into ``folder`` (resuming its last checkpoint) unless it is done already."""
-    import json
 
     folder = Path(folder)
     if (folder / RESULT).is_file():

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from ratio_bench.evaluation.analysis.typed_hits import Hit, PrecisionCell, mined_role_verdict, precision_at_k
 from ratio_bench.evaluation.scoring.evaluate import ScoreResult, SplitData, score
@@ -40,7 +41,6 @@ def lexical_overlap(
     run: dict[str, list[str]], data: SplitData, relation: str, k: int = 10
 ) -> dict[str, float]:
     """Mean query-candidate Jaccard of the top-k and of the gold, and Spearman(rank, overlap) over the top-k."""
-    from scipy.stats import spearmanr
 
     tok = BM25Tokenizer(1)
     text = dict(zip(data.corpus_ids, data.corpus_texts, strict=True))

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from rich.table import Table
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
@@ -392,7 +393,6 @@ def _name(row: Row) -> str:
 
 def trend_table(report: Report, relation: str) -> Any:
     """One relation's rows as a rich table (slopes in MRR@10 points per year)."""
-    from rich.table import Table
 
     t = Table(title=terminal_text(f"{relation}: drift of MRR@10 over the test snapshots, {_title(report)}"))
     for name in TREND_HEAD:
@@ -406,7 +406,6 @@ def trend_table(report: Report, relation: str) -> Any:
 def source_table(report: Report, relation: str) -> Any:
     """Where a raw trend comes from: each source's share of the relation's queries per snapshot it dominates,
     and its mean RR@10 (%) for each model."""
-    from rich.table import Table
 
     rows = [r for r in report.rows if r.relation == relation]
     mix = report.mix[relation]

@@ -3,15 +3,28 @@ and drift over the test snapshots, each printed as tables and written as JSON (`
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ratio_bench.core.errors import UsageError
+from rich.table import Table
+
+from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.io import atomic_open, report_console, write_json
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.dataset.release import Release
+from ratio_bench.evaluation.analysis import analyses, drift, move_sensitivity
 from ratio_bench.evaluation.analysis.typed_hits import PrecisionCell
+from ratio_bench.evaluation.board import leaderboard as lb
+from ratio_bench.evaluation.board.escaping import terminal_text
 from ratio_bench.evaluation.board.render.output import results_table
 from ratio_bench.evaluation.entry.record import Scored
 from ratio_bench.evaluation.scoring.defaults import DRIFT_RESULTS
+from ratio_bench.evaluation.scoring.evaluate import TOP_K, load_split
+from ratio_bench.evaluation.scoring.uncertainty import DEFAULT
+from ratio_bench.retrieval.cache import EmbeddingCache
+from ratio_bench.retrieval.registry import resolve
+from ratio_bench.retrieval.retriever import embeds
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -19,13 +32,6 @@ if TYPE_CHECKING:
 
 def run_analysis(args: Any) -> int:
     """``ratio analyze``: oracle filtering, lexical overlap, move sensitivity or drift, printed and written."""
-    from rich.table import Table
-
-    from ratio_bench.core.io import report_console, write_json
-    from ratio_bench.evaluation.analysis import analyses
-    from ratio_bench.evaluation.scoring.evaluate import load_split
-    from ratio_bench.retrieval.cache import EmbeddingCache
-    from ratio_bench.retrieval.registry import resolve
 
     console = report_console()
     _check_analysis_args(args)
@@ -79,9 +85,6 @@ def run_analysis(args: Any) -> int:
 
 def _mined_role_table(cells: dict[str, list[PrecisionCell]], k: int, split: str):
     """Mined-role precision@k per model and relation, with its interval and the queries it averages."""
-    from rich.table import Table
-
-    from ratio_bench.evaluation.scoring.uncertainty import DEFAULT
 
     t = Table(
         title=f"Mined-role precision@{k}, split {split}: share of the top {k} mined as the requested move (%)",
@@ -115,7 +118,6 @@ def _check_analysis_args(args: Any) -> None:
         return
     if not args.model:
         raise UsageError(f"--model: `ratio analyze {args.analysis}` needs the models to analyse")
-    from ratio_bench.evaluation.scoring.evaluate import TOP_K
 
     if args.analysis in ("overlap", "mined-role") and not 1 <= args.k <= TOP_K:
         raise UsageError(f"--k {args.k}: the runs keep the top {TOP_K}; choose 1 to {TOP_K}")
@@ -126,11 +128,6 @@ def _check_analysis_args(args: Any) -> None:
 
 def _drift(args: Any, console: Console) -> int:
     """``ratio analyze drift``: one table per relation, the source mix beneath it, the settings under both."""
-    from ratio_bench.core.io import atomic_open, write_json
-    from ratio_bench.dataset.release import Release
-    from ratio_bench.evaluation.analysis import drift
-    from ratio_bench.evaluation.board import leaderboard as lb
-    from ratio_bench.evaluation.board.escaping import terminal_text
 
     release = Release.open(args.dataset)
     try:  # errors about the entries lead with --results (see ratio_bench.cli.with_option)
@@ -163,9 +160,6 @@ ANALYSIS_KEY = "ratio_analysis"  # marks a report ``analyze --out`` wrote, the o
 
 def _check_analysis_out(out: Path, analysis: str) -> None:
     """Refuse, before any work, an ``--out`` (or the Markdown beside it) that holds something of the user's."""
-    import json
-
-    from ratio_bench.core.errors import RatioError
 
     ours = False
     if out.is_file():
@@ -184,11 +178,6 @@ def _check_analysis_out(out: Path, analysis: str) -> None:
 
 def _move_sensitivity(args: Any, data, cache, console) -> int:
     """One unified model (``--model M``) or a specialist trio (``--model address=A broaden=B specify=C``)."""
-    from ratio_bench.core.errors import UsageError
-    from ratio_bench.core.io import atomic_open, write_json
-    from ratio_bench.evaluation.analysis import move_sensitivity
-    from ratio_bench.retrieval.registry import resolve
-    from ratio_bench.retrieval.retriever import embeds
 
     named = dict(m.split("=", 1) for m in args.model if "=" in m and m.split("=", 1)[0] in RELATIONS)
     if len(args.model) == 1 and not named:

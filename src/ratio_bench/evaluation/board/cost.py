@@ -9,6 +9,7 @@ module narrows a board to one class (``ratio leaderboard --hardware NAME``, the 
 from __future__ import annotations
 
 from dataclasses import replace
+from urllib.parse import quote
 
 from ratio_bench.evaluation.board.escaping import html_text
 from ratio_bench.evaluation.board.leaderboard import Board, LeaderboardError
@@ -58,7 +59,6 @@ def hardware_links(classes: list[str], current: str | None) -> str:
     current one marked; empty when no entry states its hardware."""
     if not classes:
         return ""
-    from urllib.parse import quote
 
     def link(label: str, href: str, here: bool) -> str:
         return (

@@ -9,6 +9,8 @@ import html
 import string
 import unicodedata
 
+from rich.markup import escape
+
 # Markdown: ASCII punctuation that is inert in inline text (tables and headings hold no block structure);
 # every other punctuation mark is backslash-escaped, and <, > and & become entities.
 _MD_INERT = set(".,-/'\"?;%@")
@@ -48,6 +50,5 @@ def html_text(text: str) -> str:
 
 def terminal_text(text: str) -> str:
     """``text`` for a rich console: one line, markup brackets escaped."""
-    from rich.markup import escape
 
     return escape(plain_text(text))

@@ -25,6 +25,7 @@ from pathlib import Path
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import no_duplicate_keys
 from ratio_bench.core.snapshots import is_snapshot, parse_split
+from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.entry.record import Entry, SubmissionError
 from ratio_bench.evaluation.scoring.results import query_ids_sha256, validate_submission
 
@@ -227,7 +228,6 @@ ReleaseQueries = dict[tuple[str, str], tuple[int, str | None]]  # (split, relati
 def release_queries(dataset: Path, split: str) -> dict[str, tuple[int, str]]:
     """Per relation with queries in ``split`` of the release folder ``dataset``: (query count, SHA-256 of the
     sorted query ids), what an entry of that split must record."""
-    from ratio_bench.dataset.release import Release
 
     release = Release.open(dataset)
     out = {}

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+import yaml
+from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml, parse_eval_result_entries
+
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
@@ -97,7 +100,6 @@ def benchmark_tasks(manifest: dict[str, Any]) -> list[BenchmarkTask]:
 
 def eval_yaml(manifest: dict[str, Any]) -> bytes:
     """The dataset repo's ``eval.yaml`` for a release, validated before it is returned."""
-    import yaml
 
     tasks = benchmark_tasks(manifest)
     if not tasks:
@@ -128,8 +130,6 @@ def eval_results_files(
     """``.eval_results/ratio_<relation>[_<setup>].yaml`` per relation scored by ``entries`` (one model and
     setup, one entry per split); an entry's split without a task in ``tasks`` (train, silver) is left out.
     Every file is validated against the Hub's format and ``tasks`` before it is returned."""
-    import yaml
-    from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
     known = {t.id for t in tasks}
     files = {}
@@ -165,8 +165,6 @@ def results_file_name(relation: str, setup: str) -> str:
 
 
 def _load(data: bytes, where: str) -> Any:
-    import yaml
-
     if len(data) > MAX_EVAL_BYTES:
         raise HubEvalError(f"{where}: {len(data):,} bytes, over the {MAX_EVAL_BYTES:,}-byte limit")
     try:
@@ -228,7 +226,6 @@ def validate_eval_results(
     """The items of a ``.eval_results/*.yaml`` file as ``huggingface_hub.EvalResultEntry`` records, after the
     checks the format states (a list; dataset.id a repo id, dataset.task_id, a finite value; a date in ISO-8601;
     source.url an http(s) link when there is a source) and, given ``tasks``, that every task id is one of them."""
-    from huggingface_hub import parse_eval_result_entries
 
     doc = _load(data, where)
     if not isinstance(doc, list) or not doc:

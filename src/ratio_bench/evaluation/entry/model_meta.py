@@ -17,9 +17,13 @@ import math
 import os
 import platform
 import re
+import sys
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
+
+import torch
+from huggingface_hub import ModelCard
 
 MAX_TEXT = 200  # a model_meta string (licence, base model, hardware) in an entry
 MAX_CARD_BYTES = 1 << 20  # a card bigger than this is not parsed (its metadata is unknown)
@@ -82,7 +86,6 @@ def card_facts(folder: str | Path | None) -> tuple[str | None, str | None]:
         if not path.is_file() or path.stat().st_size > MAX_CARD_BYTES:
             return None, None
         text = path.read_text(encoding="utf-8", errors="replace")
-        from huggingface_hub import ModelCard
 
         data = ModelCard(text, ignore_metadata_errors=True).data.to_dict()
     except Exception:  # noqa: BLE001 - the card is the submitter's text: any parse failure is "unknown"
@@ -112,8 +115,6 @@ def hardware_class(model: Any = None) -> str:
     """The class the measured cost belongs to: the GPU's name when the model runs on one, else
     ``cpu-<cores this process may use>core-<architecture>`` (nothing that names the machine)."""
     if model is not None and _uses_cuda(model):
-        import torch
-
         return bounded_text(torch.cuda.get_device_name(model.device)) or "cuda"
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
     return f"cpu-{cores}core-{platform.machine() or 'unknown'}"
@@ -127,7 +128,6 @@ def reset_peak_memory() -> None:
             fh.write("5")
     except OSError:
         pass  # not Linux: getrusage's lifetime peak is what there is
-    import sys
 
     torch = sys.modules.get("torch")  # never imported here for a model that does not use it
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
@@ -150,8 +150,6 @@ def peak_memory_mb(model: Any = None) -> float | None:
     peak resident set since :func:`reset_peak_memory` (Linux ``VmHWM``; elsewhere ``getrusage``'s lifetime peak,
     KiB on Linux, bytes on macOS)."""
     if model is not None and _uses_cuda(model):
-        import torch
-
         return round(torch.cuda.max_memory_allocated(model.device) / 2**20, 1)
     high = _high_water_kib()
     if high is not None:

@@ -20,17 +20,21 @@ it) are typed fields too, never written to a file.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
+
+import jsonschema
 
 from ratio_bench.core import cutoffs
 from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.core.resources import data_path
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation.entry.model_meta import ModelMeta, check_model_meta
 from ratio_bench.evaluation.entry.ranks import gold_rank_metric
@@ -528,8 +532,6 @@ def _check_schema(doc: Any) -> None:
 
 @lru_cache(maxsize=1)
 def _validator() -> Any:
-    import jsonschema
-
     return jsonschema.Draft202012Validator(published_schema())
 
 
@@ -551,9 +553,6 @@ def _fast_valid(doc: Any) -> bool:
 def _rank_validator() -> Any:
     """The published schema less the items rule of ``per_query.*.gold_rank`` (checked to be what _fast_valid
     checks by hand)."""
-    import copy
-
-    import jsonschema
 
     schema = copy.deepcopy(published_schema())
     ranks = schema["properties"]["per_query"]["additionalProperties"]["properties"]["gold_rank"]
@@ -564,7 +563,6 @@ def _rank_validator() -> Any:
 
 def published_schema() -> dict[str, Any]:
     """``eval/submission.schema.json``, the schema we publish (its properties are the record's fields)."""
-    from ratio_bench.core.resources import data_path
 
     return json.loads(data_path("eval", "submission.schema.json").read_text(encoding="utf-8"))
 
@@ -585,8 +583,6 @@ def record_fields() -> dict[str, tuple[type, tuple[str, ...], tuple[str, ...]]]:
 
 
 def _required(f: Any) -> bool:
-    from dataclasses import MISSING
-
     if f.default is not MISSING or f.default_factory is not MISSING:
         return f.name in ("schema_version", "main_score")  # defaults for the writer; every file says them
     return True

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ratio_bench.core import cutoffs, extras
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.io import report_console, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import DatasetError, Release
 from ratio_bench.evaluation.entry.model_meta import reset_peak_memory
@@ -29,8 +31,16 @@ from ratio_bench.evaluation.scoring.evaluate import (
     rank,
     sample_queries,
 )
-from ratio_bench.evaluation.scoring.pool import POOL_MANIFEST, JudgedPool, default_pool_dir
-from ratio_bench.evaluation.scoring.results import leaderboard_entry, model_identity
+from ratio_bench.evaluation.scoring.metrics import SET_METRICS
+from ratio_bench.evaluation.scoring.pool import POOL_MANIFEST, JudgedPool, default_pool_dir, judged_scores
+from ratio_bench.evaluation.scoring.results import (
+    TASK_NAMES,
+    check_results_path,
+    leaderboard_entry,
+    model_identity,
+    mteb_results,
+)
+from ratio_bench.evaluation.scoring.runs import save_run
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup, resolve
 from ratio_bench.retrieval.retriever import Retriever, load_retriever
@@ -174,8 +184,6 @@ def score(
 
 
 def _console() -> Say:
-    from ratio_bench.core.io import report_console
-
     return report_console().print
 
 
@@ -184,8 +192,6 @@ def judged_figures(
 ) -> dict | None:
     """The run's judged figures per relation (for its leaderboard entry), said: judged@10 coverage, and with
     judged qrels that agreement's metrics on the judged queries."""
-    from ratio_bench.evaluation.scoring.metrics import SET_METRICS
-    from ratio_bench.evaluation.scoring.pool import judged_scores
 
     judged, cover = {}, []
     for rel, (qids, _, golds) in data.queries.items():
@@ -228,10 +234,9 @@ def score_via_mteb(
 ) -> SplitScore:
     """One split through ``mteb.evaluate`` (its encoder answered from the embedding cache), as an entry;
     ``hub``: the Hub repository and commit the release folder was downloaded from."""
-    from ratio_bench.evaluation.scoring.mteb_tasks import score_with_mteb
-
+    mteb_tasks = extras.load("ratio_bench.evaluation.scoring.mteb_tasks")  # the eval extra
     data = load_split(release, split, relations)
-    result = score_with_mteb(
+    result = mteb_tasks.score_with_mteb(
         setup,
         release,
         split,
@@ -278,7 +283,6 @@ def per_model_path(path: Path, model: str, n_models: int) -> Path:
 
 def results_paths(out: Path | None, models: Sequence[str]) -> list[Path]:
     """The leaderboard entries and MTEB task results ``--out`` writes for ``models``."""
-    from ratio_bench.evaluation.scoring.results import TASK_NAMES
 
     paths = []
     for model in models if out else []:
@@ -291,8 +295,6 @@ def write_outputs(scored: SplitScore, out: Path, mteb_dir: Path | None = None) -
     """The entry at ``out`` and its MTEB task results in ``mteb_dir`` (default ``<out stem>/mteb/``; the
     leaderboard job's folder keeps one per split), each checked to be ours first. ``ratio score`` and the job
     both write through here."""
-    from ratio_bench.core.io import write_json
-    from ratio_bench.evaluation.scoring.results import check_results_path, mteb_results
 
     mteb_dir = out.with_suffix("") / "mteb" if mteb_dir is None else mteb_dir
     docs = {
@@ -310,7 +312,6 @@ def write_outputs(scored: SplitScore, out: Path, mteb_dir: Path | None = None) -
 def save_split_run(scored: SplitScore, folder: Path, per_split: bool) -> Path:
     """The split's saved run (ranked lists, for ``ratio judge`` and analyses) in ``folder``, or in a folder of
     its own under it when one command scores several splits (``per_split``); returns where it went."""
-    from ratio_bench.evaluation.scoring.runs import save_run
 
     run_dir = folder / scored.split if per_split else folder
     save_run(scored.result, scored.data.manifest, scored.split, run_dir)
@@ -319,6 +320,5 @@ def save_split_run(scored: SplitScore, folder: Path, per_split: bool) -> Path:
 
 def with_stated_cutoff(setup: ModelSetup, stated, source: str) -> ModelSetup:
     """``setup`` with the cut-off its scorer states (recorded over what its registry entry says)."""
-    from ratio_bench.core import cutoffs
 
     return replace(setup, cutoff=cutoffs.stated(stated, source, setup.cutoff))

@@ -12,13 +12,19 @@ mteb as ``model_prompts`` keyed ``<task name>-query`` (:func:`model_prompts`).
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+import datasets.inspect
+import datasets.load
+import numpy as np
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
+from sentence_transformers import SentenceTransformer
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
@@ -26,9 +32,11 @@ from ratio_bench.dataset.contract import MINI
 from ratio_bench.dataset.hub_release import HubRef, fetch, hub_ref
 from ratio_bench.dataset.release import Release, card_data_files
 from ratio_bench.evaluation.scoring.evaluate import ScoreResult, load_split
+from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder, Role
 from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint, is_routed
+from ratio_bench.retrieval.retriever import DenseRetriever, embeds
 
 # The published release (``ratio dataset publish`` tags it with its version); a task for another release or a local
 # folder is made by ratio_tasks(dataset_path=..., revision=...).
@@ -182,7 +190,6 @@ def cache_encoders(model: Any, setup: ModelSetup, cache: EmbeddingCache, batch_s
 def _fill_from_release(model: Any, setup: ModelSetup, dataset_path, split, relations, cache) -> None:
     """Encode the split's corpus and queries into the cache through ratio's retriever (``--reuse-embeddings``:
     mteb then reads every vector from the cache, so an agreement check isolates loading, search and metrics)."""
-    from ratio_bench.retrieval.retriever import DenseRetriever
 
     data = load_split(dataset_path, split, relations)
     retriever = DenseRetriever.of(_encoder(model, setup), setup, cache)
@@ -193,9 +200,6 @@ def mteb_encoder(model: Any, setup: ModelSetup) -> Any:
     """mteb's wrapper of a sentence-transformers model; for a model with per-move query adapters, one whose
     query vectors are mapped by the adapter of the task's move (its hf_subset is the relation)."""
     import mteb
-    import numpy as np
-
-    from ratio_bench.retrieval.adapters import QueryAdapters
 
     if not setup.adapters:
         return mteb.SentenceTransformerEncoderWrapper(model)
@@ -231,8 +235,6 @@ def release_resolved_once(dataset_path) -> Iterator[None]:
     call: config names, builders); every other path, and
     everything after this block, goes to ``datasets`` untouched. The data read is the same: only where the files
     are is remembered, not what they hold."""
-    import datasets.inspect
-    import datasets.load
 
     real = datasets.load.dataset_module_factory
     local = str(dataset_path)
@@ -269,12 +271,8 @@ def score_with_mteb(
     ~/.cache/ratio/embeddings, its hits and misses the result's): the shared corpus is encoded once for the three
     tasks. ``reuse_embeddings`` fills the cache through ratio's own retriever first.
     """
-    import time
 
     import mteb
-    from sentence_transformers import SentenceTransformer
-
-    from ratio_bench.retrieval.retriever import embeds
 
     if not embeds(setup.kind):
         raise RatioError(
@@ -414,7 +412,6 @@ def write_descriptive_stats(release: str | Path, out: str | Path) -> list[Path]:
     ``calculate_descriptive_statistics`` and written to ``out/<type>/<Task>.json`` (mteb keeps them in its
     package folder, ``mteb/descriptive_stats/``; the path is redirected for the call so nothing is written
     into an installed mteb). Returns the files written."""
-    from unittest import mock
 
     written = []
     for task in benchmark_tasks(release):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,9 @@ from ratio_bench.core.relations import RELATION_SPECS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.dataset.release import manifest_sha256, split_hashes
 from ratio_bench.evaluation.entry.record import MAIN_SCORE, Entry, SubmissionError  # noqa: F401 - re-exported
+from ratio_bench.retrieval.adapters import QueryAdapters
+from ratio_bench.retrieval.encoder import PRECISION
+from ratio_bench.retrieval.registry import fingerprint, training_summary
 
 if TYPE_CHECKING:  # scoring pulls numpy and faiss; validating a submission should not
     from ratio_bench.evaluation.scoring.evaluate import ScoreResult
@@ -142,7 +146,6 @@ def check_submitter(name: str | None) -> None:
 def model_fingerprint(folder: str | Path) -> str:
     """A model folder's fingerprint as entries record it: its card (README.md) left out, since a card
     re-rendered with the model's results must not change the model it names."""
-    from ratio_bench.retrieval.registry import fingerprint
 
     return fingerprint(folder, ignore=frozenset({"README.md"}))
 
@@ -152,11 +155,9 @@ def model_identity(setup: ModelSetup) -> dict[str, Any]:
     its weights were loaded in: the scorer's choice, never the folder's) for a model in a folder, and
     ``trained_from`` (config file and its sha256) for a ``ratio train`` model; nothing for built-in BM25, whose
     name is its identity."""
-    from ratio_bench.retrieval.registry import training_summary
 
     if not setup.path:
         return {}
-    from ratio_bench.retrieval.encoder import PRECISION
 
     identity: dict[str, Any] = {"model_fingerprint": model_fingerprint(setup.path), "precision": PRECISION}
     tuned = training_summary(Path(setup.path).resolve())
@@ -164,10 +165,6 @@ def model_identity(setup: ModelSetup) -> dict[str, Any]:
     if isinstance(config, dict) and config.get("file") and config.get("sha256"):
         identity["trained_from"] = {"config": Path(config["file"]).name, "config_sha256": config["sha256"]}
     if setup.adapters:  # the base weights with per-move query adapters: another model, so another fingerprint
-        import hashlib
-
-        from ratio_bench.retrieval.adapters import QueryAdapters
-
         adapters = QueryAdapters.load(setup.adapters).sha256
         identity["model_fingerprint"] = hashlib.sha256(
             f"{identity['model_fingerprint']}\nadapters {adapters}".encode()
@@ -235,8 +232,6 @@ def mteb_results(result: ScoreResult, manifest: dict[str, Any], split: str) -> d
 
 def _mteb_version() -> str | None:
     try:
-        from importlib.metadata import version
-
         return version("mteb")
     except Exception:  # noqa: BLE001 - mteb is optional for scoring
         return None

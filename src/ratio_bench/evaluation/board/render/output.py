@@ -7,9 +7,32 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+from rich.table import Table
+
 from ratio_bench.core import cutoffs
 from ratio_bench.core.errors import UsageError
+from ratio_bench.core.io import atomic_open, report_console
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.evaluation.board.cells import bare_note, interval_note
+from ratio_bench.evaluation.board.cost import on_hardware
+from ratio_bench.evaluation.board.escaping import terminal_text
+from ratio_bench.evaluation.board.leaderboard import LeaderboardError, has_snapshots
+from ratio_bench.evaluation.board.ranks import TIE_NOTE, Rank
+from ratio_bench.evaluation.board.render.html import leaderboard_html
+from ratio_bench.evaluation.board.render.markdown import clean_markdown, leaderboard_markdown
+from ratio_bench.evaluation.board.render.plots import NO_SNAPSHOTS, plot_png, snapshot_entries, trend_png
+from ratio_bench.evaluation.board.render.terminal import (
+    compact_json,
+    compact_table,
+    terminal_clean_table,
+    terminal_compact_tables,
+    terminal_figure,
+    terminal_relation_tables,
+    terminal_release_table,
+    terminal_withheld_table,
+)
+from ratio_bench.evaluation.board.view import Row, figure_columns
 from ratio_bench.evaluation.entry.record import Scored
 
 if TYPE_CHECKING:
@@ -18,7 +41,6 @@ if TYPE_CHECKING:
 
 def compact_results_table(entries: list[Scored], title: str):
     """``ratio score``'s default table: one line per model, MRR@10 per move with n and its interval."""
-    from ratio_bench.evaluation.board.render.terminal import compact_table
 
     return compact_table(title, [("", e) for e in entries])
 
@@ -27,13 +49,6 @@ def results_table(entries: list[Scored], title: str):
     """Entries' figures (%), each with its bootstrap interval beneath it when the entry has per-query data
     (computed here, at display time, from the entry's gold ranks), the bootstrap's settings as the caption. A
     relation's columns are the board view's (its ``n``, then its figures), as on the board."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from ratio_bench.evaluation.board.cells import interval_note
-    from ratio_bench.evaluation.board.ranks import Rank
-    from ratio_bench.evaluation.board.render.terminal import terminal_figure
-    from ratio_bench.evaluation.board.view import Row, figure_columns
 
     bare = [e.label for e in entries if not e.per_query]
     caption = "" if len(bare) == len(entries) else interval_note()
@@ -77,26 +92,9 @@ def sample_title(n: int, seed: int, queries: dict) -> str:
 def render_board(board: Board, args: Any, source: str, markdown_extra: str = "", html_extra: str = "") -> int:
     """Print ``board`` and write its ``--markdown``/``--plot``/``--html`` (``*_extra``: sections appended, such as
     the leaderboard service's queue); ``source`` names where the entries came from."""
-    from ratio_bench.evaluation.board.cost import on_hardware
 
     if getattr(args, "hardware", None):
         board = on_hardware(board, args.hardware)  # measured cost compares within one hardware class
-    from ratio_bench.core.io import atomic_open, report_console
-    from ratio_bench.evaluation.board.cells import bare_note
-    from ratio_bench.evaluation.board.escaping import terminal_text
-    from ratio_bench.evaluation.board.leaderboard import LeaderboardError, has_snapshots
-    from ratio_bench.evaluation.board.ranks import TIE_NOTE
-    from ratio_bench.evaluation.board.render.html import leaderboard_html
-    from ratio_bench.evaluation.board.render.markdown import clean_markdown, leaderboard_markdown
-    from ratio_bench.evaluation.board.render.plots import NO_SNAPSHOTS, plot_png, snapshot_entries, trend_png
-    from ratio_bench.evaluation.board.render.terminal import (
-        compact_json,
-        terminal_clean_table,
-        terminal_compact_tables,
-        terminal_relation_tables,
-        terminal_release_table,
-        terminal_withheld_table,
-    )
 
     as_json, wide = getattr(args, "json", False), getattr(args, "wide", False)
     console = report_console(stderr=as_json)  # --json: the rows alone on stdout, the notes on stderr

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.table import Table
+
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.evaluation.board.cells import figure_text, interval_note, query_count
 from ratio_bench.evaluation.board.clean_ranking import CLEAN_HEAD, clean_cells, clean_ranking
@@ -28,8 +30,6 @@ from ratio_bench.evaluation.scoring import uncertainty
 
 
 def terminal_clean_table(release: ReleaseEntries) -> Any:
-    from rich.table import Table
-
     t = Table(title=terminal_text(f"Clean snapshots only: {release.title} (%)"))
     for name in CLEAN_HEAD:
         t.add_column(name)
@@ -40,7 +40,6 @@ def terminal_clean_table(release: ReleaseEntries) -> Any:
 
 def _table(title: str, shown: list[Column], rows: list[Row], caption: str = "") -> Any:
     """A rich table of the view's ``shown`` columns: numbers right-aligned, a figure's interval beneath it."""
-    from rich.table import Table
 
     t = Table(title=terminal_text(title), caption=terminal_text(caption) or None)
     for c in shown:
@@ -108,7 +107,6 @@ def compact_table(title: str, rows: Sequence[tuple[str, Entry | Scored]]) -> Any
     """One line per row (``rank``, name, then per move MRR@10 with its interval), each move's ``n`` in its
     header when every row shares it (else in the cell). The figures are never cut: a narrow console folds the
     name instead."""
-    from rich.table import Table
 
     t = Table(title=terminal_text(title), caption=terminal_text(interval_note() + " " + COMPACT_NOTE))
     entries = [e for _, e in rows]
