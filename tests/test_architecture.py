@@ -405,6 +405,35 @@ def test_no_function_level_import_of_ratio_bench():
     )
 
 
+# Function-level imports of other packages kept on purpose: (file, module) -> why. An optional extra is not one of
+# them: it is reached through ``core.extras.load``, which names the install when it is missing.
+LATE_THIRD_PARTY = {
+    ("evaluation/entry/model_meta.py", "resource"): "POSIX only: Windows has no resource module",
+}
+
+
+def test_no_function_level_import_of_another_package():
+    """The same rule for third-party modules: an import inside a function is either a platform fallback listed in
+    ``LATE_THIRD_PARTY`` or an optional extra's, which goes through ``extras.load``."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        name, late = str(path.relative_to(ROOT)), function_level(tree)
+        for node in ast.walk(tree):
+            if id(node) in late:
+                modules = (
+                    [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                )
+                found += [
+                    f"{ROOT.name}/{name}:{node.lineno}: imports {m} inside a function"
+                    for m in modules
+                    if (name, m) not in LATE_THIRD_PARTY and not m.startswith("ratio_bench")
+                ]
+    assert not found, "function-level imports (move them up, or use extras.load for an extra):\n" + "\n".join(
+        found
+    )
+
+
 def test_the_late_import_check_sees_one(tmp_path):
     """The checker itself: imports of ours inside a function, however deep, relative ones included."""
     path = tmp_path / "m.py"

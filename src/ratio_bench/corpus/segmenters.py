@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.corpus.segmentation import sentence_spans
 
@@ -17,7 +18,7 @@ SpanFn = Callable[[str], Spans]
 
 
 def _blingfire() -> SpanFn:
-    import blingfire
+    blingfire = extras.load("blingfire")
 
     def run(text: str) -> Spans:
         _, offsets = blingfire.text_to_sentences_and_offsets(text)
@@ -27,7 +28,7 @@ def _blingfire() -> SpanFn:
 
 
 def _pysbd() -> SpanFn:
-    import pysbd
+    pysbd = extras.load("pysbd")
 
     seg = pysbd.Segmenter(language="en", clean=False, char_span=True)
 
@@ -38,7 +39,7 @@ def _pysbd() -> SpanFn:
 
 
 def _syntok() -> SpanFn:
-    from syntok import segmenter
+    segmenter = extras.load("syntok.segmenter")
 
     def run(text: str) -> Spans:
         spans: Spans = []

@@ -25,6 +25,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.llm.client import Judge, JudgeRequest, Outcome
@@ -102,7 +103,7 @@ def binary_agreement(ref: list[bool], pred: list[bool]) -> dict[str, float]:
 
 def krippendorff_alpha(a: list[bool], b: list[bool]) -> float:
     """Nominal Krippendorff's alpha of two raters (the ``krippendorff`` package)."""
-    import krippendorff
+    krippendorff = extras.load("krippendorff")
 
     if len(set(a) | set(b)) < 2:  # no variation at all: alpha is undefined; perfect agreement
         return 1.0

@@ -18,6 +18,7 @@ from typing import Any
 
 from scipy.stats import mannwhitneyu
 
+from ratio_bench.core import extras
 from ratio_bench.evaluation.analysis.analyses import jaccard
 from ratio_bench.evaluation.scoring.metrics import AGREEMENTS, SET_METRICS, evaluate_run
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
@@ -216,11 +217,11 @@ def markdown(report: dict[str, Any]) -> str:
 def plot(relation_report: dict[str, Any], k: int, title: str) -> bytes | None:
     """A PNG of each run's hard and soft metrics; None when matplotlib is not installed."""
     try:
-        import matplotlib
+        matplotlib = extras.load("matplotlib")
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+        plt = extras.load("matplotlib.pyplot")
+    except (ImportError, extras.MissingExtraError):
         return None
 
     runs = relation_report["runs"]

@@ -100,7 +100,7 @@ def chosen(
 
 def model_meta(result: RepoResult):
     """mteb's ``ModelMeta`` of the model an entry scored (what the entry knows of it; the rest unknown)."""
-    from mteb.models.model_meta import ModelMeta
+    ModelMeta = extras.load("mteb.models.model_meta").ModelMeta
 
     entry, setup = result.entry, result.setup
     revision = result.revision or (entry.model_fingerprint or "")[:12] or NO_REVISION
@@ -137,7 +137,7 @@ def model_facts(entry: Entry) -> dict[str, Any]:
 def mteb_licenses() -> frozenset[str]:
     """The licence ids mteb's ``ModelMeta`` accepts (it refuses any other text that is not a URL)."""
 
-    from mteb.models.model_meta import ModelMeta
+    ModelMeta = extras.load("mteb.models.model_meta").ModelMeta
 
     found: set[str] = set()
     pending = [ModelMeta.model_fields["license"].annotation]
@@ -191,7 +191,7 @@ def export_mteb(
 ) -> list[ExportedModel]:  # fmt: skip
     """Write the chosen entries of ``source`` under ``out/results/`` in MTEB's layout; returns what was written.
     ``requests``: the queue whose FINISHED requests make a results repository's entries verified."""
-    from mteb import ResultCache
+    ResultCache = extras.load("mteb").ResultCache
 
     if out.exists() and not out.is_dir():
         raise LeaderboardError(

@@ -6,9 +6,10 @@ import argparse
 import itertools
 from pathlib import Path
 
+from sentence_transformers import SentenceTransformer
 from tqdm import tqdm
 
-from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.errors import UsageError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.resources import data_path, installed
 from ratio_bench.corpus.pipeline import segment_papers
@@ -106,12 +107,6 @@ def cmd_lexicon_discover(args: argparse.Namespace) -> int:
         f"({covered} already in the lexicon)"
     )
     if args.embed_model:
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise RatioError(
-                "--embed-model needs sentence-transformers: pip install 'ratio-bench[eval]'"
-            ) from None
         seeds = [s.strip().lower() for s in args.seeds.read_text(encoding="utf-8").splitlines() if s.strip()]
         pool = [span for span, _ in counts.most_common(args.neighbour_pool)]
         model = SentenceTransformer(args.embed_model, trust_remote_code=False)

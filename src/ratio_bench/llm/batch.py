@@ -18,6 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ratio_bench.core import extras
 from ratio_bench.llm.cache import CachedReply
 from ratio_bench.llm.client import (
     MAX_BODY_BYTES,
@@ -76,7 +77,7 @@ class BatchJudge:
             )
             for key in keys
         ]
-        import openai
+        openai = extras.load("openai")
 
         client = self.judge.client
         try:
@@ -103,7 +104,7 @@ class BatchJudge:
         return batch.id
 
     def _wait(self, batch_id: str) -> Any:
-        import openai
+        openai = extras.load("openai")
 
         bar = tqdm(desc=f"batch {batch_id}", unit=" req", disable=not self.judge.progress)
         while True:

@@ -35,6 +35,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.llm.cache import CachedReply, ReplyCache, request_key
 from ratio_bench.llm.endpoint import api_key_for, normalise_base_url, unreachable
@@ -262,7 +263,7 @@ class Judge:
         prices: PriceTable | None = None,
         progress: bool = True,
     ):
-        import openai
+        openai = extras.load("openai")
 
         self.settings = settings
         self.cache = cache

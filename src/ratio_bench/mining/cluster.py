@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from ratio_bench.core import extras
 from ratio_bench.core.extras import require
 
 OBJECT_STORE_BYTES = 128 << 20  # a private cluster's shared-memory store: the executor and plan, a few MB
@@ -32,7 +33,7 @@ def ray_session(address: str | None, cpus: int, verbose: bool = False) -> Iterat
     """Ray initialised for the run: joined at ``address``, or a private local cluster of ``cpus`` CPUs.
     Yields what the run used (``address`` and whether the cluster was started here)."""
     require("cluster")
-    import ray
+    ray = extras.load("ray")
 
     if ray.is_initialized():  # a caller (a notebook, a test) already chose the cluster
         yield {"address": "initialised by the caller", "started": False}

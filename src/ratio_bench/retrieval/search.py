@@ -50,19 +50,11 @@ def exact_search(
 
 
 def _faiss_has_gpu() -> bool:
-    """Whether faiss can search on a GPU (False without faiss: a CUDA machine then searches with torch)."""
-    try:
-        import faiss
-    except ImportError:
-        return False
+    """Whether faiss can search on a GPU (faiss-gpu; faiss-cpu has none: a CUDA machine then searches with torch)."""
     return hasattr(faiss, "get_num_gpus") and faiss.get_num_gpus() > 0
 
 
 def _torch_has_cuda() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
     return torch.cuda.is_available()
 
 

@@ -164,7 +164,7 @@ def _search_file(args: argparse.Namespace, index) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
+    uvicorn = extras.load("uvicorn")
 
     app_module = extras.load("ratio_bench.serve.app")  # the serve extra (FastAPI)
     if args.docs_assets:

@@ -8,6 +8,7 @@ import argparse
 import socket
 from pathlib import Path
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.serve.index import load_index
 from ratio_bench.serve.search import Searcher
@@ -52,7 +53,7 @@ def server_config(app, log_level: str = "info", trust_proxy: list[str] | None = 
     names the proxies whose ``X-Forwarded-For`` counts (uvicorn's default trusts it from any loopback peer, so
     every client of a pass-through proxy on the host could name itself anew on each request and leave the
     form's per-client limit behind)."""
-    import uvicorn
+    uvicorn = extras.load("uvicorn")
 
     if trust_proxy:
         return uvicorn.Config(

@@ -34,7 +34,7 @@ MCP_PATH = "/mcp"
 
 def create_server(searcher: "Searcher") -> "MCPServer":
     """The MCP server over a loaded searcher (tests pass one built in-process)."""
-    from mcp.server.mcpserver.exceptions import ToolError
+    ToolError = extras.load("mcp.server.mcpserver.exceptions").ToolError
 
     SearchResponse = extras.load("ratio_bench.serve.app").SearchResponse  # noqa: N806 - the serve extra
     server = _strict_server_class()(
@@ -86,8 +86,8 @@ def _strict_server_class() -> type:
     :class:`~ratio_bench.serve.app.SearchRequest` before the SDK sees them. The SDK's own validation is lax on
     purpose (it parses ``"5"`` as JSON into 5, coerces ``true`` to 1 and drops unknown arguments), so the raw
     arguments are checked first and only a valid call reaches it."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    MCPServer = extras.load("mcp.server.mcpserver").MCPServer
+    ToolError = extras.load("mcp.server.mcpserver.exceptions").ToolError
 
     app = extras.load("ratio_bench.serve.app")  # the serve extra
 
@@ -127,7 +127,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if sock is None:
         server.run("stdio")  # stdout is the protocol channel: everything else goes to stderr
         return 0
-    import uvicorn
+    uvicorn = extras.load("uvicorn")
 
     port = sock.getsockname()[1]
     print(

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import Period, parse_split
@@ -434,7 +435,7 @@ def plot_png(report: Report) -> bytes:
     each snapshot as stacked bars, on one time axis; a model keeps its colour across relations, named once in
     the legend under the figure (long names would squeeze the axes). PNG bytes, reproducible."""
     plt = pyplot("--plot")
-    from matplotlib.lines import Line2D
+    Line2D = extras.load("matplotlib.lines").Line2D
 
     relations = list(dict.fromkeys(r.relation for r in report.rows))
     names = sorted({_name(r) for r in report.rows})

@@ -26,6 +26,7 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 from sentence_transformers import SentenceTransformer
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
 from ratio_bench.dataset.contract import MINI
@@ -199,7 +200,7 @@ def _fill_from_release(model: Any, setup: ModelSetup, dataset_path, split, relat
 def mteb_encoder(model: Any, setup: ModelSetup) -> Any:
     """mteb's wrapper of a sentence-transformers model; for a model with per-move query adapters, one whose
     query vectors are mapped by the adapter of the task's move (its hf_subset is the relation)."""
-    import mteb
+    mteb = extras.load("mteb")
 
     if not setup.adapters:
         return mteb.SentenceTransformerEncoderWrapper(model)
@@ -272,7 +273,7 @@ def score_with_mteb(
     tasks. ``reuse_embeddings`` fills the cache through ratio's own retriever first.
     """
 
-    import mteb
+    mteb = extras.load("mteb")
 
     if not embeds(setup.kind):
         raise RatioError(
@@ -395,7 +396,7 @@ def benchmark_tasks(release: str | Path | None = None) -> list[AbsTaskRetrieval]
 
 def ratio_benchmark(release: str | Path | None = None):
     """mteb's ``Benchmark`` of Ratio (see :func:`benchmark_tasks`), for ``mteb.evaluate`` and mteb's board."""
-    from mteb import Benchmark
+    Benchmark = extras.load("mteb").Benchmark
 
     return Benchmark(
         name=BENCHMARK_NAME,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from ratio_bench.core import extras
 from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import Period, parse_split
@@ -176,13 +177,13 @@ def _bar_panel(ax: Any, panel: BarPanel) -> None:
 def pyplot(flag: str) -> Any:
     """matplotlib's pyplot on the Agg backend (no display), or PlottingUnavailable naming the install."""
     try:
-        import matplotlib
-    except ImportError as e:
+        matplotlib = extras.load("matplotlib")
+    except (ImportError, extras.MissingExtraError) as e:
         raise PlottingUnavailable(
             f"plotting needs matplotlib: pip install 'ratio-bench[eval]' (or leave out {flag})"
         ) from e
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = extras.load("matplotlib.pyplot")
 
     return plt
 
@@ -193,7 +194,7 @@ def plot_png(board: Board, top: int = PLOT_TOP) -> bytes:
 
 
 def png_bytes(fig: Any) -> bytes:
-    import matplotlib.pyplot as plt
+    plt = extras.load("matplotlib.pyplot")
 
     buf = io.BytesIO()
     with warnings.catch_warnings():  # a name in a script the font lacks draws boxes; that is not an error
@@ -303,8 +304,8 @@ def trend_figure(board: Board, top: int = TREND_TOP, highlight: tuple[str, ...] 
 
 
 def _trend_panel(ax: Any, panel: TrendPanel, colour: dict[str, Any], drawn: dict[str, Any]) -> None:
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
+    Line2D = extras.load("matplotlib.lines").Line2D
+    Patch = extras.load("matplotlib.patches").Patch
 
     rel, periods = panel.relation, panel.periods
     for label, by_period in sorted(panel.by_model.items()):
