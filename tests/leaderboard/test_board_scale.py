@@ -50,15 +50,15 @@ def test_the_key_is_looked_up_at_most_every_check_s():
 
 
 def test_the_results_folder_page_is_rendered_again_only_when_a_file_changes(tmp_path, monkeypatch):
-    from ratio_bench.evaluation.board.render import html as board_html
+    from ratio_bench.serve import app as app_module
     from ratio_bench.serve.app import create_app
 
     (tmp_path / "a.json").write_text(
         json.dumps(ranked_entry("model-a", {"address": [1, 2]})), encoding="utf-8"
     )
     renders = []
-    real = board_html.leaderboard_html
-    monkeypatch.setattr(board_html, "leaderboard_html", lambda *a, **k: renders.append(1) or real(*a, **k))
+    real = app_module.leaderboard_html  # the renderer the app calls
+    monkeypatch.setattr(app_module, "leaderboard_html", lambda *a, **k: renders.append(1) or real(*a, **k))
     with TestClient(create_app(None, results=tmp_path)) as c:
         first, second = c.get("/leaderboard").text, c.get("/leaderboard").text
         assert first == second and "model-a" in first and len(renders) == 1

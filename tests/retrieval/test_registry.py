@@ -7,11 +7,11 @@ from tests.helpers.cli import assert_user_error, run_ratio
 
 from ratio_bench.core.errors import UsageError
 from ratio_bench.retrieval.encoder import DenseEncoder
+from ratio_bench.retrieval.model_folder import check_model_folder
 from ratio_bench.retrieval.registry import (
     GENERIC,
     ModelUnavailableError,
     SetupError,
-    check_model_folder,
     fingerprint,
     resolve,
     saved_prompts,

@@ -43,6 +43,9 @@ def test_every_registered_kind_has_a_retriever():
     assert {e.kind for e in REGISTRY.values()} <= set(RETRIEVERS)
     assert not embeds("bm25") and embeds("dense")
     assert RETRIEVERS["bm25"] is LexicalRetriever
+    from ratio_bench.retrieval.kinds import EMBEDS
+
+    assert set(EMBEDS) == set(RETRIEVERS) and all(RETRIEVERS[k].embeds is EMBEDS[k] for k in EMBEDS)
 
 
 def test_bm25_searches_a_pool_with_its_own_index_and_answers_corpus_rows():

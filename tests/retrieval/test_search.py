@@ -1,5 +1,3 @@
-import sys
-
 import numpy as np
 import pytest
 
@@ -64,7 +62,7 @@ def test_auto_uses_torch_on_cuda_when_faiss_is_not_installed(monkeypatch):
     pytest.importorskip("torch")
     from ratio_bench.retrieval import search
 
-    monkeypatch.setitem(sys.modules, "faiss", None)  # import faiss now raises ImportError
+    monkeypatch.setattr(search, "faiss", None)  # as when faiss is not installed
     monkeypatch.setattr(search, "_torch_has_cuda", lambda: True)
     calls = []
     real = search._torch_search

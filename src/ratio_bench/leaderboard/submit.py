@@ -2,7 +2,7 @@
 
 The checks read the model's file list, its small JSON and tokenizer files and its safetensors headers, never its
 weights: the revision is pinned to a commit, the repo must be a sentence-transformers model (``modules.json``)
-that loads with the stock classes (no remote code: :func:`registry.check_model_folder` with the flag off), has
+that loads with the stock classes (no remote code: :func:`model_folder.check_model_folder` with the flag off), has
 safetensors weights (pickles are refused), and has at most ``max_params`` parameters. The worker repeats the same
 checks on the files it downloads (:func:`inspect_model`), since anyone can write a request by hand.
 """
@@ -25,14 +25,8 @@ from ratio_bench.leaderboard.ledger import hub_time, open_request_of
 from ratio_bench.leaderboard.limits import MAX_PARAMETERS
 from ratio_bench.leaderboard.requests import SETUPS, Request, now_utc, read_queue, request_path, stamp
 from ratio_bench.leaderboard.waiting import Wait, wait_for
-from ratio_bench.retrieval.registry import (
-    GENERIC,
-    REGISTRY,
-    ModelUnavailableError,
-    check_loadable,
-    check_model_folder,
-    saved_prompts,
-)
+from ratio_bench.retrieval.model_folder import check_loadable, check_model_folder
+from ratio_bench.retrieval.registry import GENERIC, REGISTRY, ModelUnavailableError, saved_prompts
 
 MAX_MODEL_BYTES = 10 << 30
 MAX_CONFIG_BYTES = 64 << 20

@@ -8,7 +8,7 @@ restored), so padding waste is already minimal and nothing is re-sorted here.
 
 The scorer chooses how weights are loaded, never the model folder: float32 (:data:`PRECISION`, which entries
 record), no device map, offload folder, quantization or attention choice from the folder's configs (it is
-loaded through :func:`~ratio_bench.retrieval.registry.loading_view`). An asymmetric model (a ``Router`` with a
+loaded through :func:`~ratio_bench.retrieval.model_folder.loading_view`). An asymmetric model (a ``Router`` with a
 query and a document route) encodes queries with its query route and documents with its document route. What
 comes out is checked: non-finite values, a dimension other than the model's, or one vector for every text
 (weights that carry no information) is an :class:`EncodingError`, never a score.
@@ -27,13 +27,8 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from ratio_bench.core.errors import RatioError
-from ratio_bench.retrieval.registry import (
-    ModelSetup,
-    check_model_folder,
-    fingerprint,
-    is_routed,
-    loading_view,
-)
+from ratio_bench.retrieval.model_folder import check_model_folder, is_routed, loading_view
+from ratio_bench.retrieval.registry import ModelSetup, fingerprint
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -22,6 +22,7 @@ from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder, Role
+from ratio_bench.retrieval.kinds import EMBEDS, embeds  # noqa: F401 - embeds: the kinds' flag, re-exported
 from ratio_bench.retrieval.registry import ModelSetup
 from ratio_bench.retrieval.search import exact_search
 
@@ -85,7 +86,7 @@ class LexicalRetriever:
     """BM25 (bm25s) over the corpus, or over a pool of its rows: a pool gets its own index, term statistics
     and all, as if it were the whole corpus; every move reads the same index."""
 
-    embeds: ClassVar[bool] = False
+    embeds: ClassVar[bool] = EMBEDS["bm25"]
     ENTRY_TEXT: ClassVar[tuple[str, ...]] = ("name", "setup")
     ENTRY_PATHS: ClassVar[tuple[str, ...]] = ("bm25",)
 
@@ -156,7 +157,7 @@ class DenseRetriever:
     query adapters, mapped by the move's adapter; exact inner-product search unless a ``searcher`` (the service's
     ANN index) is given."""
 
-    embeds: ClassVar[bool] = True
+    embeds: ClassVar[bool] = EMBEDS["dense"]
     ENTRY_TEXT: ClassVar[tuple[str, ...]] = ("name", "ref", "fingerprint", "vectors", "query_prompt")
     ENTRY_PATHS: ClassVar[tuple[str, ...]] = ("vectors", "folder")
 
@@ -348,11 +349,6 @@ def retriever_class(kind: str) -> type[LexicalRetriever] | type[DenseRetriever]:
         return RETRIEVERS[kind]
     except (KeyError, TypeError):
         raise SavedIndexError(f"kind: {kind!r} is not one of {', '.join(RETRIEVERS)}") from None
-
-
-def embeds(kind: str) -> bool:
-    """Whether a model of this kind (a setup's, a registry entry's or an index manifest's) has vectors."""
-    return RETRIEVERS[kind].embeds
 
 
 def load_retriever(setup: ModelSetup, cache: EmbeddingCache | None = None, batch_size: int = 64) -> Retriever:

@@ -8,9 +8,13 @@ same ranking up to float rounding; ties are broken by the lower corpus index.
 
 from __future__ import annotations
 
-import faiss
 import numpy as np
 import torch
+
+try:  # faiss-cpu is a dependency, but a CUDA machine may carry only torch (no faiss wheel for its platform)
+    import faiss
+except ImportError:
+    faiss = None
 
 BACKENDS = ("auto", "faiss", "torch")
 CPU_BUDGET_BYTES = 1 << 30  # torch on the CPU: corpus block plus one score block
@@ -50,8 +54,8 @@ def exact_search(
 
 
 def _faiss_has_gpu() -> bool:
-    """Whether faiss can search on a GPU (faiss-gpu; faiss-cpu has none: a CUDA machine then searches with torch)."""
-    return hasattr(faiss, "get_num_gpus") and faiss.get_num_gpus() > 0
+    """Whether faiss can search on a GPU (False without faiss: a CUDA machine then searches with torch)."""
+    return faiss is not None and hasattr(faiss, "get_num_gpus") and faiss.get_num_gpus() > 0
 
 
 def _torch_has_cuda() -> bool:
@@ -66,6 +70,8 @@ def _faiss_search(
     faiss's heaps return equal scores in no documented order (often the higher index first), so each row is
     re-sorted by (score descending, index ascending).
     """
+    if faiss is None:
+        raise ImportError("exact search on the CPU needs faiss: pip install faiss-cpu")
 
     index = faiss.IndexFlatIP(corpus.shape[1])
     if _faiss_has_gpu():

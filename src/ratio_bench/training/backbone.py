@@ -13,7 +13,8 @@ from pathlib import Path
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from ratio_bench.retrieval.registry import GENERIC, REGISTRY, check_model_folder, fingerprint, locate
+from ratio_bench.retrieval.model_folder import check_model_folder
+from ratio_bench.retrieval.registry import GENERIC, REGISTRY, fingerprint, locate
 from ratio_bench.training.config import TrainingConfig, TrainingConfigError
 
 LOCAL_SETUPS = {"none": ("", ""), "generic": GENERIC}

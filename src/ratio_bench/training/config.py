@@ -20,8 +20,8 @@ from ratio_bench.core.config import closest
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.yamlio import load_yaml
+from ratio_bench.retrieval.kinds import embeds
 from ratio_bench.retrieval.registry import REGISTRY
-from ratio_bench.retrieval.retriever import embeds
 
 
 class TrainingConfigError(RatioError, ValueError):

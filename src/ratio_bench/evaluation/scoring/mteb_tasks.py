@@ -36,7 +36,8 @@ from ratio_bench.evaluation.scoring.evaluate import ScoreResult, load_split
 from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder, Role
-from ratio_bench.retrieval.registry import ModelSetup, check_model_folder, fingerprint, is_routed
+from ratio_bench.retrieval.model_folder import check_model_folder, is_routed
+from ratio_bench.retrieval.registry import ModelSetup, fingerprint
 from ratio_bench.retrieval.retriever import DenseRetriever, embeds
 
 # The published release (``ratio dataset publish`` tags it with its version); a task for another release or a local
