@@ -12,7 +12,7 @@ ifneq ($(WHEELS),)
 export PIP_FIND_LINKS ?= $(WHEELS)
 endif
 
-.PHONY: docs install demo search-demo search-demo-unified leaderboard-demo snapshot-scores board test test-all wheel wheel-check lint bench bench-append bench-unified bench-board clean llama judge-server browser models screenshot
+.PHONY: generate docs install demo search-demo search-demo-unified leaderboard-demo snapshot-scores board test test-all wheel wheel-check lint bench bench-append bench-unified bench-board clean llama judge-server browser models screenshot
 
 install: $(VENV)/.installed
 
@@ -21,6 +21,11 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
+
+# The committed files written from src/ratio_bench/core/relations.py (the submission schema's relation lists, the
+# mteb task file): run after adding or changing a relation; tests/evaluation/test_generated.py fails until then.
+generate: install
+	$(PY) -m ratio_bench.evaluation.generated
 
 # The main job on the default corpus: the corpus report, then the dev release in ./ratio
 # (mining is resumable and reused by later builds; see dataset_scripts/dev.yaml).

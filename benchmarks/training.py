@@ -110,9 +110,8 @@ def _plain_trainer(args: argparse.Namespace, tmp: Path):
         loss=build_loss(model),
     )
     val = load_validation(args.dataset, args.relation)
-    qids, qtexts, golds = val.queries[args.relation]
     evaluator = RetrievalEvaluator(
-        val.corpus_ids, val.corpus_texts, qids, qtexts, golds, dict(model.prompts), show_progress_bar=False
+        val.corpus_ids, val.corpus_texts, val.queries, dict(model.prompts), show_progress_bar=False
     )
     return trainer, evaluator, len(pairs), {}
 

@@ -21,6 +21,7 @@ class Relation:
     description: str  # the MTEB task description: what to retrieve for a query
     gloss: str  # the model card: what a gold does relative to its query
     headline: str  # the search page: the line under the move's column
+    move_phrase: str  # the MTEB benchmark's description: what a gold does to its query, in a few words
     question: str  # the human labelling question (``ratio judge label``)
     silver_prompts: tuple[str, str]  # the two default silver judge prompts (spec 4.3)
     silver_sample: int | None  # the default silver sample size (None: every test pair; spec 4.3)
@@ -36,6 +37,7 @@ RELATION_SPECS: tuple[Relation, ...] = (
         "or insight that can help address it.",
         gloss="offers an approach or insight that can help address the problem the query states",
         headline="solves the stated problem",
+        move_phrase="addresses its problem",
         question="Does S2 propose a concrete remedy aimed directly at the problem that S1 states?",
         silver_prompts=("address-silver-split", "address-silver-stepwise"),
         silver_sample=None,
@@ -49,6 +51,7 @@ RELATION_SPECS: tuple[Relation, ...] = (
         "greater generality.",
         gloss="reformulates the query at a broader scope or greater generality",
         headline="a more general view of it",
+        move_phrase="broadens it",
         question="Is S2 a genuine broadening of S1 (same topic, higher level, references resolve to S1)?",
         silver_prompts=("broaden-silver-inclusive", "broaden-silver-directional"),
         silver_sample=None,
@@ -62,6 +65,7 @@ RELATION_SPECS: tuple[Relation, ...] = (
         "case, mechanism or example.",
         gloss="instantiates the query through a concrete case, mechanism or example",
         headline="a concrete instance of it",
+        move_phrase="specifies it",
         question="Is S2 a concrete instance or finer-grained account of the very claim S1 makes?",
         silver_prompts=("specify-silver-anchored", "specify-silver-compact"),
         silver_sample=10_000,

@@ -1,4 +1,12 @@
-"""Validation MRR@10 during training, scored by the leaderboard's own engine functions.
+"""Validation MRR@10 during training, scored by the leaderboard's own engine functions: one evaluator for a
+specialist (one relation) and a unified model (several).
+
+sentence-transformers has one evaluator per kind of evaluation (``NanoBEIREvaluator`` scores many datasets, one
+figure each and their mean); so does Ratio. :class:`RetrievalEvaluator` validates every relation it is given
+against one shared candidate corpus, encoded once per pass. With one relation (``ratio train`` on a specialist
+config) it reports that relation's figures as ``validation_mrr_at_10`` and so on; with several (``relation:
+all``) it reports each relation's as ``validation_<relation>_mrr_at_10`` and their mean as
+``validation_mrr_at_10``, which selects the checkpoint either way.
 
 The evaluator wraps the model object the trainer holds (weights in memory, never re-loaded from disk) as the
 engine's :class:`~ratio_bench.retrieval.encoder.DenseEncoder` inside a
@@ -18,8 +26,9 @@ garbage. Without a cache nothing stale can be served, whatever the fingerprint s
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 from sentence_transformers.base.evaluation import BaseEvaluator
 
 from ratio_bench.evaluation.scoring.evaluate import Queries, ScoreResult, SplitData, rank
@@ -56,24 +65,28 @@ def validate(
 
 
 class RetrievalEvaluator(BaseEvaluator):
-    """A sentence-transformers evaluator (``BaseEvaluator``, formerly ``SentenceEvaluator``) over one split."""
+    """A sentence-transformers evaluator (``BaseEvaluator``, formerly ``SentenceEvaluator``) over one split.
+
+    ``queries`` maps each relation to its (query ids, texts, gold ids); ``prompts`` holds ``document`` and either
+    ``query`` (a specialist's one query prompt) or one query prompt per relation (a unified model's instructions).
+    """
 
     def __init__(
         self,
         corpus_ids: Sequence[str],
         corpus_texts: Sequence[str],
-        query_ids: Sequence[str],
-        query_texts: Sequence[str],
-        gold_ids: Sequence[str],
+        queries: Mapping[str, Sequence[Sequence[str]]],
         prompts: dict[str, str],
         batch_size: int = 64,
         name: str = "validation",
         show_progress_bar: bool = True,
     ):
         super().__init__()
+        if not queries:
+            raise ValueError("a validation evaluator needs the queries of at least one relation")
         self.corpus_ids, self.corpus_texts = list(corpus_ids), list(corpus_texts)
-        self.query_ids, self.query_texts = list(query_ids), list(query_texts)
-        self.gold_ids = list(gold_ids)
+        self.queries = {rel: Queries(*(list(column) for column in q)) for rel, q in queries.items()}
+        self.query_ids = [qid for q in self.queries.values() for qid in q.ids]
         self.prompts = prompts
         self.batch_size = batch_size
         self.name = name
@@ -82,21 +95,36 @@ class RetrievalEvaluator(BaseEvaluator):
         self.seconds = 0.0  # time spent evaluating, so training throughput can leave it out
 
     def _result(self, model) -> ScoreResult:
-        queries = {"query": Queries(self.query_ids, self.query_texts, self.gold_ids)}
-        prompts = {"document": self.prompts.get("document", ""), "query": self.prompts.get("query", "")}
-        return validate(model, (self.corpus_ids, self.corpus_texts), queries, prompts, self.batch_size)
+        return validate(
+            model, (self.corpus_ids, self.corpus_texts), self.queries, self.prompts, self.batch_size
+        )
 
-    def run(self, model) -> dict[str, list[str]]:
-        """Top-10 corpus ids per validation query."""
-        return self._result(model).runs["query"]
+    def run(self, model, relation: str | None = None) -> dict[str, list[str]]:
+        """Top-10 corpus ids per validation query of ``relation`` (default: the one relation validated)."""
+        if relation is None:
+            if len(self.queries) != 1:
+                raise ValueError(
+                    f"validating {', '.join(self.queries)}: name the relation whose run is wanted"
+                )
+            (relation,) = self.queries
+        return self._result(model).runs[relation]
+
+    def figures(self, result: ScoreResult) -> dict[str, float]:
+        """The reported figures (unprefixed): one relation's own, or each relation's and their mean."""
+        if len(self.queries) == 1:
+            (metrics,) = (result.metrics[rel] for rel in self.queries)
+            return {key: metrics[key] for key in REPORTED}
+        scores = {f"{rel}_{key}": result.metrics[rel][key] for rel in self.queries for key in REPORTED}
+        for key in REPORTED:  # the mean over relations selects the model
+            scores[key] = float(np.mean([scores[f"{rel}_{key}"] for rel in self.queries]))
+        return scores
 
     def __call__(
         self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1
     ) -> dict[str, float]:
         start = time.perf_counter()
-        metrics = self._result(model).metrics["query"]
+        scores = self.figures(self._result(model))
         self.seconds += time.perf_counter() - start
-        scores = {key: metrics[key] for key in REPORTED}
         scores = self.prefix_name_to_metrics(scores, self.name)
         self.store_metrics_in_model_card_data(model, scores, epoch, steps)
         return scores

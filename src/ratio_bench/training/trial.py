@@ -38,7 +38,7 @@ from ratio_bench.training.precision import effective_precision
 from ratio_bench.training.sampler import text_ids
 from ratio_bench.training.tokens import LengthChoice, PretokenizedCollator, choose_max_length, token_counts
 from ratio_bench.training.trainer import RatioTrainer, TrainingReport
-from ratio_bench.training.unified import UnifiedEvaluator, load_unified_pairs
+from ratio_bench.training.unified import load_unified_pairs
 
 RESULT = "result.json"
 
@@ -104,29 +104,18 @@ def prepare(
     gc.collect()
     # a pair's length for grouping: its longest text (each column pads to its own longest)
     lengths = np.max([np.minimum(counts, length.value) for counts in per_column.values()], axis=0)
-    if config.unified:
-        val = load_validation(dataset_dir, config.relations, config.validation_sample, config.seed)
-        evaluator = UnifiedEvaluator(
-            val.corpus_ids,
-            val.corpus_texts,
-            val.queries,
-            prompts,
-            config.eval_batch_size,
-            show_progress_bar=show_progress,
-        )
-    else:
-        val = load_validation(dataset_dir, config.relation, config.validation_sample, config.seed)
-        qids, qtexts, golds = val.queries[config.relation]
-        evaluator = RetrievalEvaluator(
-            val.corpus_ids,
-            val.corpus_texts,
-            qids,
-            qtexts,
-            golds,
-            prompts,
-            config.eval_batch_size,
-            show_progress_bar=show_progress,
-        )
+    validated = (
+        config.relations if config.unified else config.relation
+    )  # unified: every relation, one evaluator
+    val = load_validation(dataset_dir, validated, config.validation_sample, config.seed)
+    evaluator = RetrievalEvaluator(
+        val.corpus_ids,
+        val.corpus_texts,
+        val.queries,
+        prompts,
+        config.eval_batch_size,
+        show_progress_bar=show_progress,
+    )
     return Prepared(
         config,
         info,

@@ -7,20 +7,16 @@ temperature sampling over their sizes, p_r proportional to n_r^(1/T) (default T 
 Address/Broaden/Specify hold 16/1/83% of the pairs and are drawn 33/12/56%); an epoch is ``max_train_pairs``
 such draws (each pair of a relation repeated as evenly as its share needs). With ``negatives: within`` every
 batch comes from one relation; with ``across`` batches mix relations, so a query's negatives include other
-moves' golds (which teaches the model to tell the moves apart). The no-text-twice rule holds in both.
+moves' golds (which teaches the model to tell the moves apart). The no-text-twice rule holds in both. Validation
+is the specialists' evaluator over every relation (:class:`~ratio_bench.training.evaluator.RetrievalEvaluator`:
+each relation's figures and their mean, which selects the checkpoint).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
-
 import numpy as np
-from sentence_transformers.base.evaluation import BaseEvaluator
 
-from ratio_bench.evaluation.scoring.evaluate import Queries
 from ratio_bench.training.data import TrainPairs, load_train_pairs
-from ratio_bench.training.evaluator import PRIMARY, REPORTED, validate
 from ratio_bench.training.sampler import NoSharedTextBatchSampler, fill_batches
 
 
@@ -66,48 +62,6 @@ class RelationBatchSampler(NoSharedTextBatchSampler):
         batches = [batches[j] for j in rng.permutation(len(batches))]
         self._cache = (epoch, batches)
         return batches
-
-
-class UnifiedEvaluator(BaseEvaluator):
-    """Validation over several relations: corpus encoded once, MRR@10 and R@10 averaged over relations.
-
-    ``queries`` maps relation -> (query ids, texts, gold ids); ``prompts`` holds one query prompt per relation
-    and ``document``. Each relation's own metrics are reported too (``<relation>_mrr_at_10``).
-    """
-
-    def __init__(
-        self,
-        corpus_ids: Sequence[str],
-        corpus_texts: Sequence[str],
-        queries: dict[str, tuple[list[str], list[str], list[str]]],
-        prompts: dict[str, str],
-        batch_size: int = 64,
-        name: str = "validation",
-        show_progress_bar: bool = True,
-    ):
-        super().__init__()
-        self.corpus_ids, self.corpus_texts = list(corpus_ids), list(corpus_texts)
-        self.queries = queries
-        self.query_ids = [q for qids, _, _ in queries.values() for q in qids]
-        self.prompts, self.batch_size, self.name = prompts, batch_size, name
-        self.show_progress_bar = show_progress_bar
-        self.primary_metric = PRIMARY
-        self.seconds = 0.0
-
-    def __call__(self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1):
-        start = time.perf_counter()
-        queries = {rel: Queries(*q) for rel, q in self.queries.items()}
-        result = validate(model, (self.corpus_ids, self.corpus_texts), queries, self.prompts, self.batch_size)
-        scores: dict[str, float] = {}
-        for rel in self.queries:
-            for key in REPORTED:
-                scores[f"{rel}_{key}"] = result.metrics[rel][key]
-        for key in REPORTED:  # the mean over relations selects the model
-            scores[key] = float(np.mean([scores[f"{rel}_{key}"] for rel in self.queries]))
-        self.seconds += time.perf_counter() - start
-        scores = self.prefix_name_to_metrics(scores, self.name)
-        self.store_metrics_in_model_card_data(model, scores, epoch, steps)
-        return scores
 
 
 def load_unified_pairs(root, config) -> tuple[TrainPairs, np.ndarray]:

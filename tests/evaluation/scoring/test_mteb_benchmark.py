@@ -65,7 +65,7 @@ def test_the_benchmark_lists_the_tasks_their_mini_and_latest_snapshot_versions()
     assert mteb_tasks.RatioAddressLatest is type(by_name["RatioAddressLatest"])
 
 
-def test_a_release_gets_its_own_latest_snapshots_and_mini_tasks_only_where_it_has_them(tmp_path):
+def test_a_release_gets_its_own_latest_snapshots_and_mini_tasks_only_where_it_has_them(tmp_path, monkeypatch):
     from tests.helpers.dataset import build_snapshots, snapshot_records
 
     root = tmp_path / "ratio"
@@ -81,6 +81,12 @@ def test_a_release_gets_its_own_latest_snapshots_and_mini_tasks_only_where_it_ha
     ]  # every release has a mini split; broaden has no queries: no broaden task
     assert {t.metadata.dataset["path"] for t in tasks} == {str(root)}
     assert mteb_tasks.RatioAddress.metadata.dataset == mteb_tasks.HUB_DATASET  # the classes are left alone
+    # a relation the published release has no snapshot of (a new one): its Latest task on the release's own
+    monkeypatch.delitem(mteb_tasks.LATEST_TASKS, "specify")
+    latest = [t for t in mteb_tasks.benchmark_tasks(root) if t.metadata.name == "RatioSpecifyLatest"]
+    assert [(t.metadata.eval_splits, t.metadata.hf_subsets) for t in latest] == [
+        (["test_2022_01"], ["specify"])
+    ]
 
 
 def test_the_task_file_holds_the_package_tasks_and_benchmark():

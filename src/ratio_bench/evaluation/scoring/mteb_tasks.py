@@ -1,12 +1,14 @@
-"""MTEB retrieval tasks ``RatioAddress``, ``RatioBroaden`` and ``RatioSpecify``, loaded by mteb's stock loader.
+"""One MTEB retrieval task per relation (``RatioAddress``, ...), loaded by mteb's stock loader.
 
 Each task is a plain ``AbsTaskRetrieval`` with no loader of its own: its hf_subset is the relation, so mteb's
 ``RetrievalDatasetLoader`` reads the release's ``<relation>-queries``, ``<relation>-corpus`` (the shared corpus's
 own shards) and ``<relation>-qrels`` configs, from the Hub repo or local release folder named by
 ``metadata.dataset``. The classes point at the published release; :func:`ratio_tasks` points instances at any
 other (``ratio score --via mteb`` passes the local folder). ``eval/mteb/ratio_retrieval.py`` is the same task file
-in the form of a pull request to mteb, kept identical by a test. A unified model's per-move instructions reach
-mteb as ``model_prompts`` keyed ``<task name>-query`` (:func:`model_prompts`).
+in the form of a pull request to mteb, rendered from the same relation records and metadata (:mod:`.mteb_file`;
+``make generate`` writes it, a test keeps it equal to the render). The classes come from one loop over
+:data:`~ratio_bench.core.relations.RELATION_SPECS`: a task, its Mini and its Latest version per relation. A unified
+model's per-move instructions reach mteb as ``model_prompts`` keyed ``<task name>-query`` (:func:`model_prompts`).
 """
 
 from __future__ import annotations
@@ -28,11 +30,22 @@ from sentence_transformers import SentenceTransformer
 
 from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
-from ratio_bench.core.relations import BY_NAME, RELATIONS
+from ratio_bench.core.relations import BY_NAME, RELATION_SPECS, RELATIONS, Relation
 from ratio_bench.dataset.contract import MINI
 from ratio_bench.dataset.hub_release import HubRef, fetch, hub_ref
 from ratio_bench.dataset.release import Release, card_data_files
 from ratio_bench.evaluation.scoring.evaluate import ScoreResult, load_split
+from ratio_bench.evaluation.scoring.mteb_file import (
+    BENCHMARK_NAME,
+    BIBTEX,
+    HUB_DATASET,
+    LATEST_NOTE,
+    LATEST_SNAPSHOTS,
+    MINI_NOTE,
+    REFERENCE,
+    benchmark_description,
+    common_metadata,
+)
 from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder, Role
@@ -40,52 +53,33 @@ from ratio_bench.retrieval.model_folder import check_model_folder, is_routed
 from ratio_bench.retrieval.registry import ModelSetup, fingerprint
 from ratio_bench.retrieval.retriever import DenseRetriever, embeds
 
-# The published release (``ratio dataset publish`` tags it with its version); a task for another release or a local
-# folder is made by ratio_tasks(dataset_path=..., revision=...).
-HUB_DATASET = {"path": "ratio-bench/ratio", "revision": "1.0.0"}
-_BIBTEX = (
-    "@misc{ratio2026, title = {Ratio: A Benchmark for Retrieval Across Typed Ideation Operations in "
-    "Scientific Literature}, year = {2026}}"
-)
 
-
-def _metadata(relation: str, mini: bool = False) -> TaskMetadata:
-    return TaskMetadata(
-        name=BY_NAME[relation].task_name + ("Mini" if mini else ""),
-        description=BY_NAME[relation].description + (MINI_NOTE if mini else ""),
-        reference="https://github.com/ratio-bench/ratio",
-        dataset=dict(HUB_DATASET),
-        type="Retrieval",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=[MINI] if mini else ["test"],
-        eval_langs={relation: ["eng-Latn"]},  # the hf_subset: the stock loader reads <relation>-* configs
-        main_score="mrr_at_10",
-        date=("2015-01-01", "2026-05-05"),
-        domains=["Academic", "Written"],
-        task_subtypes=[],
-        license="not specified",
-        annotations_creators="derived",
-        dialect=[],
-        sample_creation="found",
-        bibtex_citation=_BIBTEX,
+def _task_class(
+    spec: Relation, suffix: str = "", split: str = "test", note: str = ""
+) -> type[AbsTaskRetrieval]:
+    """The task of ``spec``'s relation over one split (``RatioAddress`` on test, ``RatioAddressMini`` on mini), a
+    module-level class named after the task as mteb's task registry expects: mteb keys results by task name, so
+    a split scored apart needs a name apart. Its metadata is the standalone file's (:mod:`.mteb_file`)."""
+    metadata = TaskMetadata(
+        name=spec.task_name + suffix,
+        description=spec.description + note,
+        eval_langs={spec.name: ["eng-Latn"]},  # the hf_subset: the stock loader reads <relation>-* configs
+        **(common_metadata() | {"eval_splits": [split]}),
     )
-
-
-def _task_class(relation: str, mini: bool = False) -> type[AbsTaskRetrieval]:
-    """A module-level class named after the task (``RatioAddress``), as mteb's task registry expects."""
-    metadata = _metadata(relation, mini)
     return type(metadata.name, (AbsTaskRetrieval,), {"metadata": metadata, "__module__": __name__})
 
 
-MINI_NOTE = (
-    " Mini: a seeded sample of the test split (up to 200 queries per relation) against a 5,000-candidate pool "
-    "drawn from the test pool, for a quick look; not comparable with test figures."
-)
-TASKS: dict[str, type[AbsTaskRetrieval]] = {r: _task_class(r) for r in RELATIONS}
+TASKS: dict[str, type[AbsTaskRetrieval]] = {}
 # RatioAddressMini, ...: the release's mini split (``eval_splits=["mini"]``), a minute on a CPU for a small model
-MINI_TASKS: dict[str, type[AbsTaskRetrieval]] = {r: _task_class(r, mini=True) for r in RELATIONS}
-globals().update({cls.__name__: cls for cls in (*TASKS.values(), *MINI_TASKS.values())})
+MINI_TASKS: dict[str, type[AbsTaskRetrieval]] = {}
+# RatioAddressLatest, ...: the published release's latest test snapshot of the relation (where it has one)
+LATEST_TASKS: dict[str, type[AbsTaskRetrieval]] = {}
+for _spec in RELATION_SPECS:
+    TASKS[_spec.name] = _task_class(_spec)
+    MINI_TASKS[_spec.name] = _task_class(_spec, "Mini", MINI, MINI_NOTE)
+    if _spec.name in LATEST_SNAPSHOTS:
+        LATEST_TASKS[_spec.name] = _task_class(_spec, "Latest", LATEST_SNAPSHOTS[_spec.name], LATEST_NOTE)
+globals().update({cls.__name__: cls for group in (TASKS, MINI_TASKS, LATEST_TASKS) for cls in group.values()})
 
 
 def ratio_tasks(
@@ -320,41 +314,10 @@ def score_with_mteb(
     )
 
 
-# --- the Ratio benchmark: the three tasks, their mini versions and the latest dated test snapshot -------------
+# --- the Ratio benchmark: the tasks, their mini versions and the latest dated test snapshots -----------------
 
 MINI_SPLIT = MINI  # a small fixed sample of test queries (a release may not have it: see ratio_benchmark)
-# The published release's latest test snapshot per relation (set with HUB_DATASET's revision at publishing; a
-# relation's snapshots need not end in the same month). ratio_benchmark(release) reads them from a release.
-LATEST_SNAPSHOTS = {"address": "test_2026_06", "broaden": "test_2026_05", "specify": "test_2026_06"}
-BENCHMARK_NAME = "Ratio"
-BENCHMARK_DESCRIPTION = (
-    "Ratio (Retrieval Across Typed Ideation Operations): given a sentence from a scientific paper, retrieve a "
-    "sentence from other papers that addresses its problem, broadens it or specifies it. Three tasks on the "
-    "test split, their mini versions for fast checks, and each task's latest dated test snapshot, whose queries "
-    "come from papers newer than most models' training data."
-)
-
-
-def _variant(relation: str, suffix: str, split: str, note: str) -> type[AbsTaskRetrieval]:
-    """A task of its own (``RatioAddressMini``) over one other split of the same dataset: mteb keys results by
-    task name, so a split scored apart needs a name apart."""
-    base = _metadata(relation)
-    fields = base.model_dump() | {
-        "name": base.name + suffix,
-        "eval_splits": [split],
-        "description": base.description + note,
-    }
-    return type(base.name + suffix, (AbsTaskRetrieval,), {"metadata": TaskMetadata.model_validate(fields),
-                                                          "__module__": __name__})  # fmt: skip
-
-
-LATEST_NOTE = (
-    " Latest: the newest dated test snapshot, queries and candidates from papers of one recent month."
-)
-LATEST_TASKS: dict[str, type[AbsTaskRetrieval]] = {
-    r: _variant(r, "Latest", LATEST_SNAPSHOTS[r], LATEST_NOTE) for r in RELATIONS
-}
-globals().update({cls.__name__: cls for cls in LATEST_TASKS.values()})
+BENCHMARK_DESCRIPTION = benchmark_description()
 
 
 def relation_of_task(name: str) -> str:
@@ -391,7 +354,11 @@ def benchmark_tasks(release: str | Path | None = None) -> list[AbsTaskRetrieval]
             tasks.append(_pointed(MINI_TASKS[relation](), opened.root, [MINI_SPLIT]))
         snapshots = [s for s in splits if s in opened.snapshots]
         if snapshots:
-            tasks.append(_pointed(LATEST_TASKS[relation](), opened.root, [snapshots[-1]]))
+            # a relation the published release lacks has no Latest class: one for this release's snapshot
+            latest = LATEST_TASKS.get(relation) or _task_class(
+                BY_NAME[relation], "Latest", snapshots[-1], LATEST_NOTE
+            )
+            tasks.append(_pointed(latest(), opened.root, [snapshots[-1]]))
     return tasks
 
 
@@ -403,8 +370,8 @@ def ratio_benchmark(release: str | Path | None = None):
         name=BENCHMARK_NAME,
         tasks=benchmark_tasks(release),
         description=BENCHMARK_DESCRIPTION,
-        reference="https://github.com/ratio-bench/ratio",
-        citation=_BIBTEX,
+        reference=REFERENCE,
+        citation=BIBTEX,
         benchmark_hf_repo=HUB_DATASET["path"],
     )
 
