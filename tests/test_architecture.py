@@ -451,3 +451,23 @@ def test_the_late_import_check_sees_one(tmp_path):
         "            from . import x\n"
     )
     assert late_imports(path) == [(7, "ratio_bench.core.errors"), (11, "ratio_bench")]
+
+
+# evaluation/'s rooms, lowest first: a room imports only rooms below it (its own modules too).
+EVALUATION_ROOMS = ("entry", "scoring", "board", "analysis")
+
+
+def test_evaluation_rooms_import_only_downwards():
+    rank = {room: i for i, room in enumerate(EVALUATION_ROOMS)}
+    found = []
+    for room in EVALUATION_ROOMS:
+        for path in sorted((ROOT / "evaluation" / room).rglob("*.py")):
+            for line, target in imports(path):
+                parts = [*target.split("."), ""]
+                if parts[:2] == ["ratio_bench", "evaluation"] and rank.get(parts[2], -1) > rank[room]:
+                    found.append(f"{path.relative_to(ROOT.parent.parent)}:{line}: {room} -> {parts[2]}")
+    assert not found, f"evaluation rooms importing upwards ({' < '.join(EVALUATION_ROOMS)}):\n" + "\n".join(
+        found
+    )
+    rooms = {p.name for p in (ROOT / "evaluation").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert rooms == set(EVALUATION_ROOMS), f"a room with no place in EVALUATION_ROOMS: {sorted(rooms)}"
