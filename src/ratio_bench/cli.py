@@ -55,6 +55,14 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+INSTALL_CHECK = "retrieval.install_check"  # python -m ratio_bench with no arguments: loaded like a group
+
+
+def install_check() -> int:
+    """The install report of ``python -m ratio_bench`` (its module loaded only then, as a command group is)."""
+    return importlib.import_module(f"ratio_bench.{INSTALL_CHECK}").print_install_check()
+
+
 def build_parser(words: Iterable[str] | None = None) -> argparse.ArgumentParser:
     """The ``ratio`` parser with the command groups of ``words`` (default: every group) registered in full.
 

@@ -155,3 +155,31 @@ def check_install() -> InstallReport:
         tuple(available()),
         self_test(),
     )
+
+
+def print_install_check() -> int:
+    """The install report, one screen; exit 1 when the self-test fails (the install cannot score)."""
+
+    report = check_install()
+    print(f"Ratio install check (Python {report.python})")
+    print("\nversions")
+    for package in report.packages:
+        shown = report.torch.describe() if package.name == "torch" else package.version or "not installed"
+        print(f"  {package.name:<22} {shown}")
+    print("\nextras")
+    for extra in report.extras:
+        state = (
+            "present"
+            if extra.present
+            else f"missing {', '.join(extra.missing)}: pip install 'ratio-bench[{extra.name}]'"
+        )
+        print(f"  {extra.name:<22} {state}")
+    print("\nmodels (ratio models; NAME[:SETUP] for --model)")
+    for model in report.models:
+        state = "available" if model.available else "unavailable"
+        print(f"  {model.name:<22} {model.kind:<7} {state:<12} setups: {', '.join(model.setups)}")
+    test = report.self_test
+    print(f"\nself-test  {'passed' if test.passed else 'FAILED'} in {test.seconds:.2f} s: {test.detail}")
+    if test.passed:
+        print("next: ratio score --model bm25 --dataset RELEASE --split test (see README.md's quick starts)")
+    return 0 if test.passed else 1
