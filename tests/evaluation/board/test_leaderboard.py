@@ -775,3 +775,13 @@ def test_a_plumbing_test_judges_table_is_labelled_so(tmp_path):
     assert "smollm2 \\(plumbing test\\)" in leaderboard_markdown(board)
     write(tmp_path, "a.json", entry("a:none", 0.3) | {"judged": {"address": judged("gpt-x", 0.4)}})
     assert "plumbing test" not in leaderboard_html(load_board(tmp_path))
+
+
+def test_a_board_of_mini_split_entries_renders_after_the_test_split(tmp_path):
+    """``ratio score --split mini`` writes entries the schema accepts; the board ranks them after the whole test
+    split, beside it (a mini-only folder raised ValueError from the split order)."""
+    write(tmp_path, "mini.json", {**entry("a:none", 0.3), "split": "mini"})
+    write(tmp_path, "test.json", entry("a:none", 0.2))
+    board = load_board(tmp_path)
+    assert [e.split for e in board.releases[0].entries] == ["test", "mini"]
+    assert "mini" in leaderboard_markdown(board)

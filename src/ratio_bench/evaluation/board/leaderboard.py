@@ -31,7 +31,7 @@ from ratio_bench.evaluation.scoring.results import query_ids_sha256, validate_su
 
 MAX_FILE_BYTES = 1_000_000  # an entry is a few KB; a bigger file is not one
 SHORT_SHA = 12
-SPLIT_ORDER = ("test", "validation", "train", "silver")  # the schema's splits, headline split first
+SPLIT_ORDER = ("test", "mini", "validation", "train", "silver")  # the schema's splits, headline split first
 PROVENANCES = ("verified", "self-reported")
 
 
