@@ -209,3 +209,12 @@ def test_help_and_version_load_no_stage():
     for words, loaded in ((["--help"], "[]"), (["--version"], "[]"), (["corpus", "--help"], "['corpus']")):
         out = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True, check=True)
         assert out.stdout.strip().splitlines()[-1] == loaded, (words, out.stdout, out.stderr)
+
+
+def test_an_unknown_flag_is_named_by_the_command_it_was_given_to(tmp_path):
+    from tests.helpers.cli import run_ratio
+
+    run = run_ratio("judge", "prompts", "--no-such-flag")
+    assert run.code == 2 and run.err.strip().splitlines()[-1] == (
+        "ratio judge prompts: error: unrecognized arguments: --no-such-flag (see `ratio judge prompts --help`)"
+    )

@@ -199,7 +199,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"in {ALIASES_REMOVED_IN}",
             file=sys.stderr,
         )
-    args = parser.parse_args(words)
+    args, unknown = parser.parse_known_args(words)
+    if unknown:  # said by the command's own parser, so the message names `ratio search`, not `ratio`
+        _leaf_parser(parser, _command_name(args).split()).error(
+            f"unrecognized arguments: {' '.join(unknown)}"
+        )
     forget_outputs()  # outputs noted by an earlier command of this process are not this one's
     if debug:
         return args.func(args)
