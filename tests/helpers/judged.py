@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-# A release small enough to judge by hand (tests/judge/test_candidates.py, tests/evaluation/test_pool.py):
+# A release small enough to judge by hand (tests/judge/test_candidates.py, tests/evaluation/scoring/test_pool.py):
 # three Address test queries, nine candidates, two saved runs. The fake judge's two Address prompts accept a
 # candidate by a word in it: prompt 1 ("address-silver-split") on "good" or "nice", prompt 2 on "good" or
 # "fine"; so hard agreement accepts "good", soft agreement any of the three.

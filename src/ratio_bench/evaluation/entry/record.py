@@ -4,7 +4,7 @@ The JSON document (``eval/submission.schema.json``, the published schema) is the
 program an entry is an :class:`Entry`, so every reader names fields instead of string keys, and the rules that
 JSON Schema cannot say (every scored relation has queries, judged figures belong to a scored relation, the cut-off
 and ``clean`` agree, per-query ranks give the entry's own figures) live here, beside the fields they relate.
-The record's fields and the schema's properties are the same (``tests/evaluation/test_entry.py`` checks it,
+The record's fields and the schema's properties are the same (``tests/evaluation/entry/test_record.py`` checks it,
 record by record), so a new field is added to both or the test fails.
 
 Entries are untrusted (anyone can submit one): :meth:`Entry.from_json` checks the whole document first (schema
