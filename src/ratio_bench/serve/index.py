@@ -3,7 +3,8 @@
 Layout (self-describing; ``manifest.json`` says what everything is)::
 
     IDX/manifest.json          kind "index", format, source (release or corpus), counts, moves -> model key,
-                               models (reference, resolved name, kind, fingerprint, prompts, files, ANN)
+                               models (reference, resolved name, kind, fingerprint, prompts, files, ANN):
+                               one typed record, :class:`~ratio_bench.serve.manifest.IndexManifest`
     IDX/candidates.parquet     id, text, paper_id, title, date, venue, section (row i = vector row i)
     IDX/vectors/<key>.npy      float32, L2-normalised, one per distinct dense model (not for BM25)
     IDX/ann/<key>.faiss        with --ann: a faiss HNSW or IVF index over the same vectors
@@ -37,7 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ratio_bench import __version__
-from ratio_bench.core.errors import UsageError, shown
+from ratio_bench.core.errors import UsageError
 from ratio_bench.core.io import artefact_kind, folder_files, read_json_file, staged_dir, write_json
 from ratio_bench.core.options import parse_assignment
 from ratio_bench.retrieval.cache import EmbeddingCache
@@ -45,8 +46,7 @@ from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
 from ratio_bench.retrieval.retriever import RETRIEVERS, load_retriever
 from ratio_bench.serve import ann
 from ratio_bench.serve.candidates import Candidates
-from ratio_bench.serve.manifest import (  # noqa: F401 - KIND and IndexFolderError re-exported
-    FORMAT,
+from ratio_bench.serve.manifest import (
     KIND,
     MOVES,
     AnnFile,
@@ -227,12 +227,7 @@ def load_index(path: str | Path) -> Index:
         raise IndexFolderError(
             f"--index {root}: not a Ratio index (no manifest.json of kind 'index'); {hint}"
         )
-    doc = read_json_file(root / "manifest.json")
-    if doc.get("format") != FORMAT:
-        raise IndexFolderError(
-            f"--index {root}: index format {shown(doc.get('format'))}, expected {FORMAT}; rebuild it"
-        )
-    manifest = IndexManifest.from_json(doc, root)
+    manifest = IndexManifest.from_json(read_json_file(root / "manifest.json"), root)
     _check_paths(root, manifest)
     try:
         table = pq.read_table(root / "candidates.parquet")

@@ -182,6 +182,10 @@ def _check(manifest: Any, root: Path) -> None:
 
     if not isinstance(manifest, dict):
         raise fail("the document", "a JSON object", manifest)
+    if manifest.get("format") != FORMAT:  # another format's fields are not these
+        raise IndexFolderError(
+            f"--index {root}: index format {shown(manifest.get('format'))}, expected {FORMAT}; rebuild it"
+        )
     unknown = [k for k in manifest if k not in FIELDS]
     if unknown:
         raise IndexFolderError(
