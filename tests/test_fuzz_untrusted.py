@@ -228,12 +228,12 @@ def test_fuzzed_index_manifests(index_folder, tmp_path_factory, ops):
     except RatioError as e:
         assert_one_line(e)
         return
-    for key in index.manifest["moves"].values():  # every move names a model the searcher can set up
-        entry = index.manifest["models"][key]
-        assert entry["kind"] in ("bm25", "dense") and isinstance(entry["name"], str)
-        if entry["kind"] == "dense":
-            assert isinstance(entry["ref"], str) and isinstance(entry["fingerprint"], str)
-            assert isinstance(entry["query_prompt"], str) and index.vectors[key].shape[0] == len(index)
+    for key in index.manifest.moves.values():  # every move names a model the searcher can set up
+        model = index.manifest.models[key]
+        assert model.kind in ("bm25", "dense") and isinstance(model.name, str)
+        if model.kind == "dense":
+            assert isinstance(model.ref, str) and isinstance(model.value("fingerprint"), str)
+            assert isinstance(model.query_prompt, str) and index.vectors[key].shape[0] == len(index)
 
 
 # --- build configs --------------------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def test_identity_ignores_formatting_and_is_the_one_results_and_training_record(
         n_queries = {"address": 1}
         gold_ranks: dict = {}
 
-    entry = leaderboard_entry(Scored(), data.manifest, "test")
+    entry = leaderboard_entry(Scored(), data.manifest, "test").to_json()
     assert entry["dataset"] == {
         "name": release.name,
         "version": release.version,

@@ -30,7 +30,7 @@ def ranked_entry(
         golds = [f"gold-{q}" for q in ids]
         runs[rel] = {q: ranking(g, r) for q, g, r in zip(ids, golds, wanted, strict=True)}
         queries[rel] = Queries(ids, [""] * len(ids), golds)
-    return {**leaderboard_entry(result_of_runs(model, runs, queries), MANIFEST, split), **extra}
+    return {**leaderboard_entry(result_of_runs(model, runs, queries), MANIFEST, split).to_json(), **extra}
 
 
 def ranked_record(model: str, ranks: dict[str, list[int]], split: str = "test", **extra: Any) -> Entry:

@@ -15,6 +15,8 @@ from tests.leaderboard.conftest import KEEPER_TOKEN, REQUESTS, RESULTS, TOKEN
 
 from ratio_bench.dataset.custody import Custody, custody_path
 from ratio_bench.dataset.release import Release
+from ratio_bench.evaluation.entry.record import Entry, withheld_doc
+from ratio_bench.leaderboard.job import withheld_block
 
 WITHHELD = "test_2022_02"
 
@@ -122,9 +124,9 @@ def test_a_submission_scored_on_the_withheld_split_end_to_end(board, tiny_models
     assert mine["results"] == held["results"]
     assert {r: mine["n_queries"][r] for r in mine["results"]} == held["n_queries"]
     assert mine["dataset"]["split_sha256"] == held["split_sha256"]
-    from ratio_bench.leaderboard.job import withheld_block
-
-    assert withheld_block(mine) == held  # the interval too, from the now public per-query ranks
+    assert (
+        withheld_doc(withheld_block(Entry.from_json(mine))) == held
+    )  # the interval too, from the public ranks
     print(
         f"withheld {WITHHELD}: custody {held['results']['address']} == released {mine['results']['address']}"
     )

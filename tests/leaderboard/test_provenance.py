@@ -45,7 +45,10 @@ def release_entry(model: str, release: Path, rank: int = 1, split: str = "test",
         ids, golds = table.column("query_id").to_pylist(), table.column("gold_id").to_pylist()
         runs[rel] = {q: ranking(g, rank) for q, g in zip(ids, golds, strict=True)}
         queries[rel] = Queries(ids, [""] * len(ids), golds)
-    return {**leaderboard_entry(result_of_runs(model, runs, queries), opened.manifest, split), **extra}
+    return {
+        **leaderboard_entry(result_of_runs(model, runs, queries), opened.manifest, split).to_json(),
+        **extra,
+    }
 
 
 def request(

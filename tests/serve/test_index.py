@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from ratio_bench.core.errors import UsageError
-from ratio_bench.core.io import OutputDirError
+from ratio_bench.core.io import OutputDirError, write_json
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelUnavailableError, fingerprint, resolve
 from ratio_bench.serve import candidates
 from ratio_bench.serve.index import IndexFolderError, build_index, load_index, parse_model_args
+from ratio_bench.serve.manifest import IndexManifest
 
 BM25 = {m: "bm25" for m in ("address", "broaden", "specify")}
 
@@ -45,7 +46,7 @@ def test_rebuilding_gives_the_same_bytes_and_replaces_only_our_index(library, tm
     for name in ("manifest.json", "candidates.parquet"):
         assert (first / name).read_bytes() == (second / name).read_bytes()
     build_index(candidates.from_corpus([library]), {**BM25, "specify": "bm25-bigram"}, first)  # over our own
-    assert load_index(first).manifest["moves"]["specify"] == "bm25-bigram_bigram"
+    assert load_index(first).manifest.moves["specify"] == "bm25-bigram_bigram"
     assert not list(tmp_path.glob(".*"))  # no staging or old folder left behind
 
 
@@ -85,14 +86,12 @@ def test_dense_vectors_are_encoded_once_per_model_and_reused_from_the_cache(libr
     index = load_index(tmp_path / "idx")
     vectors = index.vectors["all-MiniLM-L6-v2_none"]
     assert vectors.shape == (8, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-4)
-    entry = index.manifest["models"]["all-MiniLM-L6-v2_none"]
-    assert entry["ann"]["kind"] == "hnsw" and (tmp_path / "idx" / entry["ann"]["file"]).is_file()
+    entry = index.manifest.models["all-MiniLM-L6-v2_none"]
+    assert entry.ann.kind == "hnsw" and (tmp_path / "idx" / entry.ann.file).is_file()
     assert report.ann["all-MiniLM-L6-v2_none"].recall_at_10 == 1.0  # 8 vectors: HNSW is exact here
     again = build_index(cands, models, tmp_path / "idx2", cache=EmbeddingCache(tmp_path / "cache"))
     assert again.cache_hits == 1
-    assert (tmp_path / "idx" / entry["vectors"]).read_bytes() == (
-        tmp_path / "idx2" / entry["vectors"]
-    ).read_bytes()
+    assert (tmp_path / "idx" / entry.vectors).read_bytes() == (tmp_path / "idx2" / entry.vectors).read_bytes()
 
 
 def test_an_index_built_with_other_weights_is_refused_at_load(library, tmp_path, minilm):
@@ -192,8 +191,26 @@ def test_every_path_of_the_manifest_stays_inside_the_index(tiny_index, tmp_path,
         (lambda m: m["moves"].update({"a\nb": "bm25_unigram"}), "moves must be keyed by address"),
         (lambda m: m.update(models=[1]), "models must be a mapping"),
         (lambda m: m.update(source="x" * 500), "source must be a mapping, not 'xxx"),
+        (lambda m: m.update(extra=1), "unknown field extra (an index manifest has kind, format"),
+        (
+            lambda m: m["models"].update({f"m{i}": m["models"]["bm25_unigram"] for i in range(3)}),
+            "models must be at most 3 entries (one per move), not '4 entries'",
+        ),
+        (lambda m: m.update(candidates="8"), "candidates must be a whole number, not '8'"),
+        (lambda m: m["models"]["bm25_unigram"].update(ref=7), "models.bm25_unigram.ref must be a string"),
     ],
-    ids=["kind", "setup", "move-target", "move-name", "models", "source"],
+    ids=[
+        "kind",
+        "setup",
+        "move-target",
+        "move-name",
+        "models",
+        "source",
+        "unknown",
+        "too-many",
+        "count",
+        "ref",
+    ],
 )
 def test_a_malformed_manifest_is_one_line_naming_its_field(bm25_index, tmp_path, edit, words):
     """An index folder may come from someone else: a wrong type is named at load, not a TypeError later."""
@@ -206,3 +223,16 @@ def test_a_malformed_manifest_is_one_line_naming_its_field(bm25_index, tmp_path,
         load_index(folder)
     message = str(caught.value)
     assert words in message and "\n" not in message and len(message) < 300 and "rebuild it" in message
+
+
+def test_a_manifest_read_into_its_record_writes_back_its_files_bytes(bm25_index, tiny_index, tmp_path):
+    """The record is the whole manifest: a BM25 index and a dense one (a model folder copied in, an ANN file)
+    read into :class:`IndexManifest` and written again with ``write_json`` are their files' bytes."""
+    for folder in (bm25_index, tiny_index):
+        written = (folder / "manifest.json").read_bytes()
+        manifest = IndexManifest.from_json(json.loads(written), folder)
+        assert manifest == load_index(folder).manifest
+        write_json(tmp_path / "again.json", manifest.to_json())
+        assert (tmp_path / "again.json").read_bytes() == written, folder
+    dense = manifest.model_for("address")
+    assert dense.folder == "models/bert_none" and dense.ann.kind and dense.value("fingerprint")

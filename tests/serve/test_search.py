@@ -9,7 +9,8 @@ from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.encoder import DenseEncoder
 from ratio_bench.retrieval.registry import ModelUnavailableError
-from ratio_bench.serve.index import TOPICAL_NOTICE, IndexFolderError, load_index, move_aware
+from ratio_bench.serve.index import TOPICAL_NOTICE, IndexFolderError, load_index
+from ratio_bench.serve.manifest import IndexManifest, IndexModel
 from ratio_bench.serve.search import MAX_QUERY_CHARS, QueryError, Searcher, check_query
 
 
@@ -108,9 +109,12 @@ def test_a_truncated_ann_file_is_one_error_line(tiny_index, tmp_path):
     assert Searcher(load_index(index), exact=True).search("private gradient updates", k=1)  # --exact skips it
 
 
-def _manifest(moves: dict[str, str], **prompts: dict) -> dict:
-    models = {key: {"query_prompt": "q: ", **prompts.get(key, {})} for key in set(moves.values())}
-    return {"moves": moves, "models": models}
+def _manifest(moves: dict[str, str], **prompts: dict) -> IndexManifest:
+    models = {
+        key: IndexModel("dense", key, **{"query_prompt": "q: ", **prompts.get(key, {})})
+        for key in set(moves.values())
+    }
+    return IndexManifest({}, moves, models)
 
 
 @pytest.mark.parametrize(
@@ -136,7 +140,7 @@ def _manifest(moves: dict[str, str], **prompts: dict) -> dict:
     ],
 )
 def test_an_index_is_move_aware_only_with_different_models_or_prompts(manifest, aware):
-    assert move_aware(manifest) is aware
+    assert manifest.move_aware is aware
 
 
 def test_health_says_when_results_are_topical(searcher, tiny_index):

@@ -51,8 +51,8 @@ def test_unified_model_one_encoding_three_instructions(library, tmp_path):
     )
     assert len(report.encode_s) == 1  # the candidates encoded once for all three moves
     index = load_index(out)
-    (entry,) = index.manifest["models"].values()
-    assert entry["query_prompts"] == {"address": "solve: ", "broaden": "generalise: ", "specify": "refine: "}
+    (entry,) = index.manifest.models.values()
+    assert entry.query_prompts == {"address": "solve: ", "broaden": "generalise: ", "specify": "refine: "}
     results = Searcher(index, exact=True).search("gradient leakage in federated learning", k=4)
     scores = {m: [h["score"] for h in results[m]] for m in MOVES}
     assert scores["address"] != scores["specify"]  # each move's own instruction was applied
@@ -67,7 +67,7 @@ def test_a_unified_model_named_three_ways_encodes_the_corpus_once(library, tmp_p
     report = build_index(cands, refs, tmp_path / "index", cache=EmbeddingCache(tmp_path / "cache"))
     assert calls == [(len(cands.ids), "d: ")]  # one corpus encode, with the shared document prompt
     manifest = load_index(tmp_path / "index").manifest
-    assert len(report.encode_s) == 1 and len(set(manifest["moves"].values())) == 1
+    assert len(report.encode_s) == 1 and len(set(manifest.moves.values())) == 1
 
 
 def test_three_specialists_encode_the_corpus_three_times(library, tmp_path, monkeypatch):

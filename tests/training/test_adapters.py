@@ -12,6 +12,7 @@ from tests.helpers.training import write_release
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import Release
 from ratio_bench.retrieval.adapters import AdapterError, QueryAdapters
+from ratio_bench.serve.manifest import IndexManifest, IndexModel
 from ratio_bench.training import adapters
 
 DIM = 16
@@ -202,12 +203,11 @@ def test_ratio_models_json_lists_every_entry_with_move_awareness():
 
 
 def test_an_index_of_one_model_with_adapters_is_move_aware():
-    from ratio_bench.serve.index import move_aware
-
     moves = {m: "k" for m in RELATIONS}
-    plain = {"moves": moves, "models": {"k": {"query_prompt": ""}}}
-    assert not move_aware(plain)
-    assert move_aware({"moves": moves, "models": {"k": {"query_prompt": "", "adapters_sha256": "ab" * 32}}})
+    plain = IndexManifest({}, moves, {"k": IndexModel("dense", "k", query_prompt="")})
+    assert not plain.move_aware
+    adapted = IndexModel("dense", "k", query_prompt="", adapters_sha256="ab" * 32)
+    assert IndexManifest({}, moves, {"k": adapted}).move_aware
 
 
 @pytest.mark.parametrize(

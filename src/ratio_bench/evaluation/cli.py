@@ -23,6 +23,7 @@ from ratio_bench.dataset.hub_release import fetched_or_path, open_release
 from ratio_bench.evaluation.analysis.run import run_analysis
 from ratio_bench.evaluation.board.leaderboard import load_board
 from ratio_bench.evaluation.board.render.output import render_board, score_report
+from ratio_bench.evaluation.entry.record import Entry
 from ratio_bench.evaluation.scoring import engine
 from ratio_bench.evaluation.scoring.defaults import DRIFT_RESULTS, PLOT_TOP
 from ratio_bench.evaluation.scoring.engine import per_model_path, write_outputs
@@ -85,7 +86,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         if args.via == "ratio"
         else None
     )
-    entries: dict[str, list[dict]] = {split: [] for split in outs}
+    entries: dict[str, list[Entry]] = {split: [] for split in outs}
     queries = {}  # each split's (sampled) queries, whose true counts a sample's title names
     for setup in setups:
         for scored in _score_model(args, setup, release, list(outs), cache, pool, console):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from ratio_bench.core.snapshots import parse_split
 from ratio_bench.dataset.custody import Custody, merged, withheld_of
 from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.entry.model_meta import MAX_CARD_BYTES
-from ratio_bench.evaluation.entry.record import MAIN_SCORE, Entry, Withheld, withheld_doc
+from ratio_bench.evaluation.entry.record import MAIN_SCORE, Entry, Withheld
 from ratio_bench.evaluation.scoring import engine
 from ratio_bench.evaluation.scoring.uncertainty import interval
 from ratio_bench.leaderboard import hub
@@ -112,13 +113,15 @@ def run_job(
     }
     for split_score in scored.splits:
         split, result = split_score.split, split_score.result
-        split_score.entry["reproduce"] = reproduce_command(
-            request.model, request.sha, request.setup, split, release.name, release.version
+        signed = replace(  # the job's own fields, on the engine's record
+            split_score.entry,
+            reproduce=reproduce_command(
+                request.model, request.sha, request.setup, split, release.name, release.version
+            ),
+            # the newest withheld split's figures ride on the test entry, signed with it
+            withheld=held[max(held, key=parse_split)] if split == "test" and held else None,
         )
-        if (
-            split == "test" and held
-        ):  # the newest withheld split's figures ride on the test entry, signed with it
-            split_score.entry["withheld"] = held[max(held, key=parse_split)]
+        split_score = replace(split_score, entry=signed)
         engine.write_outputs(split_score, out / f"{split}.json", mteb_dir=out / "mteb" / split)
         engine.save_split_run(split_score, out / "runs", per_split=True)
         summary["seconds"][split] = round(result.seconds, 3)
@@ -126,7 +129,7 @@ def run_job(
     write_json(out / SUMMARY, summary)
 
 
-def withheld_blocks(setup, release, custody: Path, cache, batch_size: int, retriever) -> dict[str, dict]:
+def withheld_blocks(setup, release, custody: Path, cache, batch_size: int, retriever) -> dict[str, Withheld]:
     """{split: the entry's ``withheld`` block} of every split the release withholds, scored on the release with
     its custody folder put back (:func:`ratio_bench.dataset.custody.merged`, a temporary folder): aggregate
     metrics, queries, MRR@10's bootstrap interval and the split's SHA-256; the run, its per-query ranks and its
@@ -139,11 +142,10 @@ def withheld_blocks(setup, release, custody: Path, cache, batch_size: int, retri
     return {s.split: withheld_block(s.entry) for s in scored.splits}
 
 
-def withheld_block(doc: dict) -> dict:
+def withheld_block(entry: Entry) -> Withheld:
     """The ``withheld`` block of an entry scored on a withheld split (its aggregates, none of its per-query data)."""
-    entry = Entry.from_json(doc)
     bounds = {rel: interval(entry, rel, MAIN_SCORE) for rel in entry.results}
-    held = Withheld(
+    return Withheld(
         entry.split,
         entry.dataset.split_sha256 or "",
         entry.results,
@@ -151,7 +153,6 @@ def withheld_block(doc: dict) -> dict:
         {rel: (round(b.low, 6), round(b.high, 6)) for rel, b in bounds.items() if b is not None},
         entry.n_candidates,
     )
-    return withheld_doc(held)
 
 
 def fetch_card(model: str, sha: str) -> None:

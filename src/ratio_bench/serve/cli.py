@@ -155,7 +155,7 @@ def _search_file(args: argparse.Namespace, index) -> int:
     prior = args.role_prior
     hits = search_queries(searcher, queries, args.k, args.moves, args.system or "", prior)
     source = {"models": searcher.describe()["models"], "role_prior": searcher.prior_used(prior)}
-    write_hits(args.out, hits, index.manifest["source"] | source)
+    write_hits(args.out, hits, dict(index.manifest.source) | source)
     systems = sorted({h.system for h in hits})
     report_console().print(
         f"{len(queries)} queries, {len(hits):,} hits ({', '.join(systems)}) -> {args.out}", highlight=False

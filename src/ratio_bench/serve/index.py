@@ -3,7 +3,8 @@
 Layout (self-describing; ``manifest.json`` says what everything is)::
 
     IDX/manifest.json          kind "index", format, source (release or corpus), counts, moves -> model key,
-                               models (reference, resolved name, kind, fingerprint, prompts, files, ANN)
+                               models (reference, resolved name, kind, fingerprint, prompts, files, ANN):
+                               one typed record, :class:`~ratio_bench.serve.manifest.IndexManifest`
     IDX/candidates.parquet     id, text, paper_id, title, date, venue, section (row i = vector row i)
     IDX/vectors/<key>.npy      float32, L2-normalised, one per distinct dense model (not for BM25)
     IDX/ann/<key>.faiss        with --ann: a faiss HNSW or IVF index over the same vectors
@@ -37,23 +38,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ratio_bench import __version__
-from ratio_bench.core.errors import RatioError, UsageError, field_name, shown
+from ratio_bench.core.errors import UsageError
 from ratio_bench.core.io import artefact_kind, folder_files, read_json_file, staged_dir, write_json
 from ratio_bench.core.options import parse_assignment
-from ratio_bench.core.relations import RELATIONS
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
 from ratio_bench.retrieval.retriever import RETRIEVERS, load_retriever
 from ratio_bench.serve import ann
 from ratio_bench.serve.candidates import Candidates
-
-KIND = "index"
-FORMAT = 1
-MOVES = tuple(RELATIONS)  # the three ideation moves: address, broaden, specify
-
-
-class IndexFolderError(RatioError, ValueError):
-    """A folder that is not (or cannot become) an index."""
+from ratio_bench.serve.manifest import (
+    KIND,
+    MOVES,
+    AnnFile,
+    IndexFolderError,
+    IndexManifest,
+    IndexModel,
+)
 
 
 def _model_ref(text: str) -> str:
@@ -83,21 +83,6 @@ def parse_model_args(values: list[str]) -> dict[str, str]:
 
 
 TOPICAL_NOTICE = "one model and one prompt for every move: results are topical, not move-specific"
-
-
-def move_aware(manifest: dict[str, Any]) -> bool:
-    """Whether the index's moves can rank differently: different models, or one model with a different query
-    prompt per move (a unified model), or per-move query adapters. One model with one prompt (BM25, an untuned
-    encoder) ranks every move alike, which a user should be told rather than left to infer from three identical
-    columns."""
-    moves, models = manifest["moves"], manifest["models"]
-    if len(moves) < 2 or len(set(moves.values())) > 1:
-        return True
-    entry = models[next(iter(moves.values()))]
-    if entry.get("adapters_sha256"):
-        return True
-    prompts = entry.get("query_prompts", {})
-    return len({prompts.get(m, entry.get("query_prompt")) for m in moves}) > 1
 
 
 def is_index(folder: Path) -> bool:
@@ -151,7 +136,7 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
     ids, texts = candidates.ids, candidates.texts
     pq.write_table(candidates.table, staging / "candidates.parquet", compression="zstd")
 
-    entries: dict[str, dict[str, Any]] = {}
+    entries: dict[str, IndexModel] = {}
     keys: dict[ModelSetup, str] = {}  # one key, one encoding, per distinct resolved model and prompts
     # model folder -> its copy in the index: one per folder, whatever the prompts it is used with
     copies: dict[str, str] = {}
@@ -161,50 +146,55 @@ def _write(candidates, models, staging, cache, ann_kind, batch_size, trust_remot
         if setup not in keys:
             key = keys[setup] = _key(setup, set(entries))
             retriever = load_retriever(setup, cache, batch_size)
-            entries[key] = {"ref": models[move], "name": setup.name, "kind": setup.kind, "setup": setup.setup}
+            folder = None
             if setup.path and not is_registered(models[move]):  # a folder: the index keeps a copy
                 if setup.path not in copies:
                     copies[setup.path] = f"models/{key}"
                     shutil.copytree(setup.path, staging / copies[setup.path])  # links are copied as files
-                entries[key]["folder"] = copies[setup.path]
+                folder = copies[setup.path]
             hits, start = cache.hits, time.perf_counter()
             retriever.index(ids, texts)
             report.encode_s[key] = time.perf_counter() - start
             report.cache_hits += cache.hits - hits
-            entries[key] |= retriever.describe() | retriever.save(staging, key)
+            written = retriever.describe() | retriever.save(staging, key)  # the retriever's own fields
+            entry = IndexModel.of_document(
+                {"ref": models[move], "name": setup.name, "kind": setup.kind, "setup": setup.setup}
+                | ({"folder": folder} if folder else {})
+                | written
+            )
             if ann_kind and retriever.embeds:
-                _ann(retriever, setup, entries[key], texts, staging, report, key, ann_kind)
+                entry = replace(entry, ann=_ann(retriever, setup, texts, staging, report, key, ann_kind))
+            entries[key] = entry
             report.models[key] = setup.name
         moves[move] = keys[setup]
-    manifest = {
-        "kind": KIND,
-        "format": FORMAT,
-        "code_version": __version__,
-        "source": candidates.source,
-        "counts": candidates.counts,
-        "candidates": len(ids),
-        "moves": moves,
-        "models": entries,
-        "ann": ann_kind,
-        "files": folder_files(staging),  # what a later build here may replace
-    }
-    write_json(staging / "manifest.json", manifest)
+    manifest = IndexManifest(
+        source=candidates.source,
+        moves=moves,
+        models=entries,
+        ann=ann_kind,
+        candidates=len(ids),
+        counts=candidates.counts,
+        files=tuple(folder_files(staging)),  # what a later build here may replace
+        code_version=__version__,
+    )
+    write_json(staging / "manifest.json", manifest.to_json())
 
 
-def _ann(retriever, setup, entry, texts, staging, report, key, ann_kind) -> None:
+def _ann(retriever, setup, texts, staging, report, key, ann_kind) -> AnnFile:
     """A faiss ANN index over a retriever's vectors, with its recall@10 against exact search measured."""
     vectors = np.asarray(retriever.vectors, dtype=np.float32)
     start = time.perf_counter()
     index = ann.build_ann(vectors, ann_kind)
     build_s = time.perf_counter() - start
     (staging / "ann").mkdir(exist_ok=True)
-    entry["ann"] = {"kind": ann_kind, "file": f"ann/{key}.faiss", **ann.ann_params(ann_kind, len(texts))}
-    ann.save(index, staging / entry["ann"]["file"])
+    file = f"ann/{key}.faiss"
+    ann.save(index, staging / file)
     rows = ann.sample_rows(len(texts))
     queries = retriever.encoder.encode([texts[i] for i in rows], setup.query_prompt, "query")
     measured = ann.measure(vectors, index, ann_kind, build_s, queries, rows)
-    entry["ann"]["recall_at_10"] = round(measured.recall_at_10, 4)
     report.ann[key] = measured
+    settings = {**ann.ann_params(ann_kind, len(texts)), "recall_at_10": round(measured.recall_at_10, 4)}
+    return AnnFile(ann_kind, file, settings)
 
 
 @dataclass
@@ -215,66 +205,16 @@ class Index:
     """
 
     root: Path
-    manifest: dict[str, Any]
+    manifest: IndexManifest
     table: pa.Table
     vectors: dict[str, np.ndarray]
 
     @property
     def moves(self) -> list[str]:
-        return list(self.manifest["moves"])
+        return list(self.manifest.moves)
 
     def __len__(self) -> int:
         return self.table.num_rows
-
-
-def check_manifest(manifest: dict[str, Any], root: Path) -> None:
-    """The manifest's moves and model entries have the shapes the searcher reads, or one line naming the field.
-
-    An index folder may come from someone else: a wrong type here would otherwise surface as a TypeError
-    deep in the searcher."""
-
-    def fail(where: str, what: str, value: Any) -> IndexFolderError:
-        return IndexFolderError(
-            f"--index {root}: manifest.json: {where} must be {what}, not {shown(value)}; rebuild it with `ratio index`"
-        )
-
-    models, moves = manifest.get("models"), manifest.get("moves")
-    if not isinstance(models, dict) or not all(isinstance(m, dict) for m in models.values()):
-        raise fail("models", "a mapping of model entries", models)
-    if not isinstance(moves, dict) or not moves:
-        raise fail("moves", "a mapping of moves to model keys", moves)
-    for move, key in moves.items():
-        if move not in MOVES:
-            raise fail("moves", f"keyed by {', '.join(MOVES)}", move)
-        if not isinstance(key, str) or key not in models:
-            raise fail(f"moves.{field_name(move)}", "the key of one of its models", key)
-    if not isinstance(manifest.get("source"), dict):
-        raise fail("source", "a mapping", manifest.get("source"))
-    if manifest.get("ann") is not None and not isinstance(manifest["ann"], str):
-        raise fail("ann", "null or a string", manifest["ann"])
-    for name, entry in models.items():
-        key = field_name(name)
-        kind = entry.get("kind")
-        if not isinstance(kind, str) or kind not in RETRIEVERS:
-            raise fail(f"models.{key}.kind", " or ".join(RETRIEVERS), kind)
-        for text in RETRIEVERS[kind].ENTRY_TEXT:  # the fields its kind's restore reads
-            if not isinstance(entry.get(text), str):
-                raise fail(f"models.{key}.{text}", "a string", entry.get(text))
-        for path in RETRIEVERS[kind].ENTRY_PATHS:  # the files it names, if any
-            if not isinstance(entry.get(path, ""), str):
-                raise fail(f"models.{key}.{path}", "a file or folder name", entry[path])
-        prompts = entry.get("query_prompts", {})
-        if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
-            raise fail(f"models.{key}.query_prompts", "a mapping of moves to prompts", prompts)
-        if not isinstance(entry.get("adapters_sha256", ""), str):
-            raise fail(f"models.{key}.adapters_sha256", "a SHA-256 text", entry["adapters_sha256"])
-        if not isinstance(entry.get("trust_remote_code", False), bool):
-            raise fail(f"models.{key}.trust_remote_code", "true or false", entry["trust_remote_code"])
-        ann_entry = entry.get("ann")
-        if ann_entry is not None and not (
-            isinstance(ann_entry, dict) and all(isinstance(ann_entry.get(f), str) for f in ("kind", "file"))
-        ):
-            raise fail(f"models.{key}.ann", "null or a mapping with a kind and a file", ann_entry)
 
 
 def load_index(path: str | Path) -> Index:
@@ -287,19 +227,12 @@ def load_index(path: str | Path) -> Index:
         raise IndexFolderError(
             f"--index {root}: not a Ratio index (no manifest.json of kind 'index'); {hint}"
         )
-    manifest = read_json_file(root / "manifest.json")
-    if manifest.get("format") != FORMAT:
-        raise IndexFolderError(
-            f"--index {root}: index format {shown(manifest.get('format'))}, expected {FORMAT}; rebuild it"
-        )
-    check_manifest(manifest, root)
+    manifest = IndexManifest.from_json(read_json_file(root / "manifest.json"), root)
     _check_paths(root, manifest)
     try:
         table = pq.read_table(root / "candidates.parquet")
         vectors = {
-            key: np.load(root / m["vectors"], mmap_mode="r")
-            for key, m in manifest["models"].items()
-            if "vectors" in m
+            key: np.load(root / m.vectors, mmap_mode="r") for key, m in manifest.models.items() if m.vectors
         }
     except (OSError, ValueError, KeyError) as e:
         raise IndexFolderError(
@@ -313,22 +246,14 @@ def load_index(path: str | Path) -> Index:
     return Index(root, manifest, table, vectors)
 
 
-def _check_paths(root: Path, manifest: dict[str, Any]) -> None:
+def _check_paths(root: Path, manifest: IndexManifest) -> None:
     """Refuse an index whose manifest would make us read outside its folder (an index may be a stranger's)."""
     named = [("candidates.parquet", "candidates.parquet")]  # not from the manifest, but it may be a link
-    try:
-        for key, m in manifest["models"].items():
-            named += [
-                (f"manifest field models.{key}.{f}", m[f])
-                for f in RETRIEVERS[m["kind"]].ENTRY_PATHS
-                if f in m
-            ]
-            if m.get("ann"):
-                named.append((f"manifest field models.{key}.ann.file", m["ann"]["file"]))
-    except (AttributeError, KeyError, TypeError) as e:
-        raise IndexFolderError(
-            f"--index {root}: manifest.json field models is malformed ({e}); rebuild it"
-        ) from e
+    for key, m in manifest.models.items():
+        paths = ((f, m.value(f)) for f in RETRIEVERS[m.kind].ENTRY_PATHS)
+        named += [(f"manifest field models.{key}.{f}", value) for f, value in paths if value is not None]
+        if m.ann:
+            named.append((f"manifest field models.{key}.ann.file", m.ann.file))
     for what, value in named:
         where = _inside(root, value, what)
         if where.is_dir():

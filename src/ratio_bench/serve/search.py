@@ -23,8 +23,9 @@ from ratio_bench.core.relations import BY_NAME
 from ratio_bench.retrieval.registry import ModelSetup, is_registered, resolve
 from ratio_bench.retrieval.retriever import RETRIEVERS, Retriever, SavedIndexError
 from ratio_bench.serve import ann
-from ratio_bench.serve.index import TOPICAL_NOTICE, Index, IndexFolderError, move_aware
+from ratio_bench.serve.index import TOPICAL_NOTICE, Index, IndexFolderError
 from ratio_bench.serve.links import source_url
+from ratio_bench.serve.manifest import IndexModel
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 100
@@ -79,8 +80,8 @@ class Searcher:
         self.rows = index.table.to_pylist()
         self.urls = [source_url(r["paper_id"]) for r in self.rows]
         self.lock = threading.Lock()
-        self.models = {key: self._load(key, entry, exact) for key, entry in index.manifest["models"].items()}
-        self.mode = "exact" if exact or not index.manifest.get("ann") else index.manifest["ann"]
+        self.models = {key: self._load(key, model, exact) for key, model in index.manifest.models.items()}
+        self.mode = "exact" if exact or not index.manifest.ann else index.manifest.ann
         # each move's candidates mined as its gold (a release's index; own papers and older indexes have none)
         roles = [r.get("role") for r in self.rows]
         self.role_rows = {m: np.flatnonzero([role == m for role in roles]) for m in self.moves}
@@ -98,56 +99,56 @@ class Searcher:
     def moves(self) -> list[str]:
         return self.index.moves
 
-    def _load(self, key: str, entry: dict, exact: bool) -> Retriever:
-        """The retriever of one model entry, restored from its saved files by its kind's class."""
+    def _load(self, key: str, model: IndexModel, exact: bool) -> Retriever:
+        """The retriever of one model entry, restored from its saved files by its kind's class (which reads the
+        entry it wrote)."""
         root = self.index.root
         try:
-            return RETRIEVERS[entry["kind"]].restore(
+            return RETRIEVERS[model.kind].restore(
                 root,
-                entry,
-                self._setup(key, entry),
+                model.to_json(),
+                self._setup(key, model),
                 [r["text"] for r in self.rows],
-                self._searcher_for(exact),
+                self._searcher_for(exact, model),
             )
         except SavedIndexError as e:
             raise IndexFolderError(f"--index {root}: models.{key}.{e}; rebuild it with `ratio index`") from e
 
-    def _searcher_for(self, exact: bool):
-        """Vectors to a faiss searcher: the entry's ANN file, or (``exact``, or none saved) a flat index."""
+    def _searcher_for(self, exact: bool, model: IndexModel):
+        """Vectors to a faiss searcher: the model's ANN file, or (``exact``, or none saved) a flat index."""
 
-        def searcher(vectors: np.ndarray, entry: dict) -> Callable:
-            if entry.get("ann") and not exact:
-                index = ann.load(self.index.root / entry["ann"]["file"], entry["ann"]["kind"], vectors.shape)
+        def searcher(vectors: np.ndarray, _entry: dict) -> Callable:
+            if model.ann and not exact:
+                index = ann.load(self.index.root / model.ann.file, model.ann.kind, vectors.shape)
             else:
                 index = ann.flat_index(vectors)
             return lambda q, k: index.search(q.astype(np.float32), min(k, len(self.rows)))
 
         return searcher
 
-    def _setup(self, key: str, entry: dict) -> ModelSetup:
+    def _setup(self, key: str, model: IndexModel) -> ModelSetup:
         """A model's folder inside the index, or a model registered on this machine; never a path
         elsewhere (a manifest's reference is a name, not something to look for on disk). An entry with neither
         (an older index's BM25) is a setup without weights."""
-        if "folder" in entry:  # load_index checked that it lies inside the index
-            folder = self.index.root / entry["folder"]
+        if model.folder is not None:  # load_index checked that it lies inside the index
             return ModelSetup(
-                entry["name"],
-                entry["kind"],
-                str(folder),
-                entry["setup"],
-                entry.get("query_prompt", ""),
-                entry.get("document_prompt", ""),
+                model.name,
+                model.kind,
+                str(self.index.root / model.folder),
+                model.setup,
+                model.query_prompt or "",
+                model.document_prompt or "",
                 self.trust_remote_code,
             )
-        if "ref" not in entry:
-            return ModelSetup(entry["name"], entry["kind"], None, entry["setup"], "", "")
-        if not isinstance(entry["ref"], str) or not is_registered(entry["ref"]):
+        if model.ref is None:
+            return ModelSetup(model.name, model.kind, None, model.setup, "", "")
+        if not is_registered(model.ref):
             raise IndexFolderError(
-                f"--index {self.index.root}: manifest field models.{key}.ref ({entry['ref']!r}) is not a "
+                f"--index {self.index.root}: manifest field models.{key}.ref ({model.ref!r}) is not a "
                 "registered model name (a model folder is read only from the field folder, inside the index); rebuild "
                 "it with `ratio index`"
             )
-        return resolve(entry["ref"], trust_remote_code=self.trust_remote_code)
+        return resolve(model.ref, trust_remote_code=self.trust_remote_code)
 
     def search(
         self, text: str, moves: Sequence[str] | None = None, k: int = DEFAULT_K, role_prior: bool = False
@@ -159,7 +160,7 @@ class Searcher:
         moves = check_query(text, moves, k, self.moves)
         keys = {}  # move -> (model key, query prompt and adapter): one search per distinct variant
         for m in moves:
-            key = self.index.manifest["moves"][m]
+            key = self.index.manifest.moves[m]
             keys[m] = (key, *self.models[key].query_variant(m))
         prior = self.prior_used(role_prior)
         found: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
@@ -204,17 +205,17 @@ class Searcher:
 
     def describe(self) -> dict[str, Any]:
         """What a client may want to know about this index (the health endpoint's body)."""
-        m = self.index.manifest
-        aware = move_aware(m)
+        manifest = self.index.manifest
+        aware = manifest.move_aware
         return {
             "moves": self.moves,
             "move_glosses": {
                 m: BY_NAME[m].headline for m in self.moves if m in BY_NAME
             },  # the page's columns
             "candidates": len(self.rows),
-            "models": {move: m["models"][key]["name"] for move, key in m["moves"].items()},
+            "models": {move: manifest.model_for(move).name for move in manifest.moves},
             "search": self.mode,
-            "source": m["source"],
+            "source": dict(manifest.source),
             "max_chars": MAX_QUERY_CHARS,
             "max_k": MAX_K,
             "titles": any(

@@ -71,7 +71,7 @@ def write_entries(release: Release, folder: Path, model: str, rank: Rank, drop_o
         ids = [q for q, _ in rows]
         queries = {"address": Queries(ids, [""] * len(ids), [f"gold-{q}" for q in ids])}
         entry = leaderboard_entry(result_of_runs(model, {"address": runs}, queries), release.manifest, split)
-        (folder / f"{split}.json").write_text(json.dumps(entry), encoding="utf-8")
+        (folder / f"{split}.json").write_text(json.dumps(entry.to_json()), encoding="utf-8")
     return folder
 
 

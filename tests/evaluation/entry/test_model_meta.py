@@ -41,7 +41,7 @@ def test_split(small_release):
 
 def _entry(setup, release, cache=None) -> dict:
     """The test split's entry of ``setup``, scored by the engine (as ``ratio score`` and the worker do)."""
-    return engine.score(setup, release, ["test"], cache=cache).splits[0].entry
+    return engine.score(setup, release, ["test"], cache=cache).splits[0].entry.to_json()
 
 
 def test_an_entry_carries_the_loaded_models_shape_its_card_and_the_measured_cost(

@@ -163,7 +163,7 @@ def test_an_entry_read_and_written_again_is_its_files_bytes(tmp_path, small_rele
         again = _written(tmp_path / "again.json", Entry.from_json(json.loads(path.read_bytes())).to_json())
         assert again == path.read_bytes(), path
     cache = EmbeddingCache(tmp_path / "cache", progress=False)
-    worker_doc = score("all-MiniLM-L6-v2", small_release, ["test"], cache=cache).splits[0].entry
+    worker_doc = score("all-MiniLM-L6-v2", small_release, ["test"], cache=cache).splits[0].entry.to_json()
     assert None in worker_doc["model_meta"].values()  # the null keys the old writer dropped
     worker = _written(tmp_path / "worker.json", worker_doc)
     again = _written(tmp_path / "again.json", Entry.from_json(json.loads(worker)).to_json())

@@ -81,7 +81,7 @@ def test_engine_encodes_the_union_once_and_scores_each_split_as_alone(snapshots_
     }
     assert scored.texts_encoded == len(texts)  # a text in several pools is encoded once (one prompt: none)
     for s, data in zip(scored.splits, datas, strict=True):
-        assert s.entry["n_candidates"] == len(data.corpus_ids)  # each entry names its own pool's size
+        assert s.entry.n_candidates == len(data.corpus_ids)  # each entry names its own pool's size
         alone = score(setup, data, cache=EmbeddingCache(tmp_path / "alone", progress=False))
         for (
             rel,
@@ -93,7 +93,7 @@ def test_engine_encodes_the_union_once_and_scores_each_split_as_alone(snapshots_
         setup, snapshots_release, splits, cache=EmbeddingCache(tmp_path / "c", progress=False)
     )
     assert again.texts_encoded == 0 and again.texts_cached >= len(texts)  # a re-score reads every vector
-    assert [s.entry["results"] for s in again.splits] == [s.entry["results"] for s in scored.splits]
+    assert [s.entry.results for s in again.splits] == [s.entry.results for s in scored.splits]
 
 
 def test_an_optional_split_the_release_lacks_is_skipped_others_are_not(snapshots_release, tmp_path):

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
-from tests.helpers.entries import ranked_entry
+from tests.helpers.entries import ranked_entry, ranking
 
-from ratio_bench.evaluation.entry.record import Scored
+from ratio_bench.core.cutoffs import Cutoff
+from ratio_bench.core.io import write_json
+from ratio_bench.evaluation.entry.model_meta import ModelMeta
+from ratio_bench.evaluation.entry.record import Entry, Sample, Scored
+from ratio_bench.evaluation.scoring.evaluate import Queries, result_of_runs
+from ratio_bench.evaluation.scoring.metrics import SET_METRICS
 from ratio_bench.evaluation.scoring.results import (
     SubmissionError,
     leaderboard_entry,
@@ -53,14 +60,14 @@ def test_an_entry_records_the_weights_the_config_and_the_submitter(tmp_path):
     )
     manifest = {"name": "ratio", "version": "1.0"}
     entry = leaderboard_entry(result, manifest, "test", identity=model_identity(setup), submitter="Ada L")
-    validate_submission(entry)
-    assert entry["precision"] == "float32"  # the scorer's, recorded (a folder cannot choose it)
-    assert entry["trained_from"] == {"config": "smoke.yaml", "config_sha256": "3" * 64}
-    assert entry["submitter"] == "Ada L" and len(entry["model_fingerprint"]) == 64
+    assert validate_submission(entry.to_json()) == entry  # the record made is the one its document reads as
+    assert entry.precision == "float32"  # the scorer's, recorded (a folder cannot choose it)
+    assert entry.to_json()["trained_from"] == {"config": "smoke.yaml", "config_sha256": "3" * 64}
+    assert entry.submitter == "Ada L" and len(entry.model_fingerprint) == 64
     (best / "README.md").write_text("a card")  # rendering the card does not change the model's identity
-    assert model_identity(setup)["model_fingerprint"] == entry["model_fingerprint"]
+    assert model_identity(setup)["model_fingerprint"] == entry.model_fingerprint
     (best / "model.safetensors").write_bytes(b"other weights")
-    assert model_identity(setup)["model_fingerprint"] != entry["model_fingerprint"]
+    assert model_identity(setup)["model_fingerprint"] != entry.model_fingerprint
 
 
 def test_snapshot_entries_are_clean_after_the_cutoff_contaminated_on_or_before_it_unknown_without_one():
@@ -85,8 +92,8 @@ def test_snapshot_entries_are_clean_after_the_cutoff_contaminated_on_or_before_i
     for name, cutoff in (("dated", stated), ("unknown", unknown("not stated")), ("bm25", NONE)):
         for split in ("test_2025_03", "test_2025_04"):
             entry = leaderboard_entry(result, manifest, split, cutoff=cutoff)
-            validate_submission(entry)
-            marks[name, split] = entry["clean"]
+            validate_submission(entry.to_json())
+            marks[name, split] = entry.to_json()["clean"]
     assert marks == {
         ("dated", "test_2025_03"): False,
         ("dated", "test_2025_04"): True,
@@ -95,9 +102,9 @@ def test_snapshot_entries_are_clean_after_the_cutoff_contaminated_on_or_before_i
         ("bm25", "test_2025_03"): True,
         ("bm25", "test_2025_04"): True,
     }
-    whole = leaderboard_entry(result, manifest, "test", cutoff=stated)
+    whole = leaderboard_entry(result, manifest, "test", cutoff=stated).to_json()
     assert whole["training_data_cutoff"] == "2025-03-15" and "clean" not in whole
-    forged = leaderboard_entry(result, manifest, "test_2025_03", cutoff=stated) | {"clean": True}
+    forged = leaderboard_entry(result, manifest, "test_2025_03", cutoff=stated).to_json() | {"clean": True}
     with pytest.raises(SubmissionError, match="clean"):
         validate_submission(forged)
     with pytest.raises(SubmissionError, match="training_data_cutoff"):
@@ -138,3 +145,61 @@ def test_per_query_data_must_be_bounded_and_agree_with_the_figures(mutate, messa
     del entry["n_queries"]
     with pytest.raises(SubmissionError, match="n_queries"):
         validate_submission(entry)
+
+
+def _full_entry(**kw) -> Entry:
+    """An entry of a run with every optional block our writer fills: identity, a cut-off on a snapshot (so
+    ``clean``), per-query ranks, judged figures, the pool size, submitter, tuning, the Hub release, model facts
+    with unknowns (nulls the file states)."""
+    ids = [f"address-{i}" for i in range(4)]
+    golds = [f"gold-{q}" for q in ids]
+    runs = {"address": {q: ranking(g, r) for q, g, r in zip(ids, golds, (1, 3, 0, 12), strict=True)}}
+    result = result_of_runs("org/m:generic", runs, {"address": Queries(ids, [""] * 4, golds)})
+    result = replace(result, model_meta=ModelMeta(parameters=22_000_000, embedding_dim=384, hardware="cpu"))
+    figures = {f"{name}_at_10": 0.5 for name, _ in SET_METRICS}
+    judged = {
+        "address": {"judge_model": "j", "queries": 2, "judged_pairs": 9, "coverage_at_10": 0.25,
+                    "hard": figures, "soft": figures}
+    }  # fmt: skip
+    identity = {"model_fingerprint": "f" * 64, "precision": "float32",
+                "trained_from": {"config": "c.yaml", "config_sha256": "a" * 64}}  # fmt: skip
+    return leaderboard_entry(
+        result, {"name": "ratio", "version": "1.0"}, "test_2025_04", "address", judged, identity=identity,
+        submitter="Ada L", cutoff=Cutoff(dt.date(2025, 3, 15), "stated"), candidates=40,
+        hub="org/ratio@" + "b" * 40, **kw,
+    )  # fmt: skip
+
+
+def test_an_entry_made_by_a_run_is_a_record_that_writes_and_reads_back_to_the_same_bytes(tmp_path):
+    """``leaderboard_entry`` makes the record itself; its document, written, read back (with the board's
+    checks) and written again, is the same file, and the record read is the record made."""
+    entry = _full_entry()
+    assert (
+        isinstance(entry, Entry)
+        and entry.clean is True
+        and entry.per_query["address"].gold_rank == (1, 3, 0, 12)
+    )
+    write_json(tmp_path / "made.json", entry.to_json())
+    made = (tmp_path / "made.json").read_bytes()
+    again = Entry.from_json(json.loads(made))
+    assert again == entry
+    write_json(tmp_path / "again.json", again.to_json())
+    assert (tmp_path / "again.json").read_bytes() == made
+    doc = json.loads(made)
+    assert (
+        doc["model_meta"]["license"] is None and doc["model_meta"]["parameters"] == 22_000_000
+    )  # nulls kept
+    # ``ratio score --json`` prints the document unsorted: its keys in the order the scorer has always written
+    assert list(entry.to_json()) == [
+        "schema_version", "model", "dataset", "split", "code_version", "main_score", "results", "n_queries",
+        "model_fingerprint", "precision", "trained_from", "training_data_cutoff", "training_data_cutoff_source",
+        "clean", "per_query", "n_candidates", "submitter", "tuned_for", "judged", "model_meta",
+    ]  # fmt: skip
+
+
+def test_a_sample_entry_is_a_record_its_checks_refuse_for_the_board():
+    """A ``--sample`` run is a record like any other (written with its sample block), never a board entry."""
+    entry = _full_entry(sample=Sample(2, 7))
+    assert entry.to_json()["sample"] == {"queries_per_relation": 2, "seed": 7}
+    with pytest.raises(SubmissionError, match="sample of 2 queries"):
+        validate_submission(entry.to_json())

@@ -216,40 +216,40 @@ class Entry:
         return entry
 
     def to_json(self) -> dict[str, Any]:
-        """The entry's document (what a results file holds; the loader's fields are left out)."""
+        """The entry's document (what a results file holds; the loader's fields are left out), its keys in the
+        order ``ratio score`` has always written them (a file sorts them; ``ratio score --json`` does not)."""
         doc: dict[str, Any] = {"schema_version": self.schema_version, "model": self.model}
         doc["dataset"] = _drop_none(_plain(self.dataset))
         doc["split"] = self.split
-        optional = {
-            "code_version": self.code_version,
-            "tuned_for": self.tuned_for,
-            "model_fingerprint": self.model_fingerprint,
-            "precision": self.precision,
-            "trained_from": _plain(self.trained_from) if self.trained_from else None,
-            "submitter": self.submitter,
-            "scored_at": self.scored_at,
-            "reproduce": self.reproduce,
-            "model_meta": self._model_meta_doc(),
-            "sample": _plain(self.sample) if self.sample else None,
-        }
-        doc.update({k: v for k, v in optional.items() if v is not None})
+        _put(doc, code_version=self.code_version)
         doc["main_score"] = self.main_score
         doc["results"] = {rel: dict(m) for rel, m in self.results.items()}
         if self.n_queries:
             doc["n_queries"] = dict(self.n_queries)
-        if self.n_candidates is not None:
-            doc["n_candidates"] = self.n_candidates
+        _put(
+            doc,
+            model_fingerprint=self.model_fingerprint,
+            precision=self.precision,
+            trained_from=_plain(self.trained_from) if self.trained_from else None,
+        )
         if self.training_data_cutoff_source is not None:
             doc["training_data_cutoff"] = self.training_data_cutoff
             doc["training_data_cutoff_source"] = self.training_data_cutoff_source
         if self.clean_recorded:
             doc["clean"] = self.clean
-        for name in ("judged", "per_query"):
-            blocks = getattr(self, name)
-            if blocks:
-                doc[name] = {rel: _plain(b) for rel, b in blocks.items()}
-        if self.withheld is not None:
-            doc["withheld"] = withheld_doc(self.withheld)
+        if self.per_query:
+            doc["per_query"] = {rel: _plain(b) for rel, b in self.per_query.items()}
+        _put(doc, n_candidates=self.n_candidates, submitter=self.submitter, tuned_for=self.tuned_for)
+        if self.judged:
+            doc["judged"] = {rel: _plain(b) for rel, b in self.judged.items()}
+        _put(
+            doc,
+            sample=_plain(self.sample) if self.sample else None,
+            model_meta=self._model_meta_doc(),
+            scored_at=self.scored_at,
+            reproduce=self.reproduce,
+            withheld=withheld_doc(self.withheld) if self.withheld is not None else None,
+        )
         return doc
 
     def _model_meta_doc(self) -> dict[str, Any] | None:
@@ -507,6 +507,11 @@ def withheld_doc(held: Withheld) -> dict[str, Any]:
         "interval": {rel: list(b) for rel, b in held.interval.items()},
     }
     return doc | ({"n_candidates": held.n_candidates} if held.n_candidates is not None else {})
+
+
+def _put(doc: dict[str, Any], **values: Any) -> None:
+    """Add the values that are set (an optional field left unset is no key in the document)."""
+    doc.update({k: v for k, v in values.items() if v is not None})
 
 
 def _drop_none(doc: dict[str, Any]) -> dict[str, Any]:

@@ -15,14 +15,15 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from ratio_bench.core import cutoffs, extras
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.io import report_console, write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.dataset.release import DatasetError, Release
+from ratio_bench.evaluation.entry import record
 from ratio_bench.evaluation.entry.model_meta import reset_peak_memory
+from ratio_bench.evaluation.entry.record import Entry
 from ratio_bench.evaluation.scoring.evaluate import (
     ScoreResult,
     SplitData,
@@ -56,8 +57,9 @@ class Sample:
     queries: int
     seed: int = 0
 
-    def as_entry(self) -> dict[str, int]:
-        return {"queries_per_relation": self.queries, "seed": self.seed}
+    def as_entry(self) -> record.Sample:
+        """What the entry records of it (its ``sample`` block)."""
+        return record.Sample(self.queries, self.seed)
 
 
 @dataclass
@@ -67,7 +69,7 @@ class SplitScore:
     split: str
     data: SplitData
     result: ScoreResult
-    entry: dict[str, Any]
+    entry: Entry
 
 
 @dataclass
@@ -303,7 +305,7 @@ def write_outputs(scored: SplitScore, out: Path, mteb_dir: Path | None = None) -
     }
     for path in (out, *docs):
         check_results_path(path)
-    write_json(out, scored.entry)
+    write_json(out, scored.entry.to_json())
     for path, doc in docs.items():
         write_json(path, doc)
     return [out, *docs]

@@ -28,7 +28,16 @@ from ratio_bench.core.errors import RatioError, UsageError
 from ratio_bench.core.relations import RELATION_SPECS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.dataset.release import manifest_sha256, split_hashes
-from ratio_bench.evaluation.entry.record import MAIN_SCORE, Entry, SubmissionError  # noqa: F401 - re-exported
+from ratio_bench.evaluation.entry.record import (  # noqa: F401 - MAIN_SCORE and SubmissionError re-exported
+    MAIN_SCORE,
+    Dataset,
+    Entry,
+    Judged,
+    PerQuery,
+    Sample,
+    SubmissionError,
+    TrainedFrom,
+)
 from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.encoder import PRECISION
 from ratio_bench.retrieval.registry import fingerprint, training_summary
@@ -53,14 +62,14 @@ def leaderboard_entry(
     split: str,
     tuned_for: str | None = None,
     judged: dict[str, Any] | None = None,
-    sample: dict[str, int] | None = None,
+    sample: Sample | None = None,
     *,
     identity: dict[str, Any] | None = None,
     submitter: str | None = None,
     cutoff: Cutoff | None = None,
     candidates: int | None = None,
     hub: str | None = None,
-) -> dict[str, Any]:
+) -> Entry:
     """``tuned_for``: the relation a fine-tuned model was trained for (recorded, and shown next to its name).
     ``judged``: per relation, the run's figures against the release's judged pool at scoring time
     (``evaluation.pool.judged_scores``); the ranking stays on the mined gold. ``sample``: the queries were a
@@ -71,59 +80,61 @@ def leaderboard_entry(
     whether the score is ``clean``: true, false, or null when the cut-off is unknown); ``candidates``: the
     split's pool size (``n_candidates``: the pictures name it); ``hub``: ``ORG/NAME@<sha>`` of a release read from
     the Hub (``dataset.hub``). No clock time: the same model on the same release gives the same bytes (the board orders
-    re-scored entries by their file's modification time)."""
-    entry = {
-        "schema_version": 1,
-        "model": result.model,
-        "dataset": {
-            "name": manifest["name"],
-            "version": manifest["version"],
-            "manifest_sha256": manifest_sha256(manifest),
-            **_split_identity(manifest, split),
-            **({"hub": hub} if hub else {}),
-        },
-        "split": split,
-        "code_version": __version__,
-        "main_score": MAIN_SCORE,
-        "results": {rel: {k: round(v, 6) for k, v in m.items()} for rel, m in result.metrics.items()},
-        "n_queries": result.n_queries,
-        **(identity or {}),
+    re-scored entries by their file's modification time).
+
+    The record is built here from our own run, so it is not read back through :meth:`Entry.from_json`'s checks
+    (a ``--sample`` entry, which those refuse for the board, is a valid run); :meth:`Entry.to_json` writes it."""
+    ident = dict(identity or {})
+    trained = ident.pop("trained_from", None)
+    meta = getattr(result, "model_meta", None)  # a result made without scoring has none
+    clean = cutoff is not None and is_snapshot(split)
+    return Entry(
+        model=result.model,
+        dataset=_dataset(manifest, split, hub),
+        split=split,
+        results={rel: {k: round(v, 6) for k, v in m.items()} for rel, m in result.metrics.items()},
+        code_version=__version__,
+        n_queries=dict(result.n_queries),
+        **ident,  # model_fingerprint and precision (a key the record lacks is a TypeError, not dropped)
+        trained_from=TrainedFrom(**trained) if trained else None,
         **(cutoff.fields() if cutoff else {}),
-    }
-    if cutoff and is_snapshot(split):
-        entry["clean"] = cutoffs.is_clean(cutoff, split)
-    if result.gold_ranks:
-        entry["per_query"] = per_query(result.gold_ranks)
-    if candidates:
-        entry["n_candidates"] = candidates
-    if submitter:
-        entry["submitter"] = submitter
-    if tuned_for:
-        entry["tuned_for"] = tuned_for
-    if judged:
-        entry["judged"] = judged
-    if sample:
-        entry["sample"] = sample
-    if getattr(result, "model_meta", None) is not None:  # a result made without scoring has none
-        entry["model_meta"] = result.model_meta.to_json()
-    return entry
+        clean=cutoffs.is_clean(cutoff, split) if clean else None,
+        clean_recorded=clean,
+        per_query=per_query(result.gold_ranks) if result.gold_ranks else {},
+        n_candidates=candidates or None,
+        submitter=submitter or None,
+        tuned_for=tuned_for or None,
+        judged={rel: Judged(**block) for rel, block in (judged or {}).items()},
+        sample=sample,
+        model_meta=meta,
+        model_meta_nulls=tuple(k for k, v in meta.to_json().items() if v is None) if meta is not None else (),
+    )
 
 
-def _split_identity(manifest: dict[str, Any], split: str) -> dict[str, Any]:
-    """``split_sha256`` (the scored split's files) and ``split_hashes`` (every split's): a snapshot's hash survives
-    an append, so the board can show this entry under the newer version too."""
+def _dataset(manifest: dict[str, Any], split: str, hub: str | None) -> Dataset:
+    """The release build scored: ``split_sha256`` (the scored split's files) and ``split_hashes`` (every
+    split's) when the manifest lists the split; a snapshot's hash survives an append, so the board can show the
+    entry under the newer version too."""
     hashes = split_hashes(manifest)
-    return {"split_sha256": hashes[split], "split_hashes": hashes} if split in hashes else {}
+    listed = split in hashes
+    return Dataset(
+        manifest["name"],
+        manifest["version"],
+        manifest_sha256(manifest),
+        hashes[split] if listed else None,
+        hashes if listed else None,
+        hub or None,
+    )
 
 
-def per_query(gold_ranks: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
+def per_query(gold_ranks: dict[str, dict[str, int]]) -> dict[str, PerQuery]:
     """Each relation's gold ranks in the order of its sorted query ids, with those ids' hash: two entries on
     the same queries carry the same hash, and their i-th ranks are one query's (the paired test's alignment),
     without the entry naming the queries (a few bytes per query)."""
     out = {}
     for rel, ranks in gold_ranks.items():
         ids = sorted(ranks)
-        out[rel] = {"query_ids_sha256": query_ids_sha256(ids), "gold_rank": [ranks[q] for q in ids]}
+        out[rel] = PerQuery(query_ids_sha256(ids), tuple(ranks[q] for q in ids))
     return out
 
 

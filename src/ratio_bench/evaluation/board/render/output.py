@@ -33,7 +33,7 @@ from ratio_bench.evaluation.board.render.terminal import (
     terminal_withheld_table,
 )
 from ratio_bench.evaluation.board.view import Row, figure_columns
-from ratio_bench.evaluation.entry.record import Scored
+from ratio_bench.evaluation.entry.record import Entry, Scored
 
 if TYPE_CHECKING:
     from ratio_bench.evaluation.board.leaderboard import Board
@@ -66,19 +66,19 @@ def results_table(entries: list[Scored], title: str):
 
 
 def score_report(
-    entries: dict[str, list[dict]], queries: dict, release: Any, args: Any, console: Any
+    entries: dict[str, list[Entry]], queries: dict, release: Any, args: Any, console: Any
 ) -> None:
     """``ratio score``'s last output: each split's table (compact, or ``--wide``), or ``--json``: the entries
     alone on stdout (the console then writes to stderr)."""
     if args.json:
-        print(json.dumps([e for rows in entries.values() for e in rows], indent=2))
+        print(json.dumps([e.to_json() for rows in entries.values() for e in rows], indent=2))
         return
     table = results_table if args.wide else compact_results_table
     for split, rows in entries.items():
         hub = f" from {release.hub}" if release.hub else ""  # the commit a release by name was read at
         title = f"Ratio {release.name} {release.version}{hub}, split {split}, mined gold (%)"
         sample = sample_title(args.sample, args.seed, queries[split]) if args.sample else ""
-        console.print(table([Scored.of_document(e) for e in rows], title + sample))
+        console.print(table([e.scored() for e in rows], title + sample))
 
 
 def sample_title(n: int, seed: int, queries: dict) -> str:
