@@ -18,8 +18,8 @@ from typing import Any
 
 from scipy.stats import mannwhitneyu
 
-from ratio_bench.core import extras
 from ratio_bench.evaluation.analysis.analyses import jaccard
+from ratio_bench.evaluation.board.render.plots import PlottingUnavailable, pyplot
 from ratio_bench.evaluation.scoring.metrics import AGREEMENTS, SET_METRICS, evaluate_run
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
 
@@ -217,11 +217,8 @@ def markdown(report: dict[str, Any]) -> str:
 def plot(relation_report: dict[str, Any], k: int, title: str) -> bytes | None:
     """A PNG of each run's hard and soft metrics; None when matplotlib is not installed."""
     try:
-        matplotlib = extras.load("matplotlib")
-
-        matplotlib.use("Agg")
-        plt = extras.load("matplotlib.pyplot")
-    except (ImportError, extras.MissingExtraError):
+        plt = pyplot("--plot")
+    except PlottingUnavailable:
         return None
 
     runs = relation_report["runs"]

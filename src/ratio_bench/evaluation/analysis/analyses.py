@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
-from ratio_bench.core import extras
 from ratio_bench.evaluation.analysis.typed_hits import Hit, PrecisionCell, mined_role_verdict, precision_at_k
+from ratio_bench.evaluation.board.render.plots import PlottingUnavailable, pyplot
 from ratio_bench.evaluation.scoring.evaluate import ScoreResult, SplitData, score
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
 from ratio_bench.retrieval.registry import ModelSetup
@@ -108,11 +108,8 @@ def mined_role_table(
 def plot_overlap(table: dict[str, dict[str, dict[str, float]]], path, k: int = 10) -> bool:
     """Figure 4 analogue: top-k vs gold overlap per model and relation. Returns False without matplotlib."""
     try:
-        matplotlib = extras.load("matplotlib")
-
-        matplotlib.use("Agg")
-        plt = extras.load("matplotlib.pyplot")
-    except (ImportError, extras.MissingExtraError):
+        plt = pyplot("--plot")
+    except PlottingUnavailable:
         return False
     relations = sorted({r for m in table.values() for r in m})
     fig, axes = plt.subplots(1, len(relations), figsize=(4 * len(relations), 3.2), squeeze=False)
