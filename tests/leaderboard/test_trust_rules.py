@@ -103,11 +103,11 @@ def _admit(env, models, release, tmp, refuse) -> str:
 
 
 def _key(env, models, release, tmp, refuse) -> str:
-    generate_key(tmp / "worker.key")
-    load_key(tmp / "worker.key")
+    generate_key(tmp / "mine.key")
+    load_key(tmp / "mine.key")
     refuse()
     with pytest.raises(ProvenanceError) as e:
-        load_key(tmp / "worker.key")
+        load_key(tmp / "mine.key")
     return str(e.value)
 
 
