@@ -118,11 +118,10 @@ def load_key(path: Path, flag: str = "--key") -> WorkerKey:
     """The worker's key from its PEM file; a missing, unreadable, non-regular (a FIFO would block for ever), group-
     or world-readable or non-Ed25519 file is one line naming it."""
 
-    make = KEYGEN
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO never waits for a writer
     except OSError as e:
-        raise ProvenanceError(f"{flag} {path}: cannot read it ({e.strerror}); {make}") from None
+        raise ProvenanceError(f"{flag} {path}: cannot read it ({e.strerror}); {KEYGEN}") from None
     with os.fdopen(fd, "rb") as fh:
         refused = trust.check(Stage.KEY, trust.KeyFile(flag, path, os.fstat(fh.fileno()).st_mode))
         if refused:
@@ -131,9 +130,9 @@ def load_key(path: Path, flag: str = "--key") -> WorkerKey:
     try:
         private = load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
-        raise ProvenanceError(f"{flag} {path}: not an unencrypted PEM private key; {make}") from None
+        raise ProvenanceError(f"{flag} {path}: not an unencrypted PEM private key; {KEYGEN}") from None
     if not isinstance(private, Ed25519PrivateKey):
-        raise ProvenanceError(f"{flag} {path}: not an Ed25519 key; {make}")
+        raise ProvenanceError(f"{flag} {path}: not an Ed25519 key; {KEYGEN}")
     return WorkerKey.of(private)
 
 
