@@ -26,11 +26,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-from ratio_bench.leaderboard import hub, ledger
+from ratio_bench.leaderboard import hub, ledger, trust
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.requests import (
     MAX_REQUEST_BYTES,
@@ -39,13 +39,10 @@ from ratio_bench.leaderboard.requests import (
     RequestError,
     is_request_path,
     parse_request,
-    parse_time,
     read_queue,
-    stamp,
 )
 from ratio_bench.leaderboard.submit import inspect_model
-
-DAY = timedelta(days=1)
+from ratio_bench.leaderboard.trust import DAY, Stage
 
 
 @dataclass(frozen=True)
@@ -122,38 +119,7 @@ def _the_request(r: Round, num: int, author: str) -> Reviewed:
         request = parse_request(hub.read_small(r.repo_id, "dataset", head, path), path)
     except RequestError as e:
         raise Refused(f"{path}: {e}") from None
-    fresh = replace(request, status="PENDING", attempts=0, worker=None, lease_expires=None, started_at=None,
-                    finished_at=None, reason=None, result=None)  # fmt: skip
-    if request != fresh:
-        raise Refused(
-            f"{path}: only a new PENDING request (no attempts, worker, lease, times or result) is admitted"
-        )
-    if request.submitter != author:
-        raise Refused(
-            f"{path}: field submitter {request.submitter[:100]!r} is not the pull request's author {author}"
-        )
     return Reviewed(request, head, blob)
-
-
-def _check_policy(r: Round, request: Request) -> None:
-    """The opt-out list and the submitter's limits; Refused when one says no."""
-    policy = r.queue.policy
-    owner = request.model.split("/")[0]
-    if owner in policy.opt_out:
-        raise Refused(f"{request.model}: its author {owner} asked not to be scored (opt_out.json)")
-    pending = [
-        q for q in r.queue.requests if q.submitter == request.submitter and q.status in ("PENDING", "RUNNING")
-    ]
-    if len(pending) >= policy.max_pending:
-        raise Refused(
-            f"{request.submitter} has {len(pending)} requests pending or running, the limit is {policy.max_pending}; "
-            "submit again when one has finished"
-        )
-    if r.recent.get(request.submitter, 0) >= policy.max_per_day:
-        raise Refused(
-            f"{request.submitter} had {r.recent[request.submitter]} requests admitted in the last 24 hours, "
-            f"the limit is {policy.max_per_day}"
-        )
 
 
 def _fingerprint(r: Round, model: str, sha: str) -> str:
@@ -183,14 +149,10 @@ def review(r: Round, num: int, author: str, opened: datetime) -> Reviewed:
     """Every check on pull request ``num`` (by ``author``, opened at ``opened`` on the Hub's clock); the request it
     adds (with the head and blob reviewed), or Refused with the reason."""
     reviewed = _the_request(r, num, author)
-    request = reviewed.request
-    if abs(parse_time(request.submitted_at) - opened) > DAY:
-        raise Refused(
-            f"{request.path}: field submitted_at {request.submitted_at} is not when the pull request was opened "
-            f"({stamp(opened)})"
-        )
-    _check_policy(r, request)
-    _check_model(r, request)
+    refused = trust.check(Stage.ADMIT, trust.Admitting(reviewed.request, author, opened, r.queue, r.recent))
+    if refused:
+        raise Refused(refused)
+    _check_model(r, reviewed.request)
     return reviewed
 
 
@@ -206,10 +168,9 @@ def _act(r: Round, verdict: Verdict, reviewed: Reviewed | None = None) -> Verdic
             return verdict
         assert reviewed is not None
         now = hub.head(r.repo_id, "dataset", f"refs/pr/{verdict.num}")
-        if now != reviewed.head:
-            return _act(r, replace(verdict, admitted=False, path=None, reason=(
-                f"it changed after it was reviewed (head {now[:12]}, reviewed {reviewed.head[:12]}); submit again"
-            )))  # fmt: skip
+        moved = trust.check(Stage.MERGE, trust.Merging(reviewed.head, now))
+        if moved:
+            return _act(r, replace(verdict, admitted=False, path=None, reason=moved))
         api.merge_pull_request(
             r.repo_id, verdict.num, comment=f"Admitted: {verdict.reason}", repo_type="dataset"
         )

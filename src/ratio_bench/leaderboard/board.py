@@ -36,7 +36,7 @@ from ratio_bench.evaluation.board.render.markdown import md_row
 from ratio_bench.evaluation.board.render.page_assets import CONTENT_SECURITY_POLICY
 from ratio_bench.evaluation.entry.record import Entry, Provenance
 from ratio_bench.evaluation.scoring.results import SubmissionError
-from ratio_bench.leaderboard import hub, ledger
+from ratio_bench.leaderboard import hub, ledger, trust
 from ratio_bench.leaderboard.authorship import submitted_by, third_party
 from ratio_bench.leaderboard.form import FormLimits, RateLimited, signed_in_user
 from ratio_bench.leaderboard.provenance import (
@@ -53,6 +53,7 @@ from ratio_bench.leaderboard.provenance import (
 )
 from ratio_bench.leaderboard.requests import Queue, Request, now_utc, parse_time, read_queue
 from ratio_bench.leaderboard.submit import submit
+from ratio_bench.leaderboard.trust import Stage
 from ratio_bench.leaderboard.waiting import wait_for
 
 SKIPPED_FOLDERS = ("mteb", "runs")
@@ -141,13 +142,10 @@ def trust_root(ref: hub.RepoRef, sha: str, listed: dict[str, int]) -> tuple[List
     ``trusted_workers.json`` is the record). A revision that is no commit of main's history (``refs/pr/N``, a
     pull request's commit, another branch) verifies nothing."""
     main = sha if ref.revision is None else hub.head(ref.repo_id, "dataset")  # no revision: main, as read
-    refused = None
-    if ref.revision and ref.revision.startswith("refs/pr/"):
-        refused = f"{ref.revision} is a pull request: nothing in it is verified until a maintainer merges it"
-    elif sha != main and sha not in {c for c, _ in ledger.history(ref.repo_id, main)}:
-        refused = (
-            f"{ref.revision} ({sha[:12]}) is not a commit of main: only what main holds or held verifies"
-        )
+    history = trust.Revision(
+        ref.revision, sha, main, lambda: {c for c, _ in ledger.history(ref.repo_id, main)}
+    )
+    refused = trust.check(Stage.BOARD, history)
     return _main_listing(
         ref.repo_id, main, listed if sha == main else hub.tree(ref.repo_id, "dataset", main)
     ), refused

@@ -28,11 +28,12 @@ from ratio_bench.evaluation.entry.model_meta import MAX_CARD_BYTES
 from ratio_bench.evaluation.entry.record import MAIN_SCORE, Entry, Withheld
 from ratio_bench.evaluation.scoring import engine
 from ratio_bench.evaluation.scoring.uncertainty import interval
-from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard import hub, trust
 from ratio_bench.leaderboard.failures import classify
 from ratio_bench.leaderboard.notices import reproduce_command
 from ratio_bench.leaderboard.requests import parse_request
 from ratio_bench.leaderboard.submit import MODEL_PATTERNS, inspect_model
+from ratio_bench.leaderboard.trust import Stage
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup, saved_relation_prompts
 from ratio_bench.retrieval.retriever import load_retriever
@@ -66,10 +67,9 @@ def run_job(
             hub.api().snapshot_download(request.model, revision=request.sha, allow_patterns=MODEL_PATTERNS)
         )
     checked = inspect_model(request.model, request.sha, request.setup, max_params, folder=folder)
-    if (checked.query_prompt, checked.document_prompt) != (request.query_prompt, request.document_prompt):
-        raise hub.LeaderboardError(
-            f"{request.label}: the request's prompts are not those of the {request.setup} setup; submit it again"
-        )
+    refused = trust.check(Stage.JOB, trust.Scoring(request, checked.query_prompt, checked.document_prompt))
+    if refused:
+        raise hub.LeaderboardError(refused)
     fetch_card(request.model, request.sha)  # after the checks: the card only informs the entry's model_meta
     setup = ModelSetup(
         f"{request.model}:{request.setup}",

@@ -23,9 +23,8 @@ import base64
 import hashlib
 import json
 import os
-import stat
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,9 +39,11 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from ratio_bench.core.errors import RatioError
+from ratio_bench.leaderboard import trust
 from ratio_bench.leaderboard.hub import strict_json
 from ratio_bench.leaderboard.repo_files import TRUSTED_SCHEMA, TRUSTED_WORKERS
-from ratio_bench.leaderboard.requests import REPO_ID, SETUPS, SHA, Queue, parse_time
+from ratio_bench.leaderboard.requests import REPO_ID, SETUPS, SHA, Queue
+from ratio_bench.leaderboard.trust import KEYGEN, Stage
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -117,27 +118,21 @@ def load_key(path: Path, flag: str = "--key") -> WorkerKey:
     """The worker's key from its PEM file; a missing, unreadable, non-regular (a FIFO would block for ever), group-
     or world-readable or non-Ed25519 file is one line naming it."""
 
-    make = "make one with `ratio leaderboard keygen`"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO never waits for a writer
     except OSError as e:
-        raise ProvenanceError(f"{flag} {path}: cannot read it ({e.strerror}); {make}") from None
+        raise ProvenanceError(f"{flag} {path}: cannot read it ({e.strerror}); {KEYGEN}") from None
     with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ProvenanceError(f"{flag} {path}: not a regular file; give the key file itself ({make})")
-        if info.st_mode & 0o077:
-            raise ProvenanceError(
-                f"{flag} {path}: readable by others (mode {stat.S_IMODE(info.st_mode):04o}); a private key must be "
-                f"its owner's only: chmod 600 {path}"
-            )
+        refused = trust.check(Stage.KEY, trust.KeyFile(flag, path, os.fstat(fh.fileno()).st_mode))
+        if refused:
+            raise ProvenanceError(refused)
         data = fh.read(MAX_KEY_FILE + 1)
     try:
         private = load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
-        raise ProvenanceError(f"{flag} {path}: not an unencrypted PEM private key; {make}") from None
+        raise ProvenanceError(f"{flag} {path}: not an unencrypted PEM private key; {KEYGEN}") from None
     if not isinstance(private, Ed25519PrivateKey):
-        raise ProvenanceError(f"{flag} {path}: not an Ed25519 key; {make}")
+        raise ProvenanceError(f"{flag} {path}: not an Ed25519 key; {KEYGEN}")
     return WorkerKey.of(private)
 
 
@@ -390,66 +385,23 @@ def _record(data: bytes | None) -> dict[str, Any] | str:
     return doc
 
 
-CLOCK_SKEW_S = 60  # how far a worker's signing clock may run ahead of the Hub's finishing time
-
-
 def _request_step(folder: str, doc: dict[str, Any], queue: Queue | None) -> Step:
-    """The queue's word: a FINISHED request at the signed path, for this model, commit and setup, naming this
-    folder as its result, finished at the signed attempt, after the record was signed."""
+    """The queue's word (:data:`trust.RULES` at ``VERIFY``): a FINISHED request at the signed path, for this
+    model, commit and setup, naming this folder as its result, finished at the signed attempt, after the record
+    was signed."""
     name = "request FINISHED"
-    if queue is None:
-        return Step(
-            name, False, "no requests repository given (--requests): nothing can be verified without it"
-        )
-    if queue.problem:
-        return Step(name, False, queue.problem)
-    if doc["request"]["repo"] != queue.repo_id:
-        return Step(
-            name, False, f"signed for requests repository {doc['request']['repo'][:100]}, not {queue.repo_id}"
-        )
+    refused = trust.check(Stage.VERIFY, trust.Record(folder, doc, queue))
+    if refused:
+        return Step(name, False, refused)
+    assert queue is not None
     request = queue.find(doc["request"]["path"])
-    if request is None:
-        return Step(name, False, f"{queue.repo_id} has no request {doc['request']['path'][:200]}")
-    if (request.model, request.sha, request.setup) != (doc["model"], doc["sha"], doc["setup"]):
-        return Step(name, False, f"{request.path} is a request for {request.label}")
-    if request.status != "FINISHED" or request.result != folder:
-        return Step(
-            name,
-            False,
-            f"{request.path} is {request.status} with result {request.result}, not FINISHED with {folder}",
-        )
-    attempt = doc["request"].get("attempt")
-    if type(attempt) is not int or attempt != request.attempts:
-        return Step(
-            name,
-            False,
-            f"signed at attempt {str(attempt)[:20]}, but {request.path} FINISHED at attempt {request.attempts} "
-            "(a record of an earlier run)",
-        )
-    late = _signed_after(doc.get("signed_at"), request.finished_at)
-    if late:
-        return Step(name, False, f"{request.path}: {late}")
+    assert request is not None
     return Step(
         name,
         True,
         f"{queue.repo_id}: {request.path} is FINISHED -> {folder} at attempt {request.attempts}, "
         f"{request.finished_at} (queue at {queue.sha[:12]})",
     )
-
-
-def _signed_after(signed: Any, finished: str | None) -> str:
-    """Why the signing time does not come before the request's finish ("" when it does)."""
-
-    try:
-        at = parse_time(signed) if isinstance(signed, str) else None
-        end = parse_time(finished) if finished else None
-    except ValueError:
-        at = end = None
-    if at is None or end is None:
-        return f"signed_at {str(signed)[:40]!r} or finished_at {finished!r} is not a time"
-    if at > end + timedelta(seconds=CLOCK_SKEW_S):
-        return f"signed at {signed[:40]}, after the request FINISHED at {finished} (not this run's record)"
-    return ""
 
 
 def _file_steps(doc: dict[str, Any], files: dict[str, bytes], too_big: dict[str, int]) -> list[Step]:

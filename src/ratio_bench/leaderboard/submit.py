@@ -19,11 +19,12 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd
 from huggingface_hub.errors import LocalTokenNotFoundError, NotASafetensorsRepoError, SafetensorsParsingError
 
-from ratio_bench.leaderboard import hub
+from ratio_bench.leaderboard import hub, trust
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.ledger import hub_time, open_request_of
 from ratio_bench.leaderboard.limits import MAX_PARAMETERS
 from ratio_bench.leaderboard.requests import SETUPS, Request, now_utc, read_queue, request_path, stamp
+from ratio_bench.leaderboard.trust import Stage
 from ratio_bench.leaderboard.waiting import Wait, wait_for
 from ratio_bench.retrieval.model_folder import check_loadable, check_model_folder
 from ratio_bench.retrieval.registry import GENERIC, REGISTRY, ModelUnavailableError, saved_prompts
@@ -211,11 +212,9 @@ def submit(
     submitter = whoami(token)
     path = request_path(checked.repo_id, checked.sha, setup)
     queue = read_queue(requests_repo)
-    _check_not_queued(queue, path)
-    if checked.repo_id.split("/")[0] in queue.policy.opt_out:
-        raise LeaderboardError(
-            f"{checked.label}: its author asked not to be scored ({requests_repo}: opt_out.json)"
-        )
+    refused = trust.check(Stage.SUBMIT, trust.Submitting(checked.label, checked.repo_id, path, queue))
+    if refused:
+        raise LeaderboardError(refused)
     mine = open_request_of(requests_repo, submitter, path)
     if mine is not None:
         raise LeaderboardError(f"already proposed by you in pull request #{mine} of {requests_repo}: {path}")
@@ -243,18 +242,6 @@ def submit(
             token=token,
         )
     return Submission(request, info.pr_num, info.pr_url, wait_for(queue, hub_time(requests_repo)))
-
-
-def _check_not_queued(queue, path: str) -> None:
-    earlier = queue.find(path)
-    if earlier is None or earlier.status == "FAILED":
-        return  # a failed request may be submitted again (it starts over)
-    where = f"--requests {queue.repo_id}: {path}"
-    result = f"; results at {earlier.result}" if earlier.result else ""
-    raise LeaderboardError(
-        f"already {earlier.status} since {stamp(queue.since(earlier))} (submitted by {earlier.submitter}): "
-        f"{where}{result}"
-    )
 
 
 def whoami(token: str | None = None) -> str:
