@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ratio_bench.cli import build_parser
+from ratio_bench.cli import build_parser, handler
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,7 @@ def test_snapshot_scores_and_board_commands_parse_and_cover_every_snapshot():
         for line in lines
         if line.startswith(".venv/bin/ratio ")
     ]
-    scores = [c for c in commands if c.func.__name__ == "cmd_score"]
+    scores = [c for c in commands if handler(c.func).__name__ == "cmd_score"]
     assert len(scores) == 4 and all(c.split == "snapshots" for c in scores)
-    (board,) = [c for c in commands if c.func.__name__ == "cmd_board"]
+    (board,) = [c for c in commands if handler(c.func).__name__ == "cmd_board"]
     assert board.trend is not None and board.strict

@@ -11,7 +11,7 @@ import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from ratio_bench import __version__
@@ -50,7 +50,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "index": (("serve.cli",), "build a search index over a release split or your own papers"),
     "search": (("serve.cli",), "find inspirations for one sentence in an index"),
     "serve": (("serve.cli",), "serve an index: JSON API, OpenAPI docs and a search page"),
-    "mcp": (("serve.mcp",), "serve an index's search as MCP tools for agents (stdio, or --http)"),
+    "mcp": (("serve.cli",), "serve an index's search as MCP tools for agents (stdio, or --http)"),
     "train": (("training.cli",), "training stage: run, all, card, publish"),
 }
 
@@ -118,6 +118,15 @@ def resolve_alias(words: list[str], subcommands: dict[str, set[str]]) -> tuple[l
     if old == new[0] and len(words) == 1:
         return words, None
     return [*new, *words[1:]], old
+
+
+def handler(func: Callable[[argparse.Namespace], int] | str) -> Callable[[argparse.Namespace], int]:
+    """A command's handler: ``"ratio_bench.judge.commands:cmd_label"`` (what a stage's parser names, so building
+    it imports no library: ``ratio judge label --help`` stays quick) imported now, or a function as it is."""
+    if not isinstance(func, str):
+        return func
+    module, _, name = func.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _groups(words: Sequence[str]) -> set[str]:
@@ -206,10 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     forget_outputs()  # outputs noted by an earlier command of this process are not this one's
     if debug:
-        return args.func(args)
+        return handler(args.func)(args)
     name = f"ratio {old or _command_name(args)}"
     try:
-        return args.func(args)
+        return handler(args.func)(args)
     except RatioError as exc:
         print(f"{name}: error: {with_option(exc, args, parser)}", file=sys.stderr)
         return exc.exit_code

@@ -3,7 +3,7 @@ import json
 import pytest
 from tests.helpers.cli import assert_user_error, run_ratio
 
-from ratio_bench.serve.cli import board_folder
+from ratio_bench.serve.commands import board_folder
 
 
 def test_index_search_round_trip(library, tmp_path):

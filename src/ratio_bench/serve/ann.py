@@ -16,8 +16,8 @@ import numpy as np
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.search import exact_search
+from ratio_bench.serve.options import ANN_KINDS
 
-ANN_KINDS = ("hnsw", "ivf")
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 80, 64
 IVF_NPROBE = 32
 RECALL_K = 10

@@ -6,25 +6,12 @@ from __future__ import annotations
 
 import argparse
 import socket
-from pathlib import Path
 
 from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.serve.index import load_index
+from ratio_bench.serve.options import add_query_options  # noqa: F401 - the serving commands' options
 from ratio_bench.serve.search import Searcher
-
-
-def add_query_options(p: argparse.ArgumentParser, index_required: bool = True) -> None:
-    """The options of every command that searches an index (search, serve, mcp)."""
-    p.add_argument(
-        "--index", type=Path, required=index_required, help="an index folder built by `ratio index`"
-    )
-    p.add_argument("--exact", action="store_true", help="exact search even if the index has an ANN file")
-    p.add_argument(
-        "--trust-remote-code",
-        action="store_true",
-        help="allow the index's models to run their own code (never taken from the index itself)",
-    )
 
 
 def searcher_of(args: argparse.Namespace):

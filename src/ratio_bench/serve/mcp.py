@@ -20,7 +20,7 @@ from ratio_bench import __version__
 from ratio_bench.core import extras
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.extras import require
-from ratio_bench.serve.launch import add_query_options, listen, searcher_of
+from ratio_bench.serve.launch import listen, searcher_of
 from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError
 
 if TYPE_CHECKING:
@@ -137,13 +137,3 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     app = http_app(server, address[0])
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mcp", help="serve an index's search as MCP tools for agents (stdio, or --http)")
-
-    add_query_options(p)
-    p.add_argument(
-        "--http", metavar="HOST:PORT", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio"
-    )
-    p.set_defaults(func=cmd_mcp)

@@ -26,10 +26,10 @@ from ratio_bench.serve import ann
 from ratio_bench.serve.index import TOPICAL_NOTICE, Index, IndexFolderError
 from ratio_bench.serve.links import source_url
 from ratio_bench.serve.manifest import IndexModel
+from ratio_bench.serve.options import DEFAULT_K
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 100
-DEFAULT_K = 10
 PROVENANCE = ("paper_id", "title", "date", "venue", "section")
 ROLE_PRIOR = (
     "role prior: sentences this release mined as the move's gold are ranked first (by the model), the rest "

@@ -2,92 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from ratio_bench.core.extras import require
 from ratio_bench.core.options import add_release_option
-from ratio_bench.core.resources import preset, preset_dir
-from ratio_bench.dataset.hub_release import open_release, release_folder
-from ratio_bench.training import adapters
-from ratio_bench.training.card import write_card
-from ratio_bench.training.config import NOT_FINE_TUNING, load_config
-from ratio_bench.training.publish import publish_models
-from ratio_bench.training.run import train, train_all
-
-
-def cmd_train(args: argparse.Namespace) -> int:
-    require("train")
-    # A mistyped config or release folder fails in a fraction of a second, before torch is imported (~8 s).
-    config = load_config(preset("training", args.config))
-    args.dataset = release_folder(args.dataset)
-
-    summary = train(
-        config,
-        args.dataset,
-        args.out,
-        args.trial,
-        args.trust_remote_code,
-        show_progress=not args.quiet,
-    )
-    if not summary:  # a non-main DDP process: rank 0 writes every output
-        return 0
-
-    chosen = summary["chosen"]
-    card = write_card(args.out)
-    print(
-        f"{summary['config']['file']}: trial {chosen['trial']} chosen ({chosen['reason']}) -> {args.out}/best "
-        f"(card {card})"
-    )
-    return 0
-
-
-def cmd_train_all(args: argparse.Namespace) -> int:
-
-    # a wrong --dir is refused before the training stack's imports (about 5 s)
-    folder = preset_dir("training", args.dir, top="spec", other=NOT_FINE_TUNING)
-    require("train")
-
-    args.dataset = release_folder(args.dataset)
-
-    for summary in train_all(
-        folder,
-        args.dataset,
-        args.out,
-        args.trust_remote_code,
-        show_progress=not args.quiet,
-    ):
-        if not summary:
-            continue
-        chosen = summary["chosen"]
-        write_card(args.out / Path(summary["config"]["file"]).stem)
-        print(
-            f"{summary['config']['file']}: trial {chosen['trial']}, validation MRR@10 {chosen['mrr_at_10']:.4f}"
-        )
-    return 0
-
-
-def cmd_train_adapters(args: argparse.Namespace) -> int:
-    config = adapters.load_config(preset("training", args.config))
-    release = open_release(args.dataset)
-    encode = adapters.encoder_for(config.base, args.cache_dir, args.batch_size)
-    trained, choices = adapters.train_adapters(config, release, encode)
-    weights = adapters.write_outputs(args.out, config, release, trained, choices)
-    for line in adapters.describe(choices):
-        print(line)
-    print(f"{config.file}: query adapters -> {weights} (summary {args.out / adapters.SUMMARY})")
-    return 0
-
-
-def cmd_model_card(args: argparse.Namespace) -> int:
-    print(write_card(args.dir, args.results, args.repo_id, args.dataset))
-    return 0
-
-
-def cmd_publish_models(args: argparse.Namespace) -> int:
-    for line in publish_models(args.dir, args.org, args.revision, args.private, args.force, args.dataset):
-        print(f"published {line}")
-    return 0
 
 
 def register(sub) -> None:
@@ -106,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--trial", type=int, default=None, metavar="K", help="run only trial K (0-based)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_train)
+    p.set_defaults(func="ratio_bench.training.commands:cmd_train")
 
     p = stage.add_parser("all", help="every training config of a folder, resumable")
     p.add_argument(
@@ -118,7 +35,7 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, required=True, help="output folder: one subfolder per config")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_train_all)
+    p.set_defaults(func="ratio_bench.training.commands:cmd_train_all")
 
     p = stage.add_parser(
         "adapters", help="per-move query adapters on a frozen model (seconds once its vectors are cached)"
@@ -130,7 +47,7 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, required=True, help="output folder (<name>.safetensors, summary.json)")
     p.add_argument("--cache-dir", type=Path, help="embedding cache (default: ~/.cache/ratio/embeddings)")
     p.add_argument("--batch-size", type=int, default=64)
-    p.set_defaults(func=cmd_train_adapters)
+    p.set_defaults(func="ratio_bench.training.commands:cmd_train_adapters")
 
     p = stage.add_parser("card", help="(re-)render a tuned model's card: DIR/best/README.md")
     p.add_argument("dir", type=Path, metavar="DIR", help="a training output folder (ratio train --out)")
@@ -146,7 +63,7 @@ def register(sub) -> None:
     p.add_argument(
         "--dataset", type=Path, help="the training release folder, when not where training recorded it"
     )
-    p.set_defaults(func=cmd_model_card)
+    p.set_defaults(func="ratio_bench.training.commands:cmd_model_card")
 
     p = stage.add_parser("publish", help="upload tuned models to Hugging Face Hub model repos and tag them")
     p.add_argument(
@@ -165,4 +82,4 @@ def register(sub) -> None:
     p.add_argument(
         "--dataset", type=Path, help="the training release folder, when not where training recorded it"
     )
-    p.set_defaults(func=cmd_publish_models)
+    p.set_defaults(func="ratio_bench.training.commands:cmd_publish_models")
