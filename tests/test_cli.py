@@ -218,3 +218,43 @@ def test_an_unknown_flag_is_named_by_the_command_it_was_given_to(tmp_path):
     assert run.code == 2 and run.err.strip().splitlines()[-1] == (
         "ratio judge prompts: error: unrecognized arguments: --no-such-flag (see `ratio judge prompts --help`)"
     )
+
+
+def _parsers(parser):
+    """Every parser below ``parser`` (itself included), depth first."""
+    yield parser
+    for action in parser._actions:
+        for sub in getattr(action, "choices", None) or {}:
+            if isinstance(action.choices, dict):
+                yield from _parsers(action.choices[sub])
+
+
+def test_every_command_names_a_handler_that_exists():
+    """A parser names its handler as ``module:function`` (so building it imports no library); each must resolve
+    to a function of the stage's ``commands`` module."""
+    from ratio_bench.cli import build_parser, handler
+
+    named = {p.get_default("func") for p in _parsers(build_parser())} - {None}
+    assert len(named) > 40
+    for func in named:
+        assert isinstance(func, str) and func.split(":")[0].endswith(".commands"), func
+        assert callable(handler(func)), func
+
+
+def test_a_sub_commands_help_loads_no_library():
+    """``ratio score --help`` and every other group's help import the stage's parsers, not torch, the encoder,
+    DuckDB, faiss or FastAPI (the handlers import those when the command runs)."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from ratio_bench.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try: main(sys.argv[1:])\n"
+        "    except SystemExit: pass\n"
+        "heavy = ('torch', 'sentence_transformers', 'transformers', 'duckdb', 'faiss', 'fastapi')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    from ratio_bench.cli import COMMANDS
+
+    for word in COMMANDS:
+        out = subprocess.run([sys.executable, "-c", code, word, "--help"], capture_output=True, text=True)
+        assert out.stdout.strip().splitlines()[-1] == "[]", (word, out.stdout[-300:], out.stderr[-500:])

@@ -132,4 +132,4 @@ def register_mcp(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--http", metavar="HOST:PORT", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio"
     )
-    p.set_defaults(func="ratio_bench.serve.mcp:cmd_mcp")
+    p.set_defaults(func="ratio_bench.serve.commands:cmd_mcp")

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError, UsageError
+from ratio_bench.core.extras import require
 from ratio_bench.core.io import RejectLog, prepare_output_dir, report_console
 from ratio_bench.corpus.options import reader_settings
 from ratio_bench.dataset.hub_release import release_folder
@@ -247,3 +248,33 @@ def _live_board(args: argparse.Namespace):
     )
     board.page()  # a repository that cannot be read is a one-line error now, not a 502 later
     return board
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8000`` for IPv6) from ``--http``."""
+    host, sep, port = value.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise UsageError(f"--http {value}: give HOST:PORT, e.g. 127.0.0.1:8765 (PORT 0: any free port)")
+    return host, int(port)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    require("serve")
+    mcp = extras.load("ratio_bench.serve.mcp")  # the MCP SDK and pydantic: the serve extra
+    address = _host_port(args.http) if args.http else None
+    sock = listen(*address) if address else None  # a taken port fails before minutes of loading models
+    server = mcp.create_server(searcher_of(args))
+    if sock is None:
+        server.run("stdio")  # stdout is the protocol channel: everything else goes to stderr
+        return 0
+    uvicorn = extras.load("uvicorn")
+
+    port = sock.getsockname()[1]
+    print(
+        f"MCP server on http://{args.http.rpartition(':')[0]}:{port}{mcp.MCP_PATH} (Ctrl-C stops)",
+        file=sys.stderr,
+    )
+    app = mcp.http_app(server, address[0])
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    return 0

@@ -10,17 +10,12 @@ default as ``ratio serve`` is).
 
 # No ``from __future__ import annotations``: the SDK reads the tools' annotations (the input schema) at runtime,
 # and they name types imported inside create_server (mcp and pydantic are the serve extra's, imported lazily).
-import argparse
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, ValidationError
 
 from ratio_bench import __version__
 from ratio_bench.core import extras
-from ratio_bench.core.errors import UsageError
-from ratio_bench.core.extras import require
-from ratio_bench.serve.launch import listen, searcher_of
 from ratio_bench.serve.search import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, QueryError
 
 if TYPE_CHECKING:
@@ -108,32 +103,3 @@ def _strict_server_class() -> type:
 def http_app(server: "MCPServer", host: str) -> "Starlette":
     """The streamable HTTP app at ``/mcp`` (with the SDK's DNS-rebinding protection for ``host``)."""
     return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-
-
-def _host_port(value: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:8000`` for IPv6) from ``--http``."""
-    host, sep, port = value.rpartition(":")
-    host = host.removeprefix("[").removesuffix("]")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise UsageError(f"--http {value}: give HOST:PORT, e.g. 127.0.0.1:8765 (PORT 0: any free port)")
-    return host, int(port)
-
-
-def cmd_mcp(args: argparse.Namespace) -> int:
-    require("serve")
-    address = _host_port(args.http) if args.http else None
-    sock = listen(*address) if address else None  # a taken port fails before minutes of loading models
-    server = create_server(searcher_of(args))
-    if sock is None:
-        server.run("stdio")  # stdout is the protocol channel: everything else goes to stderr
-        return 0
-    uvicorn = extras.load("uvicorn")
-
-    port = sock.getsockname()[1]
-    print(
-        f"MCP server on http://{args.http.rpartition(':')[0]}:{port}{MCP_PATH} (Ctrl-C stops)",
-        file=sys.stderr,
-    )
-    app = http_app(server, address[0])
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
-    return 0
