@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from ratio_bench.cli import main
 from ratio_bench.core import extras
 
@@ -79,3 +81,51 @@ def test_a_deferred_module_needing_a_missing_extra_names_the_install(monkeypatch
         extras.load("ratio_bench.evaluation.scoring.mteb_tasks")
     with pytest.raises(ModuleNotFoundError):  # not an extra's module: a bug, raised as it is
         extras.load("ratio_bench.no_such_module")
+
+
+def test_a_heavy_dependency_loads_on_first_use_only():
+    """``extras.lazy`` defers torch and its kin until an attribute is read; it refuses our own modules and light
+    libraries (those are imported at the top, where the architecture test sees them)."""
+
+    code = (
+        "import sys\n"
+        "from ratio_bench.core import extras\n"
+        "torch = extras.lazy('torch')\n"
+        "print('torch' in sys.modules)\n"
+        "print(torch.tensor([1, 2]).sum().item(), 'torch' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "3", "True"]
+    for name in ("ratio_bench.retrieval.encoder", "numpy"):
+        with pytest.raises(ValueError, match="only torch"):
+            extras.lazy(name)
+
+
+def test_a_command_that_fails_on_its_arguments_loads_no_encoder(tmp_path):
+    """``ratio serve --index MISSING`` and ``ratio index`` of a missing release answer before torch or
+    sentence-transformers is imported: a user's typo costs a fraction of a second, not the encoder's import."""
+
+    code = (
+        "import sys, contextlib, io\n"
+        "from ratio_bench.cli import main\n"
+        "with contextlib.redirect_stderr(io.StringIO()):\n"
+        "    code = main(sys.argv[1:])\n"
+        "print(code, sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))\n"
+    )
+    for words in (
+        ["serve", "--index", str(tmp_path / "missing")],
+        [
+            "index",
+            "--dataset",
+            str(tmp_path / "missing"),
+            "--model",
+            "all-MiniLM-L6-v2",
+            "--out",
+            str(tmp_path / "i"),
+        ],
+    ):
+        out = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True)
+        assert out.stdout.split()[-1] == "[]", (words, out.stdout, out.stderr[-400:])
+        assert out.stdout.split()[0] in ("1", "2"), (words, out.stdout)

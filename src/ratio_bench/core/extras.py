@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from types import ModuleType
 
 from ratio_bench.core.errors import RatioError
@@ -65,3 +66,41 @@ def load(module: str) -> ModuleType:
         if missing is None:
             raise
         raise missing from exc
+
+
+# The base dependencies whose import costs seconds (sentence-transformers pulls transformers, torch and sklearn:
+# about 3 s on a 2-core machine). A module that needs one names it through :func:`lazy` at its top, so a command
+# that stops on its arguments, a missing file or a BM25 run never pays for them.
+HEAVY = ("torch", "sentence_transformers", "transformers", "faiss")
+
+
+class LazyModule(ModuleType):
+    """A module imported on first attribute access: ``torch = lazy("torch")`` reads as ``import torch``."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.__dict__["_loaded"] = None
+
+    def _module(self) -> ModuleType:
+        if self.__dict__["_loaded"] is None:
+            self.__dict__["_loaded"] = importlib.import_module(self.__name__)
+        return self.__dict__["_loaded"]
+
+    def __getattr__(self, attr: str):
+        return getattr(self._module(), attr)
+
+    def __repr__(self) -> str:
+        state = "loaded" if self.__dict__["_loaded"] is not None else "not loaded yet"
+        return f"<lazy module {self.__name__!r} ({state})>"
+
+
+def lazy(module: str) -> ModuleType:
+    """One of :data:`HEAVY` (or a submodule of one), imported when first used, not when the caller is imported.
+
+    The only deferral of a base dependency: our own modules are never loaded this way (``load`` is for those that
+    need an extra), so the import graph the architecture test reads stays the graph that runs.
+    """
+    if module.split(".")[0] not in HEAVY:
+        raise ValueError(f"lazy({module!r}): only {', '.join(HEAVY)} load on first use")
+    loaded = sys.modules.get(module)
+    return loaded if loaded is not None else LazyModule(module)

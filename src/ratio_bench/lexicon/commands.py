@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import itertools
 
-from sentence_transformers import SentenceTransformer
 from tqdm import tqdm
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import UsageError
 from ratio_bench.core.resources import data_path, installed
 from ratio_bench.corpus.pipeline import segment_papers
@@ -18,6 +18,8 @@ from ratio_bench.lexicon.discover import count_spans, embedding_neighbours, top_
 from ratio_bench.lexicon.expand import accept_reviewed, expand, write_review
 from ratio_bench.lexicon.llm import llm_classify, llm_expand
 from ratio_bench.llm.options import make_judge, print_run_summary
+
+sentence_transformers = extras.lazy("sentence_transformers")
 
 
 def cmd_lexicon_check(args: argparse.Namespace) -> int:
@@ -108,7 +110,7 @@ def cmd_lexicon_discover(args: argparse.Namespace) -> int:
     if args.embed_model:
         seeds = [s.strip().lower() for s in args.seeds.read_text(encoding="utf-8").splitlines() if s.strip()]
         pool = [span for span, _ in counts.most_common(args.neighbour_pool)]
-        model = SentenceTransformer(args.embed_model, trust_remote_code=False)
+        model = sentence_transformers.SentenceTransformer(args.embed_model, trust_remote_code=False)
         for seed, nbrs in embedding_neighbours(seeds, pool, model, args.k).items():
             print(f"{seed}: " + "; ".join(f"{s} ({sim:.2f})" for s, sim in nbrs))
     return 0

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import torch
-from sentence_transformers import SentenceTransformer
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.model_folder import check_model_folder, is_routed, loading_view
 from ratio_bench.retrieval.registry import ModelSetup, fingerprint
@@ -33,6 +32,9 @@ from ratio_bench.retrieval.registry import ModelSetup, fingerprint
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+
+torch = extras.lazy("torch")
+sentence_transformers = extras.lazy("sentence_transformers")
 
 PRECISION = "float32"  # the weights' dtype of every dense model we score, whatever its folder asks for
 Role = Literal["query", "document"]
@@ -62,7 +64,7 @@ class DenseEncoder:
         check_model_folder(setup.path, setup.trust_remote_code)  # before the import: a refusal is quick
 
         with tempfile.TemporaryDirectory(prefix="ratio-model-") as view:
-            model = SentenceTransformer(
+            model = sentence_transformers.SentenceTransformer(
                 str(loading_view(setup.path, Path(view))),
                 device=device,
                 trust_remote_code=setup.trust_remote_code,

@@ -16,11 +16,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import torch
-
+from ratio_bench.core import extras
 from ratio_bench.core.extras import EXTRAS
 from ratio_bench.retrieval.bm25 import BM25Retriever
 from ratio_bench.retrieval.registry import available
+
+torch = extras.lazy("torch")
 
 if TYPE_CHECKING:
     from ratio_bench.retrieval.registry import Availability

@@ -12,11 +12,13 @@ import os
 from pathlib import Path
 
 from safetensors import SafetensorError, safe_open
-from sentence_transformers.util import import_module_class
-from torch import nn
-from transformers import AutoConfig, AutoTokenizer
 
+from ratio_bench.core import extras
 from ratio_bench.retrieval.registry import ModelUnavailableError
+
+torch = extras.lazy("torch")
+transformers = extras.lazy("transformers")
+st_util = extras.lazy("sentence_transformers.util")
 
 # The files of a model folder that transformers and sentence-transformers read as JSON, per module folder.
 CONFIG_FILES = (
@@ -93,17 +95,19 @@ def check_loadable(path: str | Path) -> None:
 
     for kind, folder in _modules(Path(path)):
         try:
-            module = import_module_class(kind)
+            module = st_util.import_module_class(kind)
         except (ImportError, AttributeError, ValueError):
             module = None
-        if not (isinstance(module, type) and issubclass(module, nn.Module)):
+        if not (isinstance(module, type) and issubclass(module, torch.nn.Module)):
             raise ModelUnavailableError(
                 f"{folder}: module type {kind[:120]!r} is not a sentence-transformers module"
             )
         if not kind.endswith("Transformer"):
             continue
         try:
-            config = AutoConfig.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
+            config = transformers.AutoConfig.from_pretrained(
+                folder, local_files_only=True, trust_remote_code=False
+            )
         except Exception as e:  # noqa: BLE001 - whatever transformers raises for a stranger's config
             raise ModelUnavailableError(
                 f"{folder / 'config.json'}: transformers cannot read it ({_short(e)})"
@@ -114,7 +118,7 @@ def check_loadable(path: str | Path) -> None:
                 f"{folder / 'config.json'}: vocab_size {vocabulary:,} is outside 1 to {MAX_VOCABULARY:,}"
             )
         try:
-            AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
+            transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
         except Exception as e:  # noqa: BLE001 - a tokenizer file that does not parse, in any of its forms
             raise ModelUnavailableError(f"{folder}: the tokenizer cannot be loaded ({_short(e)})") from None
 

@@ -8,13 +8,15 @@ same ranking up to float rounding; ties are broken by the lower corpus index.
 
 from __future__ import annotations
 
-import numpy as np
-import torch
+import importlib.util
 
-try:  # faiss-cpu is a dependency, but a CUDA machine may carry only torch (no faiss wheel for its platform)
-    import faiss
-except ImportError:
-    faiss = None
+import numpy as np
+
+from ratio_bench.core import extras
+
+torch = extras.lazy("torch")
+# faiss-cpu is a dependency, but a CUDA machine may carry only torch (no faiss wheel for its platform)
+faiss = extras.lazy("faiss") if importlib.util.find_spec("faiss") is not None else None
 
 BACKENDS = ("auto", "faiss", "torch")
 CPU_BUDGET_BYTES = 1 << 30  # torch on the CPU: corpus block plus one score block

@@ -11,12 +11,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import faiss
 import numpy as np
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.search import exact_search
 from ratio_bench.serve.options import ANN_KINDS
+
+faiss = extras.lazy("faiss")
 
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 80, 64
 IVF_NPROBE = 32

@@ -22,8 +22,11 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import torch
 from huggingface_hub import ModelCard
+
+from ratio_bench.core import extras
+
+torch = extras.lazy("torch")
 
 MAX_TEXT = 200  # a model_meta string (licence, base model, hardware) in an entry
 MAX_CARD_BYTES = 1 << 20  # a card bigger than this is not parsed (its metadata is unknown)
