@@ -32,9 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
+from ratio_bench.core import extras
 from ratio_bench.core.config import Checker
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import write_json
@@ -46,6 +45,9 @@ from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import resolve
 from ratio_bench.retrieval.retriever import DenseRetriever
+
+torch = extras.lazy("torch")
+F = extras.lazy("torch.nn.functional")
 
 # a move's own map; a shared + per-move map trained on every move's pairs; a bias alone (W = I: a direction the
 # move's queries are pushed towards, the least a move with few pairs can overfit)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ratio_bench.core import extras
 from ratio_bench.core.extras import require
 from ratio_bench.core.resources import preset, preset_dir
 from ratio_bench.dataset.hub_release import open_release, release_folder
@@ -13,7 +14,13 @@ from ratio_bench.training import adapters
 from ratio_bench.training.card import write_card
 from ratio_bench.training.config import NOT_FINE_TUNING, load_config
 from ratio_bench.training.publish import publish_models
-from ratio_bench.training.run import train, train_all
+
+
+def _run():
+    """``training/run.py``, loaded once a command's config and folders have been checked: it imports the training
+    stack (transformers' Trainer, which needs the train extra's accelerate, and torch), about 5 s, which a
+    mistyped config must not wait for."""
+    return extras.load("ratio_bench.training.run")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -22,7 +29,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = load_config(preset("training", args.config))
     args.dataset = release_folder(args.dataset)
 
-    summary = train(
+    summary = _run().train(
         config,
         args.dataset,
         args.out,
@@ -50,7 +57,7 @@ def cmd_train_all(args: argparse.Namespace) -> int:
 
     args.dataset = release_folder(args.dataset)
 
-    for summary in train_all(
+    for summary in _run().train_all(
         folder,
         args.dataset,
         args.out,
