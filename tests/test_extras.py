@@ -105,8 +105,8 @@ def test_a_heavy_dependency_loads_on_first_use_only():
 
 def test_a_command_that_fails_on_its_arguments_loads_no_encoder(tmp_path):
     """``ratio serve --index MISSING``, ``ratio index`` of a missing release and ``ratio train`` of a missing
-    config answer before torch or
-    sentence-transformers is imported: a user's typo costs a fraction of a second, not the encoder's import."""
+    config answer before torch or sentence-transformers is imported: a user's typo costs a fraction of a second,
+    not the encoder's import."""
 
     code = (
         "import sys, contextlib, io\n"

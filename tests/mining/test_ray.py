@@ -84,7 +84,8 @@ def _free_port() -> int:
 
 def test_a_private_ray_cluster_mines_the_local_rows(sample, local_run, tmp_path):
     out = tmp_path / "mined"
-    stats = run_mining([sample], out, SETTINGS, workers=2, executor="ray")
+    # a task group that outlives 120 s is killed and resubmitted (its finished ranks skipped): no endless wait
+    stats = run_mining([sample], out, SETTINGS, workers=2, executor="ray", executor_options={"time": 120})
     assert not ray.is_initialized()  # the cluster it started is gone
     assert stats == json.loads((out / "stats.json").read_text())
     _assert_same_as_local(out, local_run)

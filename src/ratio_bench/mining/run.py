@@ -72,6 +72,8 @@ class MiningTasksFailedError(RatioError, RuntimeError):
     """Tasks of a cluster run ended without finishing (their logs say why); a rerun redoes only them."""
 
 
+RAY_TASK_SECONDS = 4 * 3600  # one Ray task group's cap (--executor-option time=SECONDS): tasks are task_bytes big
+
 # Arguments ratio mine sets itself, and the flag that sets each.
 _OWN_OPTIONS = {"pipeline": None, "tasks": None, "workers": "--workers", "logging_dir": "--out"}
 
@@ -120,6 +122,11 @@ def make_executor(
                 f"the slurm executor needs {' and '.join(f'--executor-option {m}=...' for m in sorted(missing))}"
                 " (e.g. --executor-option partition=cpu --executor-option time=04:00:00)"
             )
+    if kind == "ray":
+        # datatrove's Ray worker runs its ranks in a forked pool inside a threaded actor; a fork that inherits a
+        # held lock hangs at the pool's teardown with the rank's work done (seen once in make test). A task group
+        # older than this is killed and resubmitted, and its finished ranks are skipped: the wait has a cap.
+        options.setdefault("time", RAY_TASK_SECONDS)
     return cls(pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir), **options)
 
 
