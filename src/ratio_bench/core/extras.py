@@ -69,9 +69,9 @@ def load(module: str) -> ModuleType:
 
 
 # The base dependencies whose import costs seconds (sentence-transformers pulls transformers, torch and sklearn:
-# about 3 s on a 2-core machine). A module that needs one names it through :func:`lazy` at its top, so a command
+# about 3 s on a 2-core machine; lemminflect pulls spaCy, 1.6 s; scipy.stats 0.5 s). A module that needs one names it through :func:`lazy` at its top, so a command
 # that stops on its arguments, a missing file or a BM25 run never pays for them.
-HEAVY = ("torch", "sentence_transformers", "transformers", "faiss")
+HEAVY = ("torch", "sentence_transformers", "transformers", "faiss", "scipy", "lemminflect")
 
 
 class LazyModule(ModuleType):

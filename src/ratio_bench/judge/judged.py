@@ -16,12 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import mannwhitneyu
-
+from ratio_bench.core import extras
 from ratio_bench.evaluation.analysis.analyses import jaccard
 from ratio_bench.evaluation.board.render.plots import PlottingUnavailable, pyplot
 from ratio_bench.evaluation.scoring.metrics import AGREEMENTS, SET_METRICS, evaluate_run
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
+
+stats = extras.lazy("scipy.stats")
 
 Decisions = Mapping[str, Mapping[tuple[str, str], bool]]  # prompt ref -> (query id, candidate id) -> accepted
 
@@ -115,7 +116,7 @@ def discovered_positives(
         "rank_biserial": None,
     }
     if discovered and mined:
-        test = mannwhitneyu(discovered, mined, alternative="two-sided")
+        test = stats.mannwhitneyu(discovered, mined, alternative="two-sided")
         out |= {
             "mann_whitney_u": round(float(test.statistic), 6),
             "p_value": float(test.pvalue),

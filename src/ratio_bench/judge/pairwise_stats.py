@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from scipy.stats import binomtest
+from ratio_bench.core import extras
+
+stats = extras.lazy("scipy.stats")
+
 
 FIRST, SECOND, TIE = "first", "second", "tie"
 
@@ -34,7 +37,7 @@ def query_preference(first_as_a: str | None, first_as_b: str | None) -> str | No
 
 
 def _p_value(successes: int, trials: int) -> float | None:
-    return float(binomtest(successes, trials, 0.5).pvalue) if trials else None
+    return float(stats.binomtest(successes, trials, 0.5).pvalue) if trials else None
 
 
 def _rate(part: int, whole: int) -> float | None:

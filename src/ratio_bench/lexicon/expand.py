@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from lemminflect import getInflection
-
+from ratio_bench.core import extras
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.lexicon.model import Lexicon, LexiconError, normalise_marker
+
+lemminflect = extras.lazy("lemminflect")
 
 _TOKEN = re.compile(r"\(|\)|\{[^}]*\}|[^\s(){}]+")
 _SINGULAR_DEM = ("this", "that")
@@ -41,7 +42,7 @@ def inflect(word: str, tag: str) -> tuple[str, ...]:
     """The inflection of ``word`` (a lemma; multi-word terms inflect their first word) for a Penn tag."""
 
     head, _, rest = word.partition(" ")
-    forms = getInflection(head, tag=tag) or (head,)
+    forms = lemminflect.getInflection(head, tag=tag) or (head,)
     return (f"{forms[0]} {rest}".strip(),)  # the preferred form only (lemminflect also lists rare variants)
 
 

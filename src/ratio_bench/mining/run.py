@@ -72,7 +72,9 @@ class MiningTasksFailedError(RatioError, RuntimeError):
     """Tasks of a cluster run ended without finishing (their logs say why); a rerun redoes only them."""
 
 
-RAY_TASK_SECONDS = 4 * 3600  # one Ray task group's cap (--executor-option time=SECONDS): tasks are task_bytes big
+RAY_TASK_SECONDS = (
+    4 * 3600
+)  # one Ray task group's cap (--executor-option time=SECONDS): tasks are task_bytes big
 
 # Arguments ratio mine sets itself, and the flag that sets each.
 _OWN_OPTIONS = {"pipeline": None, "tasks": None, "workers": "--workers", "logging_dir": "--out"}

@@ -14,13 +14,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import spearmanr
 
+from ratio_bench.core import extras
 from ratio_bench.evaluation.analysis.typed_hits import Hit, PrecisionCell, mined_role_verdict, precision_at_k
 from ratio_bench.evaluation.board.render.plots import PlottingUnavailable, pyplot
 from ratio_bench.evaluation.scoring.evaluate import ScoreResult, SplitData, score
 from ratio_bench.retrieval.bm25 import BM25Tokenizer
 from ratio_bench.retrieval.registry import ModelSetup
+
+stats = extras.lazy("scipy.stats")
 
 
 def relation_pools(data: SplitData) -> dict[str, np.ndarray]:
@@ -61,7 +63,7 @@ def lexical_overlap(
         gold.append(jaccard(q, bag(g)))
         ranks += list(range(1, len(scores) + 1))
         overlaps += scores
-    rho = spearmanr(ranks, overlaps).statistic if len(set(overlaps)) > 1 else float("nan")
+    rho = stats.spearmanr(ranks, overlaps).statistic if len(set(overlaps)) > 1 else float("nan")
     return {
         f"jaccard_top{k}": float(np.mean(top)),
         "jaccard_gold": float(np.mean(gold)),
