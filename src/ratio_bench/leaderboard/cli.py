@@ -17,6 +17,7 @@ from ratio_bench.leaderboard.limits import (
     MAX_PARAMETERS,
     POOL_FOLDER,
 )
+from ratio_bench.leaderboard.options import JUDGE_PREFIX
 from ratio_bench.leaderboard.requests import SETUPS
 from ratio_bench.llm.options import add_judge_options
 
@@ -32,7 +33,6 @@ COMMANDS = (
     "init",
     "workers",
 )
-JUDGE_PREFIX = "judge-"  # the worker's judge options: --judge-model, --judge-base-url, ...
 
 
 class _AnyWord(Mapping):

@@ -23,13 +23,13 @@ from ratio_bench.leaderboard.board import (
     queue_table,
     verify,
 )
-from ratio_bench.leaderboard.cli import JUDGE_PREFIX
 from ratio_bench.leaderboard.hub import RepoRef
 from ratio_bench.leaderboard.hub_results import open_eval_results_prs, write_eval_results
 from ratio_bench.leaderboard.init import custody_id, init_repos, repo_ids, results_for
 from ratio_bench.leaderboard.judging import Judging
 from ratio_bench.leaderboard.mteb_export import export_mteb
 from ratio_bench.leaderboard.notices import figures
+from ratio_bench.leaderboard.options import JUDGE_PREFIX
 from ratio_bench.leaderboard.provenance import KEY_ENV, TRUSTED_WORKERS, generate_key, load_key
 from ratio_bench.leaderboard.reproduction import reproduce
 from ratio_bench.leaderboard.requests import read_queue
