@@ -1,5 +1,6 @@
-"""The handlers of the ``leaderboard`` commands (``ratio_bench.leaderboard.cli`` builds their parsers; ``ratio``'s command table
-imports this module only when one of them runs, so ``--help`` and argument errors load none of the libraries below)."""
+"""The handlers of the ``leaderboard`` commands (``ratio_bench.leaderboard.cli`` builds their parsers and names these
+handlers as strings; ``cli.handler`` imports this module when one of them runs, so ``--help`` and argument errors
+load none of the libraries below)."""
 
 from __future__ import annotations
 

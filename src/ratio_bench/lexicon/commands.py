@@ -1,5 +1,6 @@
-"""The handlers of the ``lexicon`` commands (``ratio_bench.lexicon.cli`` builds their parsers; ``ratio``'s command table
-imports this module only when one of them runs, so ``--help`` and argument errors load none of the libraries below)."""
+"""The handlers of the ``lexicon`` commands (``ratio_bench.lexicon.cli`` builds their parsers and names these
+handlers as strings; ``cli.handler`` imports this module when one of them runs, so ``--help`` and argument errors
+load none of the libraries below)."""
 
 from __future__ import annotations
 
