@@ -4,6 +4,7 @@ The base install reads releases, builds them and scores BM25 and sentence-transf
 with extras (``pyproject.toml``). A command that imports a module of a missing extra fails with
 :class:`MissingExtraError` naming the extra, whether the import is checked up front (:func:`require`) or
 fails deep inside a command (``ratio``'s main loop turns that ``ModuleNotFoundError`` into the same error).
+:func:`lazy` is the other deferral here: a heavy base dependency (torch and its kin) imported on first use.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ def require(extra: str) -> None:
 
 
 def load(module: str) -> ModuleType:
-    """``module`` imported when a command reaches the code that needs an optional extra: the one lazy import of
-    the package besides ``ratio``'s command table, for a module (ours or the extra's own) that imports an extra at
-    its top. A missing extra raises :class:`MissingExtraError` naming it; any other missing module is a bug and
+    """``module`` imported when a command reaches the code that needs an optional extra: for a module (ours or the
+    extra's own) that imports an extra at its top (``lazy`` defers the heavy base dependencies; ``cli.handler`` a
+    command's handler module). A missing extra raises :class:`MissingExtraError` naming it; any other missing module is a bug and
     raises as it is. ``tests/test_architecture.py`` counts ``load("ratio_bench...")`` as an import of that module.
     """
     try:
@@ -69,8 +70,9 @@ def load(module: str) -> ModuleType:
 
 
 # The base dependencies whose import costs seconds (sentence-transformers pulls transformers, torch and sklearn:
-# about 3 s on a 2-core machine; lemminflect pulls spaCy, 1.6 s; scipy.stats 0.5 s). A module that needs one names it through :func:`lazy` at its top, so a command
-# that stops on its arguments, a missing file or a BM25 run never pays for them.
+# about 3 s on a 2-core machine; lemminflect pulls spaCy, 1.6 s; scipy.stats 0.5 s). A module that needs one names
+# it through :func:`lazy` at its top, so a command that stops on its arguments, a missing file or a BM25 run never
+# pays for them.
 HEAVY = ("torch", "sentence_transformers", "transformers", "faiss", "scipy", "lemminflect")
 
 
@@ -79,18 +81,15 @@ class LazyModule(ModuleType):
 
     def __init__(self, name: str):
         super().__init__(name)
-        self.__dict__["_loaded"] = None
+        self._loaded: ModuleType | None = None
 
-    def _module(self) -> ModuleType:
-        if self.__dict__["_loaded"] is None:
-            self.__dict__["_loaded"] = importlib.import_module(self.__name__)
-        return self.__dict__["_loaded"]
-
-    def __getattr__(self, attr: str):
-        return getattr(self._module(), attr)
+    def __getattr__(self, attr: str):  # called only for names this proxy lacks: the real module's
+        if self._loaded is None:
+            self._loaded = importlib.import_module(self.__name__)
+        return getattr(self._loaded, attr)
 
     def __repr__(self) -> str:
-        state = "loaded" if self.__dict__["_loaded"] is not None else "not loaded yet"
+        state = "loaded" if self._loaded is not None else "not loaded yet"
         return f"<lazy module {self.__name__!r} ({state})>"
 
 
