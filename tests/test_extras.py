@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import ratio_bench
 from ratio_bench.cli import main
 from ratio_bench.core import extras
 
@@ -130,3 +132,25 @@ def test_a_command_that_fails_on_its_arguments_loads_no_encoder(tmp_path):
         out = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True)
         assert out.stdout.split()[-1] == "[]", (words, out.stdout, out.stderr[-400:])
         assert out.stdout.split()[0] in ("1", "2"), (words, out.stdout)
+
+
+def test_no_stages_handlers_load_a_deferred_library_at_import():
+    """Importing every stage's ``commands.py`` (what any ``ratio`` command pays before it reads its arguments)
+    loads none of :data:`extras.HEAVY`: the Hub client, DuckDB, bm25s, jsonschema and datatrove's executors wait
+    until a command uses them. A top-level ``from huggingface_hub import HfApi`` anywhere below a handler fails
+    here, naming the library."""
+
+    stages = sorted(p.parent.name for p in Path(ratio_bench.__file__).parent.glob("*/commands.py"))
+    assert len(stages) >= 10, stages
+    code = (
+        "import importlib, sys\n"
+        f"for stage in {stages!r}:\n"
+        "    importlib.import_module(f'ratio_bench.{stage}.commands')\n"
+        "print(sorted(set(sys.modules) & set(sys.argv[1:])))\n"
+    )
+    # datatrove's pipeline step class is subclassed, so its base loads; its executors are what wait
+    own_part = {"huggingface_hub": "huggingface_hub.hf_api", "datatrove": "datatrove.executor"}
+    heavy = [own_part.get(name, name) for name in extras.HEAVY]
+    run = subprocess.run([sys.executable, "-c", code, *heavy], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-600:]
+    assert run.stdout.split("\n")[0] == "[]", run.stdout

@@ -70,10 +70,15 @@ def load(module: str) -> ModuleType:
 
 
 # The base dependencies whose import costs seconds (sentence-transformers pulls transformers, torch and sklearn:
-# about 3 s on a 2-core machine; lemminflect pulls spaCy, 1.6 s; scipy.stats 0.5 s). A module that needs one names
-# it through :func:`lazy` at its top, so a command that stops on its arguments, a missing file or a BM25 run never
-# pays for them.
-HEAVY = ("torch", "sentence_transformers", "transformers", "faiss", "scipy", "lemminflect")
+# about 3 s on a 2-core machine; lemminflect pulls spaCy, 1.6 s; scipy.stats 0.5 s) or a tenth of one each
+# (huggingface_hub's client and errors with httpx 0.2 s, bm25s with scipy.sparse 0.16 s, DuckDB 0.09 s,
+# jsonschema 0.05 s; datatrove's executors, which pull huggingface_hub's client, 0.25 s). A module that needs one names it through :func:`lazy` at its top, so a command that stops
+# on its arguments or a missing file, or never talks to the Hub, never pays for them: each ``ratio`` command
+# imported its stage's handlers in 0.4-0.85 s with all of them loaded, 0.1-0.3 s without.
+HEAVY = (
+    "torch", "sentence_transformers", "transformers", "faiss", "scipy", "lemminflect",
+    "huggingface_hub", "httpx", "bm25s", "duckdb", "jsonschema", "datatrove",
+)  # fmt: skip
 
 
 class LazyModule(ModuleType):

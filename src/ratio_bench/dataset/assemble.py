@@ -20,15 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow.parquet as pq
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.snapshots import Period, parse_split, periods_between
 from ratio_bench.dataset.config import PARTITIONS, BuildConfig
 from ratio_bench.dataset.contract import MINI, split_sha256
 from ratio_bench.mining.schema import DISTRACTOR_SCHEMA, PAIR_SCHEMA
+
+duckdb = extras.lazy("duckdb")
 
 MINI_QUERIES = 200  # per relation in the mini split (all of test's when it has fewer)
 MINI_POOL = 5000  # the mini split's candidates: its queries' golds plus seeded distractors from test's pool

@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 from rich.table import Table
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import MANIFEST, report_console
 from ratio_bench.core.relations import RELATIONS
@@ -38,6 +38,8 @@ from ratio_bench.dataset.contract import (
     split_sha256,
 )
 from ratio_bench.dataset.release import Release
+
+duckdb = extras.lazy("duckdb")
 
 EXAMPLES = 3  # offending ids shown per failed check
 READABLE = "shards readable"

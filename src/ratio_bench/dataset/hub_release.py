@@ -24,23 +24,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from huggingface_hub import HfApi, constants, snapshot_download
-from huggingface_hub.errors import (
-    GatedRepoError,
-    HfHubHTTPError,
-    HFValidationError,
-    HTTPError,
-    LocalEntryNotFoundError,
-    OfflineModeIsEnabled,
-    RepositoryNotFoundError,
-    RevisionNotFoundError,
-)
-
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import MANIFEST, atomic_open, prepare_output_dir, staged_dir
 from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.contract import KIND
 from ratio_bench.dataset.release import CARD, NotAReleaseError, Release
+
+hf_constants = extras.lazy("huggingface_hub.constants")
+hf_errors = extras.lazy("huggingface_hub.errors")
+huggingface_hub = extras.lazy("huggingface_hub")
 
 # ORG/NAME as the Hub spells repository ids (letters, digits, '-', '_', '.'), then an optional @REVISION
 HUB_NAME = re.compile(
@@ -149,10 +142,10 @@ def _resolve_sha(ref: HubRef, shown: str) -> str:
 
     refs = _refs_file(ref)
     seen = refs.read_text(encoding="utf-8").strip() if refs.is_file() else ""
-    if constants.HF_HUB_OFFLINE and SHA.fullmatch(seen):
+    if hf_constants.HF_HUB_OFFLINE and SHA.fullmatch(seen):
         return seen  # offline (HF_HUB_OFFLINE): the commit this tag or branch named when last fetched
     with _hub_errors(shown):
-        sha = HfApi().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
+        sha = huggingface_hub.HfApi().repo_info(ref.repo_id, repo_type="dataset", revision=ref.revision).sha
     refs.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(refs, "w", encoding="utf-8") as fh:
         fh.write(sha + "\n")
@@ -169,7 +162,7 @@ def _download(ref: HubRef, sha: str, folder: Path, shown: str) -> None:
         with _hub_errors(shown):
             get = dict(repo_type="dataset", revision=sha, local_dir=stage)
             _check_sizes(ref, sha, [MANIFEST, CARD], MAX_HEAD_BYTES, stage, shown)
-            snapshot_download(ref.repo_id, allow_patterns=[MANIFEST, CARD], **get)
+            huggingface_hub.snapshot_download(ref.repo_id, allow_patterns=[MANIFEST, CARD], **get)
             try:
                 files = Release.open(stage).own_files()  # paths inside the folder, no symlinks
             except NotAReleaseError:
@@ -179,7 +172,7 @@ def _download(ref: HubRef, sha: str, folder: Path, shown: str) -> None:
                     value=shown,
                 ) from None
             _check_sizes(ref, sha, files, max_release_bytes(), stage, shown)
-            snapshot_download(ref.repo_id, allow_patterns=files, **get)
+            huggingface_hub.snapshot_download(ref.repo_id, allow_patterns=files, **get)
         shutil.rmtree(stage / ".cache", ignore_errors=True)  # huggingface_hub's download bookkeeping
         failed = [c for c in check_release(stage) if not c.passed]
         if failed:
@@ -216,7 +209,7 @@ def _check_sizes(ref: HubRef, sha: str, paths: list[str], bound: int, stage: Pat
     """Refuse, before a byte is downloaded, files whose sizes (as the Hub lists them) sum over ``bound`` or over
     the free space where they would go: a repository we did not write decides neither our disk nor our wait."""
 
-    infos = HfApi().get_paths_info(ref.repo_id, paths, repo_type="dataset", revision=sha)
+    infos = huggingface_hub.HfApi().get_paths_info(ref.repo_id, paths, repo_type="dataset", revision=sha)
     total = sum(int(getattr(i, "size", 0) or 0) for i in infos)
     where = f"{ref.repo_id}@{sha[:12]}"
     if total > bound:
@@ -238,35 +231,35 @@ def _check_sizes(ref: HubRef, sha: str, paths: list[str], bound: int, stage: Pat
 def _hub_errors(shown: str) -> Iterator[None]:
     """Hub and network failures as one line naming the text, the endpoint and both readings of it."""
 
-    endpoint = constants.ENDPOINT
+    endpoint = hf_constants.ENDPOINT
     local = f"no folder {shown} here, so it was read as a Hub dataset"
     try:
         yield
-    except GatedRepoError:
+    except hf_errors.GatedRepoError:
         raise HubReleaseError(
             f"{shown}: {local}, which is gated on {endpoint}: accept its terms there and set HF_TOKEN",
             value=shown,
         ) from None
-    except RepositoryNotFoundError:
+    except hf_errors.RepositoryNotFoundError:
         raise HubReleaseError(
             f"{shown}: {local}, and {endpoint} has no such dataset repository (or it is private: set HF_TOKEN); "
             f"give {FORM}",
             value=shown,
         ) from None
-    except RevisionNotFoundError:
+    except hf_errors.RevisionNotFoundError:
         raise HubReleaseError(
             f"{shown}: {local}, and {endpoint} has no such revision (a tag, branch or commit sha)",
             value=shown,
         ) from None
-    except (OfflineModeIsEnabled, LocalEntryNotFoundError):
+    except (hf_errors.OfflineModeIsEnabled, hf_errors.LocalEntryNotFoundError):
         raise HubReleaseError(
             f"{shown}: {local}, which is not in the cache ({cache_root()}) and the Hub is offline "
             "(HF_HUB_OFFLINE); connect once, or give a release folder",
             value=shown,
         ) from None
-    except HFValidationError as exc:
+    except hf_errors.HFValidationError as exc:
         raise HubReleaseError(f"{shown}: {_first_line(exc)}; give {FORM}", value=shown) from None
-    except (HfHubHTTPError, HTTPError, OSError) as exc:
+    except (hf_errors.HfHubHTTPError, hf_errors.HTTPError, OSError) as exc:
         if isinstance(exc, RatioError):
             raise
         raise HubReleaseError(

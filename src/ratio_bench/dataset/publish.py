@@ -10,14 +10,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from huggingface_hub import CommitOperationAdd, HfApi
-from huggingface_hub.errors import HfHubHTTPError, HFValidationError, HTTPError
-
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError, shown
 from ratio_bench.core.io import MANIFEST
 from ratio_bench.dataset.check import check_release
 from ratio_bench.dataset.custody import Custody
 from ratio_bench.dataset.release import Release
+
+hf_errors = extras.lazy("huggingface_hub.errors")
+huggingface_hub = extras.lazy("huggingface_hub")
 
 
 class PublishError(RatioError, RuntimeError):
@@ -57,12 +58,15 @@ def publish(
             "uploaded. Run `ratio dataset check` on it, and rebuild it with `ratio dataset build`"
         )
     tag = revision or found.version
-    api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
+    api = huggingface_hub.HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN
     with hub_errors(api, repo_id):
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         commit = api.create_commit(
             repo_id,
-            [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(found.root / f)) for f in files],
+            [
+                huggingface_hub.CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(found.root / f))
+                for f in files
+            ],
             repo_type="dataset",
             commit_message=f"Ratio release {found.name} {found.version}",
         )
@@ -79,11 +83,11 @@ def hub_errors(api, repo_id: str) -> Iterator[None]:
 
     try:
         yield
-    except HFValidationError as exc:
+    except hf_errors.HFValidationError as exc:
         raise PublishError(f"{repo_id}: {_first_line(exc)}", value=repo_id) from None
     except (
-        HfHubHTTPError,
-        HTTPError,
+        hf_errors.HfHubHTTPError,
+        hf_errors.HTTPError,
     ) as exc:  # the HTTP client's errors: URLs and server text, never the token
         raise PublishError(
             f"{api.endpoint}: publishing to {repo_id} failed ({type(exc).__name__}: {_first_line(exc)}); "
@@ -102,7 +106,7 @@ def publish_custody(folder: Path, repo_id: str) -> str:
 
     custody = Custody.open(folder)
     files = [*custody.files(), MANIFEST]
-    api = HfApi()
+    api = huggingface_hub.HfApi()
     with hub_errors(api, repo_id):
         private = api.repo_info(repo_id, repo_type="dataset").private
     if not private:
@@ -114,7 +118,10 @@ def publish_custody(folder: Path, repo_id: str) -> str:
     with hub_errors(api, repo_id):
         commit = api.create_commit(
             repo_id,
-            [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(custody.root / f)) for f in files],
+            [
+                huggingface_hub.CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(custody.root / f))
+                for f in files
+            ],
             repo_type="dataset",
             commit_message=f"Custody of {custody.manifest.get('release')}: {', '.join(custody.withheld) or 'nothing withheld'}",
         )

@@ -28,8 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from huggingface_hub import CommitOperationAdd, CommitOperationDelete
-
+from ratio_bench.core import extras
 from ratio_bench.leaderboard import hub, ledger, trust
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.requests import (
@@ -43,6 +42,8 @@ from ratio_bench.leaderboard.requests import (
 )
 from ratio_bench.leaderboard.submit import inspect_model
 from ratio_bench.leaderboard.trust import DAY, Stage
+
+huggingface_hub = extras.lazy("huggingface_hub")
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,11 @@ def _revert(r: Round, parent: str, changed: dict[str, str | None], message: str)
         ops = []
         for path in sorted(changed):
             old = hub.read_small(r.repo_id, "dataset", parent, path) if _exists(r, parent, path) else None
-            ops.append(CommitOperationAdd(path, old) if old is not None else CommitOperationDelete(path))
+            ops.append(
+                huggingface_hub.CommitOperationAdd(path, old)
+                if old is not None
+                else huggingface_hub.CommitOperationDelete(path)
+            )
         try:
             with hub.hub_errors(f"--requests {r.repo_id}"):
                 hub.api().create_commit(

@@ -11,7 +11,10 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-import httpx
+from ratio_bench.core import extras
+
+httpx = extras.lazy("httpx")
+
 
 INFRASTRUCTURE, MODEL = "infrastructure", "model"
 INFRA_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EAGAIN}

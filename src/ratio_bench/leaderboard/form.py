@@ -18,10 +18,11 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from huggingface_hub.errors import HfHubHTTPError, HTTPError
-
+from ratio_bench.core import extras
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
+
+hf_errors = extras.lazy("huggingface_hub.errors")
 
 TOKEN = re.compile(r"^[\x21-\x7e]{8,256}$")  # printable ASCII, no spaces: what a Hub token can be
 
@@ -98,11 +99,11 @@ def signed_in_user(token: str) -> str:
     try:
         with hub.as_user(token):
             me = hub.api().whoami()
-    except HfHubHTTPError:
+    except hf_errors.HfHubHTTPError:
         raise LeaderboardError(
             f"Hub token: not accepted by {endpoint}; paste a valid token of your account"
         ) from None
-    except (HTTPError, OSError) as e:
+    except (hf_errors.HTTPError, OSError) as e:
         raise LeaderboardError(
             f"Hub token: cannot reach {endpoint} to check it ({type(e).__name__})"
         ) from None

@@ -17,27 +17,15 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from huggingface_hub import CommitOperationAdd, HfApi, set_client_factory
-from huggingface_hub.errors import (
-    HfHubHTTPError,
-    HFValidationError,
-    HTTPError,
-    RemoteEntryNotFoundError,
-    RepositoryNotFoundError,
-    RevisionNotFoundError,
-)
-from huggingface_hub.hf_api import RepoFile
-from huggingface_hub.utils import tqdm as hf_tqdm
-from huggingface_hub.utils import validate_repo_id
-from huggingface_hub.utils._http import default_client_factory
-
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import no_duplicate_keys
 
-if TYPE_CHECKING:
-    from huggingface_hub import HfApi
+hf_errors = extras.lazy("huggingface_hub.errors")
+hf_http = extras.lazy("huggingface_hub.utils._http")
+hf_utils = extras.lazy("huggingface_hub.utils")
+huggingface_hub = extras.lazy("huggingface_hub")
 
 HUB_TIMEOUT_S = 60.0
 # The token of the user a served form acts for (:func:`as_user`); None: huggingface_hub's own resolution.
@@ -56,19 +44,19 @@ class StaleHead(LeaderboardError):
 @cache
 def _bound_client_waits() -> None:
     def bounded():
-        client = default_client_factory()
+        client = hf_http.default_client_factory()
         client.timeout = HUB_TIMEOUT_S  # connect, read, write and pool waits
         return client
 
-    set_client_factory(bounded)
+    huggingface_hub.set_client_factory(bounded)
 
 
-def api() -> HfApi:
+def api() -> huggingface_hub.HfApi:
     """A client of the endpoint ``HF_ENDPOINT`` names now (huggingface_hub reads it once, at import), every
     request bounded in time, with the signed-in user's token inside :func:`as_user`."""
 
     _bound_client_waits()
-    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=_USER_TOKEN.get())
+    return huggingface_hub.HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=_USER_TOKEN.get())
 
 
 @contextmanager
@@ -95,8 +83,8 @@ class RepoRef:
     def parse(cls, text: str, flag: str) -> RepoRef:
         repo_id, _, revision = text.partition("@")
         try:
-            validate_repo_id(repo_id)
-        except HFValidationError:
+            hf_utils.validate_repo_id(repo_id)
+        except hf_errors.HFValidationError:
             repo_id = ""
         if repo_id.count("/") != 1:
             raise LeaderboardError(f"{flag} {text!r}: give a Hub repository as OWNER/NAME[@REVISION]")
@@ -113,19 +101,19 @@ def hub_errors(what: str) -> Iterator[None]:
     endpoint = api().endpoint
     try:
         yield
-    except RepositoryNotFoundError:
+    except hf_errors.RepositoryNotFoundError:
         raise LeaderboardError(f"{what}: no such repository on {endpoint} (or it is private)") from None
-    except RevisionNotFoundError:
+    except hf_errors.RevisionNotFoundError:
         raise LeaderboardError(f"{what}: no such revision on {endpoint}") from None
-    except RemoteEntryNotFoundError:
+    except hf_errors.RemoteEntryNotFoundError:
         raise LeaderboardError(f"{what}: no such file on {endpoint}") from None
-    except HfHubHTTPError as e:
+    except hf_errors.HfHubHTTPError as e:
         if e.response is not None and e.response.status_code in (409, 412):
             raise StaleHead(f"{what}: the repository changed while we wrote; re-read and try again") from None
         raise LeaderboardError(f"{what}: {endpoint} answered {_first_line(e)}") from None
-    except HFValidationError as e:
+    except hf_errors.HFValidationError as e:
         raise LeaderboardError(f"{what}: {_first_line(e)}") from None
-    except (HTTPError, OSError) as e:
+    except (hf_errors.HTTPError, OSError) as e:
         raise LeaderboardError(
             f"{what}: cannot reach {endpoint} ({type(e).__name__}: {_first_line(e)}); check HF_ENDPOINT"
         ) from None
@@ -163,7 +151,7 @@ def tree(repo_id: str, repo_type: str, sha: str) -> dict[str, int]:
 
     with hub_errors(f"{repo_type} {repo_id}"):
         items = api().list_repo_tree(repo_id, repo_type=repo_type, revision=sha, recursive=True)
-        return {f.path: f.size for f in items if isinstance(f, RepoFile)}
+        return {f.path: f.size for f in items if isinstance(f, huggingface_hub.RepoFile)}
 
 
 def read_small(repo_id: str, repo_type: str, sha: str, path: str) -> bytes:
@@ -210,7 +198,7 @@ def download_files(
 def _quiet():
     """A progress-bar class that draws nothing (a board read is no download the user asked to watch)."""
 
-    class Quiet(hf_tqdm):
+    class Quiet(hf_utils.tqdm):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **{**kwargs, "disable": True})
 
@@ -235,7 +223,7 @@ def commit(
 ) -> str:
     """Write ``files`` in one commit; with ``parent``, only if the branch head is still ``parent`` (StaleHead)."""
 
-    ops = [CommitOperationAdd(path, data) for path, data in files.items()]
+    ops = [huggingface_hub.CommitOperationAdd(path, data) for path, data in files.items()]
     with hub_errors(f"{repo_type} {repo_id}"):
         info = api().create_commit(
             repo_id, ops, commit_message=message, repo_type=repo_type, parent_commit=parent

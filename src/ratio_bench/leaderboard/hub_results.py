@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub import CommitOperationAdd
-
+from ratio_bench.core import extras
 from ratio_bench.core.io import atomic_path
 from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.entry import hub_eval
@@ -25,6 +24,8 @@ from ratio_bench.leaderboard import board, hub
 from ratio_bench.leaderboard.hub import LeaderboardError, RepoRef
 from ratio_bench.leaderboard.provenance import PROVENANCE
 from ratio_bench.leaderboard.requests import SETUPS, SHA
+
+huggingface_hub = extras.lazy("huggingface_hub")
 
 
 def is_verified(entry: Entry) -> bool:
@@ -177,7 +178,7 @@ def open_eval_results_pr(
         + (f"; the submission: {request_link}" if request_link else "")
         + ". Merge to show them on the model page; close to decline."
     )
-    operations = [CommitOperationAdd(path, data) for path, data in sorted(files.items())]
+    operations = [huggingface_hub.CommitOperationAdd(path, data) for path, data in sorted(files.items())]
     with hub.hub_errors(f"model {model_repo}"):
         info = hub.api().create_commit(
             model_repo, operations, commit_message=title, commit_description=body, repo_type="model",

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from huggingface_hub.hf_api import RepoFile
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
-
+from ratio_bench.core import extras
 from ratio_bench.leaderboard import hub
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.repo_files import TRUSTED_WORKERS
+
+hf_utils = extras.lazy("huggingface_hub.utils")
+huggingface_hub = extras.lazy("huggingface_hub")
 
 POLICY, OPT_OUT = "policy.json", "opt_out.json"
 POLICY_SCHEMA = "ratio-queue-policy/1"
@@ -131,8 +132,10 @@ def hub_time(repo_id: str, repo_type: str = "dataset") -> datetime:
 
     api = hub.api()
     with hub.hub_errors(f"{repo_type} {repo_id}"):
-        resp = get_session().head(f"{api.endpoint}/api/{repo_type}s/{repo_id}", headers=build_hf_headers())
-        hf_raise_for_status(resp)
+        resp = hf_utils.get_session().head(
+            f"{api.endpoint}/api/{repo_type}s/{repo_id}", headers=hf_utils.build_hf_headers()
+        )
+        hf_utils.hf_raise_for_status(resp)
     try:
         return parsedate_to_datetime(resp.headers["Date"]).astimezone(UTC)
     except (KeyError, TypeError, ValueError):
@@ -158,7 +161,7 @@ def last_changes(repo_id: str, sha: str, paths: list[str], commits: dict[str, Ch
                 repo_id, paths[i : i + PATHS_PER_CALL], repo_type="dataset", revision=sha, expand=True
             )
         for f in infos:
-            if isinstance(f, RepoFile) and f.last_commit is not None:
+            if isinstance(f, huggingface_hub.RepoFile) and f.last_commit is not None:
                 known = commits.get(f.last_commit.oid)
                 out[f.path] = Change(f.last_commit.oid, known.authors if known else (), f.last_commit.date)
     return out
@@ -207,7 +210,7 @@ def files_at(repo_id: str, revision: str) -> dict[str, str]:
 
     with hub.hub_errors(f"dataset {repo_id}@{revision}"):
         items = hub.api().list_repo_tree(repo_id, repo_type="dataset", revision=revision, recursive=True)
-        return {f.path: f.blob_id for f in items if isinstance(f, RepoFile)}
+        return {f.path: f.blob_id for f in items if isinstance(f, huggingface_hub.RepoFile)}
 
 
 def pull_request_changes(

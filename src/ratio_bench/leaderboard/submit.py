@@ -16,9 +16,7 @@ from datetime import date
 from fnmatch import fnmatch
 from pathlib import Path
 
-from huggingface_hub import CommitOperationAdd
-from huggingface_hub.errors import LocalTokenNotFoundError, NotASafetensorsRepoError, SafetensorsParsingError
-
+from ratio_bench.core import extras
 from ratio_bench.leaderboard import hub, trust
 from ratio_bench.leaderboard.hub import LeaderboardError
 from ratio_bench.leaderboard.ledger import hub_time, open_request_of
@@ -28,6 +26,9 @@ from ratio_bench.leaderboard.trust import Stage
 from ratio_bench.leaderboard.waiting import Wait, wait_for
 from ratio_bench.retrieval.model_folder import check_loadable, check_model_folder
 from ratio_bench.retrieval.registry import GENERIC, REGISTRY, ModelUnavailableError, saved_prompts
+
+hf_errors = extras.lazy("huggingface_hub.errors")
+huggingface_hub = extras.lazy("huggingface_hub")
 
 MAX_MODEL_BYTES = 10 << 30
 MAX_CONFIG_BYTES = 64 << 20
@@ -123,7 +124,7 @@ def _parameters(repo_id: str, sha: str, label: str, files: list[str]) -> int:
         with hub.hub_errors(label):
             try:
                 return sum(hub.api().get_safetensors_metadata(repo_id, revision=sha).parameter_count.values())
-            except NotASafetensorsRepoError:
+            except hf_errors.NotASafetensorsRepoError:
                 return sum(
                     sum(
                         hub.api()
@@ -132,7 +133,7 @@ def _parameters(repo_id: str, sha: str, label: str, files: list[str]) -> int:
                     )
                     for f in files
                 )
-    except (NotASafetensorsRepoError, SafetensorsParsingError) as e:
+    except (hf_errors.NotASafetensorsRepoError, hf_errors.SafetensorsParsingError) as e:
         raise LeaderboardError(f"{label}: unreadable safetensors header ({str(e)[:200]})") from None
 
 
@@ -235,7 +236,7 @@ def submit(
     with hub.hub_errors(f"--requests {requests_repo}"):
         info = hub.api().create_commit(
             requests_repo,
-            [CommitOperationAdd(path, request.to_json())],
+            [huggingface_hub.CommitOperationAdd(path, request.to_json())],
             commit_message=f"Submit {request.label}",
             repo_type="dataset",
             create_pr=True,
@@ -250,7 +251,7 @@ def whoami(token: str | None = None) -> str:
     try:
         with hub.hub_errors("whoami"):
             return hub.api().whoami(token=token)["name"]
-    except (LocalTokenNotFoundError, LeaderboardError):
+    except (hf_errors.LocalTokenNotFoundError, LeaderboardError):
         raise LeaderboardError(
             "no Hub login to name the submitter: set HF_TOKEN (or `hf auth login`) to your own token"
         ) from None

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from huggingface_hub import constants
-
 from ratio_bench import __version__
+from ratio_bench.core import extras
 from ratio_bench.dataset.custody import Custody, CustodyError, withheld_of
 from ratio_bench.dataset.hub_release import HubRef, fetch
 from ratio_bench.dataset.release import Release, manifest_sha256
@@ -70,6 +69,8 @@ from ratio_bench.leaderboard.requests import (
     write_request,
 )
 from ratio_bench.leaderboard.submit import MAX_PARAMETERS
+
+hf_constants = extras.lazy("huggingface_hub.constants")
 
 PROVENANCE_SCHEMA = SCHEMA
 CLAIM_TRIES = 20
@@ -156,7 +157,7 @@ def custody_home() -> Path:
     """Where a worker keeps custody downloads: plain files (not the Hub cache's symlinks) in a folder only its
     user can read, beside the Hub cache (``HF_HOME``)."""
 
-    home = Path(constants.HF_HOME) / "ratio-custody"
+    home = Path(hf_constants.HF_HOME) / "ratio-custody"
     home.mkdir(parents=True, exist_ok=True)
     home.chmod(0o700)
     return home

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor, SlurmPipelineExecutor
 from loguru import logger
 from tqdm import tqdm
 
 from ratio_bench import __version__
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import sum_nested, write_json
 from ratio_bench.core.relations import RELATIONS
@@ -28,6 +28,8 @@ from ratio_bench.mining.cluster import pop_address, ray_session
 from ratio_bench.mining.outdir import ROOT_FILES, exclusive, remove_stale_temps
 from ratio_bench.mining.step import MineUnits, MiningSettings, read_task_stats
 from ratio_bench.mining.units import group_units, plan_units
+
+datatrove_executor = extras.lazy("datatrove.executor")
 
 EXECUTORS = ("local", "slurm", "ray")
 
@@ -82,11 +84,11 @@ _OWN_OPTIONS = {"pipeline": None, "tasks": None, "workers": "--workers", "loggin
 
 def _executor_class(kind: str):
     if kind == "local":
-        return LocalPipelineExecutor
+        return datatrove_executor.LocalPipelineExecutor
     if kind == "slurm":
-        return SlurmPipelineExecutor
+        return datatrove_executor.SlurmPipelineExecutor
     if kind == "ray":
-        return RayPipelineExecutor
+        return datatrove_executor.RayPipelineExecutor
     raise ExecutorOptionError(f"unknown executor {kind!r} for --executor; choose from {EXECUTORS}")
 
 

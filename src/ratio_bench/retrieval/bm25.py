@@ -11,10 +11,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-import bm25s
 import numpy as np
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
+
+from ratio_bench.core import extras
+
+bm25s = extras.lazy("bm25s")
+bm25s_stopwords = extras.lazy("bm25s.stopwords")
 
 NGRAM_SETUPS = {"unigram": 1, "bigram": 2, "trigram": 3}
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -23,7 +26,7 @@ _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 class BM25Tokenizer:
     def __init__(self, max_n: int = 1):
         self.max_n = max_n
-        self.stopwords = frozenset(STOPWORDS_EN)
+        self.stopwords = frozenset(bm25s_stopwords.STOPWORDS_EN)
         self.stemmer = Stemmer.Stemmer("english")
 
     def __call__(self, text: str) -> list[str]:

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 from tqdm import tqdm
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.io import RejectLog
 from ratio_bench.core.relations import RELATIONS
@@ -32,6 +32,8 @@ from ratio_bench.corpus.cleaning import MIN_SENTENCE_CHARS, is_too_short
 from ratio_bench.corpus.pipeline import segment_papers
 from ratio_bench.corpus.readers import PaperReader, corpus_files
 from ratio_bench.dataset.release import Release
+
+duckdb = extras.lazy("duckdb")
 
 PROVENANCE_SCHEMA = pa.schema(
     [

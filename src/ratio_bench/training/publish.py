@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from huggingface_hub import HfApi
-
 from ratio_bench import __version__
+from ratio_bench.core import extras
 from ratio_bench.dataset.publish import PublishError, hub_errors
 from ratio_bench.retrieval.registry import TRAINING_SUMMARY
 from ratio_bench.training.card import load_summary, model_name, release_terms, write_card
+
+huggingface_hub = extras.lazy("huggingface_hub")
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def publish_models(
         listed = "; ".join(f"{m.folder}: {why}" for m, why in refused)
         raise PublishError(f"{listed}; nothing was uploaded. Pass --force to publish anyway")
     tag = revision or __version__
-    api = HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN / the saved login
+    api = huggingface_hub.HfApi()  # endpoint and token from HF_ENDPOINT / HF_TOKEN / the saved login
     done = []
     for model in models:
         repo_id = f"{org}/{model.name}"

@@ -24,13 +24,15 @@ from datetime import date, datetime
 from typing import Any
 
 import yaml
-from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml, parse_eval_result_entries
 
+from ratio_bench.core import extras
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import BY_NAME, RELATIONS
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.core.yamlio import YAMLLimitError, load_yaml, yaml_problem
 from ratio_bench.evaluation.entry.record import Entry
+
+huggingface_hub = extras.lazy("huggingface_hub")
 
 EVAL_RESULTS_FOLDER = ".eval_results"  # huggingface_hub.constants.EVAL_RESULTS_FOLDER
 EVAL_FILE = "eval.yaml"
@@ -140,7 +142,7 @@ def eval_results_files(
             if metrics is None or task_id(relation, entry.split) not in known:
                 continue
             items.append(
-                EvalResultEntry(
+                huggingface_hub.EvalResultEntry(
                     dataset_id=dataset_id,
                     task_id=task_id(relation, entry.split),
                     value=round(100 * metrics[MAIN_SCORE], 4),
@@ -155,7 +157,9 @@ def eval_results_files(
             )
         if items:
             path = f"{EVAL_RESULTS_FOLDER}/{results_file_name(relation, source.setup)}"
-            files[path] = yaml.safe_dump(eval_result_entries_to_yaml(items), sort_keys=False).encode("utf-8")
+            files[path] = yaml.safe_dump(
+                huggingface_hub.eval_result_entries_to_yaml(items), sort_keys=False
+            ).encode("utf-8")
             validate_eval_results(files[path], path, tasks, dataset_id)
     return files
 
@@ -232,7 +236,7 @@ def validate_eval_results(
         raise HubEvalError(f"{where}: expected a list of results")
     for i, item in enumerate(doc):
         _check_result(item, f"{where}: item {i}", tasks, dataset_id)
-    return parse_eval_result_entries(doc)
+    return huggingface_hub.parse_eval_result_entries(doc)
 
 
 def _check_result(item: Any, at: str, tasks: list[BenchmarkTask] | None, dataset_id: str | None) -> None:

@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub import ModelCard
-
 from ratio_bench.core import extras
+
+huggingface_hub = extras.lazy("huggingface_hub")
 
 torch = extras.lazy("torch")
 
@@ -90,7 +90,7 @@ def card_facts(folder: str | Path | None) -> tuple[str | None, str | None]:
             return None, None
         text = path.read_text(encoding="utf-8", errors="replace")
 
-        data = ModelCard(text, ignore_metadata_errors=True).data.to_dict()
+        data = huggingface_hub.ModelCard(text, ignore_metadata_errors=True).data.to_dict()
     except Exception:  # noqa: BLE001 - the card is the submitter's text: any parse failure is "unknown"
         return None, None
     return bounded_text(data.get("license")), bounded_text(data.get("base_model"))

@@ -28,9 +28,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
 
-import jsonschema
-
-from ratio_bench.core import cutoffs
+from ratio_bench.core import cutoffs, extras
 from ratio_bench.core.cutoffs import Cutoff
 from ratio_bench.core.errors import RatioError
 from ratio_bench.core.relations import RELATIONS
@@ -38,6 +36,8 @@ from ratio_bench.core.resources import data_path
 from ratio_bench.core.snapshots import is_snapshot
 from ratio_bench.evaluation.entry.model_meta import ModelMeta, check_model_meta
 from ratio_bench.evaluation.entry.ranks import gold_rank_metric
+
+jsonschema = extras.lazy("jsonschema")
 
 SCHEMA_VERSION = 1
 MAIN_SCORE = "mrr_at_10"
