@@ -43,6 +43,9 @@ import yaml
 
 MAX_BODY_BYTES = 2 << 30  # a commit carries its files base64-encoded in the body
 LOOPBACK = "127.0.0.1"
+# How often the serving loop looks for a stop: shutdown() waits up to this long (the library default, 0.5 s, was
+# half a second at the end of every test and demo that starts a dev Hub).
+POLL_S = 0.05
 STALE_HEAD = b'{"error":"A commit has happened since. Please refresh and try again."}'
 PAGE = 50  # discussions per page, as on the Hub
 
@@ -690,7 +693,9 @@ class HubServer:
         self.httpd.state = self.state
         self.httpd.daemon_threads = True
         self.url = f"http://{LOOPBACK}:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True
+        )
 
     def env(self, token: str, hf_home) -> dict[str, str]:
         """What a client process needs to talk to this server only: endpoint, token (a user of this server:
