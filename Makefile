@@ -50,9 +50,10 @@ search-demo-unified: install
 	$(VENV)/bin/ratio index --dataset ratio --split test --model models/dev/$(UNIFIED)/best \
 		--corpus-meta $(CORPUS) --out idx-unified
 
-# Two pytest workers (pytest-xdist): the suite waits on subprocesses and loopback servers as much as it computes,
-# so two workers on two cores take 0.62x the time of one (339 s vs 549 s measured). TEST_WORKERS=0 runs it serially.
-TEST_WORKERS ?= 2
+# Three pytest workers (pytest-xdist) on two cores: the suite waits on subprocesses and loopback servers as much as
+# it computes (two workers kept the cores 74% busy), so three take 252 s where two take 278 s and one 0.62x more
+# than two (measured on an idle 2-core machine, 2026-12-07). TEST_WORKERS=0 runs it serially.
+TEST_WORKERS ?= 3
 # The suite runs `ratio` as a user does, in about 400 subprocesses. Where PYTHONDONTWRITEBYTECODE is set (this
 # machine image sets it), each of them compiled the hundred-odd package modules its command imports from source
 # (0.2-0.3 s a process), so the tests keep the bytecode cache Python keeps by default (__pycache__, git-ignored).
