@@ -72,9 +72,10 @@ def load(module: str) -> ModuleType:
 # The base dependencies whose import costs seconds (sentence-transformers pulls transformers, torch and sklearn:
 # about 3 s on a 2-core machine; lemminflect pulls spaCy, 1.6 s; scipy.stats 0.5 s) or a tenth of one each
 # (huggingface_hub's client and errors with httpx 0.2 s, bm25s with scipy.sparse 0.16 s, DuckDB 0.09 s,
-# jsonschema 0.05 s; datatrove's executors, which pull huggingface_hub's client, 0.25 s). A module that needs one names it through :func:`lazy` at its top, so a command that stops
-# on its arguments or a missing file, or never talks to the Hub, never pays for them: each ``ratio`` command
-# imported its stage's handlers in 0.4-0.85 s with all of them loaded, 0.1-0.3 s without.
+# jsonschema 0.05 s; datatrove's executors, which pull huggingface_hub's client, 0.25 s). A module that needs one
+# names it through :func:`lazy` at its top, so a command that stops on its arguments or a missing file, or never
+# talks to the Hub, never pays for them: each ``ratio`` command imported its stage's handlers in 0.4-0.85 s with
+# all of them loaded, 0.25-0.6 s without (0.2-0.4 s with Python's bytecode cache).
 HEAVY = (
     "torch", "sentence_transformers", "transformers", "faiss", "scipy", "lemminflect",
     "huggingface_hub", "httpx", "bm25s", "duckdb", "jsonschema", "datatrove",
