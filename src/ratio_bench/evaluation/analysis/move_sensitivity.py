@@ -19,39 +19,51 @@ import numpy as np
 from ratio_bench.evaluation.scoring.evaluate import SplitData
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import ModelSetup
-from ratio_bench.retrieval.retriever import DenseRetriever
+from ratio_bench.retrieval.retriever import DenseRetriever, retriever_class
+
+Scorer = Callable[[str, list[str], list[str]], np.ndarray]  # (relation, ids, texts) -> (queries, pool) scores
 
 
 def gold_ranks(corpus: np.ndarray, queries: np.ndarray, gold_rows: np.ndarray, chunk: int = 1024):
     """(1-based rank of each query's gold, each query's top-1 corpus row); ties count against the gold."""
-    ranks, top1 = np.empty(len(queries), np.int64), np.empty(len(queries), np.int64)
-    for s in range(0, len(queries), chunk):
-        sims = queries[s : s + chunk] @ corpus.T
+    return _ranks(lambda s: queries[s] @ corpus.T, len(queries), gold_rows, chunk)
+
+
+def _ranks(scores: Callable[[slice], np.ndarray], n: int, gold_rows: np.ndarray, chunk: int):
+    ranks, top1 = np.empty(n, np.int64), np.empty(n, np.int64)
+    for s in range(0, n, chunk):
+        sims = scores(slice(s, s + chunk))
         gold = sims[np.arange(len(sims)), gold_rows[s : s + chunk]]
         ranks[s : s + chunk] = (sims > gold[:, None]).sum(axis=1) + 1
         top1[s : s + chunk] = sims.argmax(axis=1)
     return ranks, top1
 
 
-def measure(
-    data: SplitData,
-    vectors: dict[str, tuple[np.ndarray, Callable[[str, list[str], list[str]], np.ndarray]]],
-    seed: int = 13,
-) -> dict[str, Any]:
-    """``vectors`` maps each move to (corpus vectors, queries(relation, ids, texts) -> vectors) under it."""
-    moves = list(vectors)
+def _ranks_under(scorer: Scorer, rel: str, ids, texts, gold_rows: np.ndarray, chunk: int):
+    """Gold ranks and top-1 rows of a relation's queries under one move's scorer, ``chunk`` queries at a time."""
+    return _ranks(lambda s: scorer(rel, list(ids[s]), list(texts[s])), len(ids), gold_rows, chunk)
+
+
+def vector_scorer(corpus: np.ndarray, queries: Callable[[str, list[str], list[str]], np.ndarray]) -> Scorer:
+    """A move's scores as inner products of its query vectors (``queries``) with the pool's vectors."""
+    return lambda rel, ids, texts: queries(rel, ids, texts) @ corpus.T
+
+
+def measure(data: SplitData, scorers: dict[str, Scorer], seed: int = 13, chunk: int = 1024) -> dict[str, Any]:
+    """``scorers`` maps each move to its scores of the split's pool for a relation's queries, ``chunk`` queries
+    at a time (a dense model: :func:`vector_scorer`; a hybrid model adds BM25 to some moves' scores)."""
+    moves = list(scorers)
     row = {cid: j for j, cid in enumerate(data.corpus_ids)}
     owner = {row[g]: rel for rel, (_, _, golds) in data.queries.items() for g in golds}
     rng = np.random.default_rng(seed)
     report: dict[str, Any] = {"moves": moves, "chance_accuracy": 1 / len(moves), "relations": {}}
     for rel, (qids, texts, golds) in data.queries.items():
-        if not qids or rel not in vectors:
+        if not qids or rel not in scorers:
             continue
         gold_rows = np.array([row[g] for g in golds])
         ranks, tops = {}, {}
         for m in moves:
-            corpus, encode_queries = vectors[m]
-            ranks[m], tops[m] = gold_ranks(corpus, encode_queries(rel, qids, texts), gold_rows)
+            ranks[m], tops[m] = _ranks_under(scorers[m], rel, qids, texts, gold_rows, chunk)
         table = np.stack([ranks[m] for m in moves], axis=1)  # (queries, moves)
         best = table == table.min(axis=1, keepdims=True)
         right = moves.index(rel)
@@ -69,26 +81,22 @@ def measure(
     return report
 
 
-def model_vectors(
+def model_scorers(
     setups: dict[str, ModelSetup], data: SplitData, cache: EmbeddingCache, batch_size: int = 64
-) -> dict[str, tuple[np.ndarray, Callable]]:
-    """Per move: the corpus under the move's model (encoded once per model) and its query encoder.
+) -> dict[str, Scorer]:
+    """Per move: its model's scores of the split's pool (each distinct model loaded and its corpus encoded once).
 
     ``setups`` maps each move to a unified model (the same setup for every move: its instruction for that
-    move is used) or to that move's specialist.
+    move is used), to that move's specialist, or to one hybrid model (BM25 fused into some moves' scores).
     """
-    retrievers: dict[ModelSetup, DenseRetriever] = {}  # one per distinct setup, its corpus encoded once
+    retrievers: dict[ModelSetup, DenseRetriever] = {}
     out = {}
     for move, setup in setups.items():
         if setup not in retrievers:
-            retrievers[setup] = DenseRetriever.load(setup, cache, batch_size)
+            retrievers[setup] = retriever_class(setup.kind).load(setup, cache, batch_size)
             retrievers[setup].index(data.corpus_ids, data.corpus_texts)
         r = retrievers[setup]
-
-        def queries(rel, ids, texts, r=r, move=move):
-            return r.encode_queries(move, ids, texts)
-
-        out[move] = (r.vectors, queries)
+        out[move] = lambda rel, ids, texts, r=r, move=move: r.scores(move, ids, texts)
     return out
 
 

@@ -24,7 +24,6 @@ from ratio_bench.evaluation.scoring.evaluate import TOP_K, load_split
 from ratio_bench.evaluation.scoring.uncertainty import DEFAULT
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import resolve
-from ratio_bench.retrieval.retriever import embeds
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -191,9 +190,11 @@ def _move_sensitivity(args: Any, data, cache, console) -> int:
             "--model: one unified model, or one specialist per relation as "
             + " ".join(f"{r}=MODEL" for r in args.relations)
         )
-    if not all(embeds(s.kind) for s in setups.values()):
-        raise UsageError("--model: move sensitivity needs dense models (BM25 has no move to follow)")
-    report = move_sensitivity.measure(data, move_sensitivity.model_vectors(setups, data, cache))
+    if any(s.kind == "bm25" for s in setups.values()):
+        raise UsageError(
+            "--model: move sensitivity needs dense or hybrid models (BM25 has no move to follow)"
+        )
+    report = move_sensitivity.measure(data, move_sensitivity.model_scorers(setups, data, cache))
     report["model"], report["split"] = title, args.split
     text = move_sensitivity.markdown(report, f"{title}, split {args.split}")
     console.print(text)
