@@ -272,7 +272,7 @@ def score_with_mteb(
 
     if not embeds(setup.kind):
         raise RatioError(
-            "--via mteb scores dense sentence-transformers models only; score BM25 without --via"
+            f"--via mteb scores dense sentence-transformers models only, not {setup.kind} ones; score {setup.name} without --via"
         )
     check_model_folder(setup.path, setup.trust_remote_code)
     model = SentenceTransformer(setup.path, trust_remote_code=setup.trust_remote_code, local_files_only=True)
