@@ -141,14 +141,22 @@ class LexicalRetriever:
         lexical.index([], texts)
         if "bm25" not in entry:
             return lexical
-        try:  # the caller checked that the folder lies inside the index
-            saved = BM25Retriever.load(root / entry["bm25"], entry["setup"])
-        except (OSError, ValueError, TypeError, KeyError) as e:
-            raise SavedIndexError(f"bm25 cannot be read ({e})") from e
-        if saved.n_docs != len(texts):
-            raise SavedIndexError(f"bm25 indexes {saved.n_docs} documents for {len(texts)} candidates")
-        lexical._indexes = {np.arange(len(texts)).tobytes(): saved}
+        lexical._indexes = {
+            np.arange(len(texts)).tobytes(): _saved_bm25(root, entry["bm25"], entry["setup"], texts)
+        }
         return lexical
+
+
+def _saved_bm25(root: Path, folder: str, setup: str, texts: Sequence[str]) -> BM25Retriever:
+    """An index's saved bm25s files (the caller checked that ``folder`` lies inside the index), which must index
+    exactly its ``texts``."""
+    try:
+        saved = BM25Retriever.load(root / folder, setup)
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        raise SavedIndexError(f"bm25 cannot be read ({e})") from e
+    if saved.n_docs != len(texts):
+        raise SavedIndexError(f"bm25 indexes {saved.n_docs} documents for {len(texts)} candidates")
+    return saved
 
 
 class DenseRetriever:
@@ -408,6 +416,8 @@ class HybridRetriever(DenseRetriever):
         weight = self.lexical_weights.get(move, 0.0)
         if not weight:
             return super().scores(move, ids, texts)
+        if self.vectors is None:
+            raise RuntimeError("index() the corpus before scoring it")
         pool = np.arange(len(self.vectors))
         return self._fused(self.encode_queries(move, ids, texts), list(texts), pool, weight)
 
@@ -438,13 +448,7 @@ class HybridRetriever(DenseRetriever):
             )
         dense = super().restore(root, entry, setup, texts, searcher_for)
         dense.texts, dense.lexical_weights = list(texts), dict(setup.lexical_weights)
-        try:  # the caller checked that the folder lies inside the index
-            saved = BM25Retriever.load(root / entry["bm25"], "unigram")
-        except (OSError, ValueError, TypeError, KeyError) as e:
-            raise SavedIndexError(f"bm25 cannot be read ({e})") from e
-        if saved.n_docs != len(texts):
-            raise SavedIndexError(f"bm25 indexes {saved.n_docs} documents for {len(texts)} candidates")
-        dense._lexical = {np.arange(len(texts)).tobytes(): saved}
+        dense._lexical = {np.arange(len(texts)).tobytes(): _saved_bm25(root, entry["bm25"], "unigram", texts)}
         return dense
 
 
