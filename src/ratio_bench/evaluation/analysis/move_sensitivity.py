@@ -1,7 +1,8 @@
 """Move sensitivity: does a model rank a query's gold best under the move the query asks for?
 
 For each test query of relation r with gold g, g is ranked in the split's shared candidate pool under each move
-m: a unified model with m's instruction, or a trio of specialists with m's model. Per relation we report move
+m: a unified model with m's instruction, a move-aware model with m's adapter (and, a hybrid one, m's BM25
+weight), or a trio of specialists with m's model. Per relation we report move
 accuracy (g ranks best under r; ties between moves broken at random, seeded, with the exact expectation of
 that draw next to it), g's mean reciprocal rank under the right move and under the wrong ones, and cross-move
 confusion (the share of queries whose top-1 under r is the gold of another relation's query). Ranks, not
