@@ -68,6 +68,10 @@ def test_a_pool_of_rows_gets_its_own_bm25_and_answers_corpus_rows():
     assert set(rows[0]) == {1, 3, 4} and rows[0][0] == 3  # "rare terms in scientific text"
     words = BM25Retriever([CORPUS[j] for j in pool]).scores(QUERIES[:1])
     assert np.isclose(words.max(), hybrid._bm25(pool).scores(QUERIES[:1]).max())
+    # the fused scores use the pool's own BM25 statistics, not the whole corpus's
+    cosine = hybrid.encode_queries("specify", ["a"], QUERIES[:1]) @ hybrid.vectors[pool].T
+    want = cosine + 0.5 * words / words.max()
+    assert np.allclose(scores[0], np.sort(want[0])[::-1], atol=1e-6)
 
 
 def test_the_registered_hybrid_is_move_aware_and_no_dense_only_path_takes_it():
