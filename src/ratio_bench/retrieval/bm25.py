@@ -38,6 +38,14 @@ class BM25Tokenizer:
         return tokens
 
 
+def normalised(words: np.ndarray) -> np.ndarray:
+    """Each row of BM25 scores divided by its best score in the pool searched (a row with no match stays 0): the
+    lexical term a hybrid model adds to a cosine, on the cosine's scale whatever the pool's size or the query's
+    length (``HybridRetriever`` and ``training/lexical.py`` alike)."""
+    top = words.max(axis=1, keepdims=True)
+    return words / np.where(top > 0, top, 1)
+
+
 class BM25Retriever:
     """Index a corpus once; rank candidates for any number of query sets. An index can be saved to a folder
     and loaded from it (``ratio index`` saves one, so ``ratio search`` and ``ratio serve`` skip re-indexing)."""

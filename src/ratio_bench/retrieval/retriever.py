@@ -19,7 +19,7 @@ import numpy as np
 
 from ratio_bench.core.errors import RatioError
 from ratio_bench.retrieval.adapters import QueryAdapters
-from ratio_bench.retrieval.bm25 import BM25Retriever
+from ratio_bench.retrieval.bm25 import BM25Retriever, normalised
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.encoder import DenseEncoder, Role
 from ratio_bench.retrieval.kinds import EMBEDS, embeds  # noqa: F401 - embeds: the kinds' flag, re-exported
@@ -423,10 +423,9 @@ class HybridRetriever(DenseRetriever):
 
     def _fused(self, queries: np.ndarray, texts: list[str], pool: np.ndarray, weight: float) -> np.ndarray:
         """``cos + weight * bm25 / max bm25`` of ``queries`` (their vectors and texts) against the pool's rows."""
-        words = self._bm25(pool).scores(texts)
-        top = words.max(axis=1, keepdims=True)
+        words = normalised(self._bm25(pool).scores(texts))
         cosine = queries @ np.asarray(self.vectors[pool], dtype=np.float32).T
-        return (cosine + weight * words / np.where(top > 0, top, 1)).astype(np.float32)
+        return (cosine + weight * words).astype(np.float32)
 
     def describe(self) -> dict[str, Any]:
         return super().describe() | {"lexical_weights": dict(self.lexical_weights)}

@@ -42,9 +42,11 @@ from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.release import Release
 from ratio_bench.evaluation.analysis.move_sensitivity import gold_ranks
 from ratio_bench.retrieval.adapters import QueryAdapters
+from ratio_bench.retrieval.bm25 import BM25Retriever, normalised
 from ratio_bench.retrieval.cache import EmbeddingCache
 from ratio_bench.retrieval.registry import resolve
 from ratio_bench.retrieval.retriever import DenseRetriever
+from ratio_bench.training import lexical as lexical_weights
 
 torch = extras.lazy("torch")
 F = extras.lazy("torch.nn.functional")
@@ -85,6 +87,8 @@ class AdapterConfig:
     balance: bool = False  # weigh each move's queries by its inverse share of the train pairs (losses)
     # what picks a move's variant and epoch on validation: its MRR@10, or its MRR@10 plus its move accuracy
     select: str = "mrr"
+    # a hybrid model's BM25 weight per move, chosen on validation after the maps (training/lexical.py): None, none
+    lexical: lexical_weights.LexicalConfig | None = None
 
 
 FIELDS = tuple(AdapterConfig.__dataclass_fields__)
@@ -120,6 +124,7 @@ def load_config(path: str | Path) -> AdapterConfig:
         _variants(c, raw.get("variants", ["own", "shared"])),
         balance=c.boolean(raw.get("balance", False), "balance"),
         select=c.choice(raw.get("select", "mrr"), "select", SELECT),
+        lexical=lexical_weights.parse(c, raw.get("lexical")),
     )
 
 
@@ -139,6 +144,8 @@ class Pairs:
     queries: np.ndarray
     golds: np.ndarray
     gold_ids: list[str] = field(default_factory=list)
+    query_texts: list[str] = field(default_factory=list)  # what BM25 reads (training/lexical.py)
+    gold_texts: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -147,6 +154,7 @@ class Pool:
 
     vectors: np.ndarray
     gold_rows: dict[str, np.ndarray]
+    texts: list[str] = field(default_factory=list)  # row-aligned, when the pairs and distractors had texts
 
 
 @dataclass(frozen=True)
@@ -182,40 +190,54 @@ def read_pairs(
     col = {c: table.column(c).to_pylist() for c in ("query_id", "query", "gold_id", "gold")}
     pick = {c: [v[i] for i in rows] for c, v in col.items()}
     return Pairs(
-        encode(pick["query_id"], pick["query"]), encode(pick["gold_id"], pick["gold"]), pick["gold_id"]
+        encode(pick["query_id"], pick["query"]),
+        encode(pick["gold_id"], pick["gold"]),
+        pick["gold_id"],
+        pick["query"],
+        pick["gold"],
     )
 
 
-def read_distractors(release: Release, split: str, cap: int, seed: int, encode: Encode) -> np.ndarray:
-    """A seeded ``cap`` of ``split``'s distractor candidates (a role that is no relation), encoded."""
+def distractor_rows(release: Release, split: str, cap: int, seed: int) -> tuple[list[str], list[str]]:
+    """(ids, texts) of a seeded ``cap`` of ``split``'s distractor candidates (a role that is no relation)."""
     if not cap:
-        return np.zeros((0, 0), np.float32)
+        return [], []
     table = release.corpus(split, ["id", "text", "role"])
     roles = table.column("role").to_pylist()
     rows = [i for i, role in enumerate(roles) if role not in RELATIONS]
     keep = [rows[i] for i in _sample(len(rows), cap, seed).tolist()]
     ids, texts = table.column("id").to_pylist(), table.column("text").to_pylist()
-    return encode([ids[i] for i in keep], [texts[i] for i in keep])
+    return [ids[i] for i in keep], [texts[i] for i in keep]
 
 
-def validation_pool(valid: dict[str, Pairs], distractors: np.ndarray) -> Pool:
+def read_distractors(release: Release, split: str, cap: int, seed: int, encode: Encode) -> np.ndarray:
+    """A seeded ``cap`` of ``split``'s distractor candidates, encoded."""
+    if not cap:
+        return np.zeros((0, 0), np.float32)
+    return encode(*distractor_rows(release, split, cap, seed))
+
+
+def validation_pool(
+    valid: dict[str, Pairs], distractors: np.ndarray, distractor_texts: list[str] | None = None
+) -> Pool:
     """One pool of every move's validation golds (a gold of two queries once) and the distractors."""
     rows: dict[str, int] = {}
-    vectors = []
+    vectors, texts = [], []
     gold_rows = {}
     for r, pairs in valid.items():
         at = []
-        for gid, vec in zip(pairs.gold_ids, pairs.golds, strict=True):
+        for i, (gid, vec) in enumerate(zip(pairs.gold_ids, pairs.golds, strict=True)):
             if gid not in rows:
                 rows[gid] = len(vectors)
                 vectors.append(vec)
+                texts.append(pairs.gold_texts[i] if pairs.gold_texts else "")
             at.append(rows[gid])
         gold_rows[r] = np.asarray(at, dtype=np.int64)
     dim = next((len(v) for v in vectors), distractors.shape[1] if distractors.size else 0)
     stacked = np.asarray(vectors, dtype=np.float32).reshape(-1, dim)
     if distractors.size:
         stacked = np.concatenate([stacked, np.asarray(distractors, dtype=np.float32)])
-    return Pool(stacked, gold_rows)
+    return Pool(stacked, gold_rows, texts + list(distractor_texts or [""] * len(distractors)))
 
 
 def mrr_at_10(queries: np.ndarray, pool: np.ndarray, gold_rows: np.ndarray | None = None) -> float:
@@ -309,6 +331,38 @@ def train_adapters(
             )
         )
     return adapters, choices
+
+
+@dataclass(frozen=True)
+class LexicalChoice:
+    """The BM25 weight per move that validation chose (``lexical:`` in the config), and every point tried."""
+
+    weights: dict[str, float]  # moves given no weight are left out
+    pool: int  # candidates in the validation pool the weights were chosen on
+    points: list[lexical_weights.Point]
+
+
+def choose_lexical(
+    config: AdapterConfig, release: Release, encode: Encode, adapters: QueryAdapters
+) -> LexicalChoice | None:
+    """The config's BM25 weights for the trained ``adapters`` (None without a ``lexical:`` section), chosen on a
+    validation pool of every move's sampled validation golds and ``lexical.validation_distractors`` distractors,
+    the same queries the maps were chosen on, by the rule of ``training/lexical.py``."""
+    spec = config.lexical
+    if spec is None:
+        return None
+    valid = {
+        r: read_pairs(release, r, "validation", config.validation_queries, config.seed, encode)
+        for r in RELATIONS
+    }
+    ids, texts = distractor_rows(release, "validation", spec.validation_distractors, config.seed)
+    pool = validation_pool(valid, encode(ids, texts) if ids else np.zeros((0, 0), np.float32), texts)
+    moves = [r for r in RELATIONS if len(valid[r].queries)]
+    bm25 = BM25Retriever(pool.texts)
+    words = {r: normalised(bm25.scores(valid[r].query_texts)) for r in moves}
+    cosines = {r: {m: adapters.apply(m, valid[r].queries) @ pool.vectors.T for m in moves} for r in moves}
+    weights, points = lexical_weights.choose(spec, cosines, words, pool.gold_rows)
+    return LexicalChoice(weights, len(pool.vectors), points)
 
 
 @dataclass
@@ -472,7 +526,12 @@ def _batches(n: int, size: int, rng: np.random.Generator) -> list[np.ndarray]:
 
 
 def write_outputs(
-    out: Path, config: AdapterConfig, release: Release, adapters: QueryAdapters, choices: list[Choice]
+    out: Path,
+    config: AdapterConfig,
+    release: Release,
+    adapters: QueryAdapters,
+    choices: list[Choice],
+    lexical: LexicalChoice | None = None,
 ) -> Path:
     """``<out>/<name>.safetensors`` and ``<out>/summary.json`` (no timings or paths: reruns give the same bytes)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -488,6 +547,8 @@ def write_outputs(
         "weights_sha256": QueryAdapters.load(weights).sha256,
         "moves": [asdict(c) for c in choices],
     }
+    if lexical is not None:
+        summary["lexical"] = asdict(lexical)
     write_json(out / SUMMARY, summary)
     return weights
 
@@ -502,12 +563,14 @@ def encoder_for(base: str, cache_dir: str | Path | None, batch_size: int = 64) -
     return lambda ids, texts: np.asarray(retriever.embed("", texts, f"encoding {len(texts):,} texts"))
 
 
-def describe(choices: list[Choice]) -> list[str]:
-    """One line per move for the command to print."""
+def describe(choices: list[Choice], lexical: LexicalChoice | None = None) -> list[str]:
+    """One line per move for the command to print (and one for the BM25 weights, when chosen)."""
+    weights = ", ".join(f"{m} {w:g}" for m, w in lexical.weights.items()) if lexical else ""
+    tail = [f"BM25 weights (validation pool of {lexical.pool:,}): {weights or 'none'}"] if lexical else []
     return [
         f"{c.relation}: {c.variant}"
         + (f" (epoch {c.epoch})" if c.epoch else "")
         + ", validation MRR@10 "
         + ", ".join(f"{v} {s:.4f}" for v, s in c.validation_mrr_at_10.items())
         for c in choices
-    ]
+    ] + tail

@@ -80,8 +80,9 @@ def cmd_train_adapters(args: argparse.Namespace) -> int:
     release = open_release(args.dataset)
     encode = adapters.encoder_for(config.base, args.cache_dir, args.batch_size)
     trained, choices = adapters.train_adapters(config, release, encode)
-    weights = adapters.write_outputs(args.out, config, release, trained, choices)
-    for line in adapters.describe(choices):
+    lexical = adapters.choose_lexical(config, release, encode, trained)
+    weights = adapters.write_outputs(args.out, config, release, trained, choices, lexical)
+    for line in adapters.describe(choices, lexical):
         print(line)
     print(f"{config.file}: query adapters -> {weights} (summary {args.out / adapters.SUMMARY})")
     return 0
