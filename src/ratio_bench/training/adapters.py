@@ -241,8 +241,8 @@ def validation_pool(
 
 
 def mrr_at_10(queries: np.ndarray, pool: np.ndarray, gold_rows: np.ndarray | None = None) -> float:
-    """MRR@10 of each query against ``pool`` (query i's gold is row ``gold_rows[i]``, default i; ties count
-    against the gold)."""
+    """MRR@10 of each query against ``pool`` (query i's gold is row ``gold_rows[i]``, default i; a tie with
+    another candidate goes the gold's way, as in ``gold_ranks``)."""
     if not len(queries):
         return 0.0
     gold_rows = np.arange(len(queries)) if gold_rows is None else gold_rows

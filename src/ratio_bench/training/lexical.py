@@ -80,7 +80,8 @@ def evaluate(
     weights: dict[str, float],
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(MRR@10, move accuracy) per relation of ``cosines[relation][move] + weights[move] * words[relation]``:
-    ranks count ties against the gold; move accuracy shares a tie between moves (a random tie-break's mean)."""
+    a rank counts the strictly higher scores (as ``gold_ranks`` does); move accuracy shares a tie between moves
+    (a random tie-break's mean), as ``adapters.move_accuracy`` does."""
     mrr, accuracy = {}, {}
     for rel, by_move in cosines.items():
         moves = list(by_move)

@@ -213,6 +213,18 @@ def test_analyze_out_replaces_its_own_report_but_no_other_file(small_release, tm
     assert theirs.read_text() == '{"theme": "dark"}'
 
 
+def test_score_out_without_json_is_refused_before_scoring_and_writes_nothing(small_release, tmp_path, capsys):
+    """``--out NAME`` would put the entry at NAME and its MTEB results in NAME/mteb/: refused up front, one line
+    naming the flag and the fix, exit 2 (a flag's misuse), and nothing is written."""
+    out = tmp_path / "mini-run"
+    assert (
+        main(["score", "--model", "bm25", "--dataset", str(small_release), "--out", str(out)]) == 2
+    )  # a usage error
+    err = capsys.readouterr().err
+    assert f"error: --out {out}: name the entry's .json file (e.g. --out {out}.json)" in err
+    assert "Traceback" not in err and not out.exists() and list(tmp_path.iterdir()) == []
+
+
 def test_score_out_replaces_its_own_results_but_no_other_json(small_release, tmp_path, capsys):
     out = tmp_path / "bm25.json"
     argv = ["score", "--model", "bm25", "--dataset", str(small_release), "--out", str(out)]

@@ -26,7 +26,8 @@ Scorer = Callable[[str, list[str], list[str]], np.ndarray]  # (relation, ids, te
 
 
 def gold_ranks(corpus: np.ndarray, queries: np.ndarray, gold_rows: np.ndarray, chunk: int = 1024):
-    """(1-based rank of each query's gold, each query's top-1 corpus row); ties count against the gold."""
+    """(1-based rank of each query's gold, each query's top-1 corpus row); a rank counts the strictly higher
+    scores, so a tie with another candidate goes the gold's way."""
     return _ranks(lambda s: queries[s] @ corpus.T, len(queries), gold_rows, chunk)
 
 
