@@ -19,7 +19,7 @@ step "3. score"
 ratio score --model bm25 --dataset small --split test > /dev/null
 ratio score --model all-MiniLM-L6-v2 --dataset small --split test --out minilm.json > /dev/null
 step "4. a typed search"
-ratio index --dataset small --split test --model all-MiniLM-L6-v2-moves --out idx > /dev/null
+ratio index --dataset small --split test --model all-MiniLM-L6-v2-moves-lex --out idx > /dev/null
 ratio search "Dense retrievers fail on rare technical terms." --index idx --k 3 > /dev/null
 step "5. a submission on a loopback Hub"
 "$PY" -m ratio_bench.devhub --user hf_maintainer=maintainer --user hf_me=me > devhub.log &
