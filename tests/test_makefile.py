@@ -50,10 +50,11 @@ def test_search_demo_indexes_the_test_split_with_the_shipped_move_aware_model_wi
     lines = _dry_run("search-demo")
     (index,) = (shlex.split(line)[1:] for line in lines if line.startswith(".venv/bin/ratio "))
     args = build_parser().parse_args(index)
-    assert args.split == "test" and args.model == ["all-MiniLM-L6-v2-moves"]
+    assert args.split == "test" and args.model == ["all-MiniLM-L6-v2-moves-lex"]
     from ratio_bench.retrieval.registry import REGISTRY
 
-    assert REGISTRY["all-MiniLM-L6-v2-moves"].move_aware
+    shipped = REGISTRY["all-MiniLM-L6-v2-moves-lex"]  # the adapters in the wheel plus BM25: nothing to train
+    assert shipped.move_aware and shipped.adapters and shipped.source.startswith("package:")
 
 
 def test_search_demo_unified_trains_a_move_aware_model_and_indexes_the_test_split_with_it():

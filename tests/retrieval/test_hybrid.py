@@ -76,10 +76,10 @@ def test_a_pool_of_rows_gets_its_own_bm25_and_answers_corpus_rows():
 
 def test_the_registered_hybrid_is_move_aware_and_no_dense_only_path_takes_it():
     entry = REGISTRY["all-MiniLM-L6-v2-moves-lex"]
-    assert entry.kind == "hybrid" and entry.move_aware and dict(entry.lexical_weights) == {"specify": 0.06}
+    assert entry.kind == "hybrid" and entry.move_aware and dict(entry.lexical_weights) == {"specify": 0.08}
     # mteb's dense evaluation and a training backbone take dense models only
     assert not embeds("hybrid")
-    assert dict(resolve("all-MiniLM-L6-v2-moves-lex").lexical_weights) == {"specify": 0.06}
+    assert dict(resolve("all-MiniLM-L6-v2-moves-lex").lexical_weights) == {"specify": 0.08}
 
 
 def test_an_index_built_with_other_weights_is_refused(tmp_path):
