@@ -56,6 +56,8 @@ class Step:
 def steps(dataset: str, corpus: str) -> list[Step]:
     d = dataset
     sample = (sys.executable, str(ROOT / "tests" / "wheel_smoke.py"), "sample", corpus, "{tmp}/papers")
+    search_demo = ("index", "--dataset", d, "--split", "test", "--model", "all-MiniLM-L6-v2-moves-lex",
+                   "--corpus-meta", corpus, "--out", "{tmp}/idx-test")  # fmt: skip
     return [
         Step("tutorial-build", "docs/tutorial.md step 2: `ratio dataset build` on 120 papers of the shared corpus",
              ("dataset", "build", "--config", "dev", "--corpus", "{tmp}/papers", "--out", "{tmp}/small", "--quiet"),
@@ -67,17 +69,18 @@ def steps(dataset: str, corpus: str) -> list[Step]:
              ("score", "--model", "all-MiniLM-L6-v2", "--dataset", d, "--split", "mini"), "shared"),
         Step("via-mteb-mini", "README: `--via mteb` on mini (the per-text cache, cold)",
              ("score", "--model", "all-MiniLM-L6-v2", "--dataset", d, "--split", "mini", "--via", "mteb")),
-        Step("index-mini", "README quick start 3: `ratio index --split mini ... all-MiniLM-L6-v2-moves` after "
-             "quick start 1 (the corpus vectors in the cache)",
-             ("index", "--dataset", d, "--split", "mini", "--model", "all-MiniLM-L6-v2-moves", "--out", "{tmp}/idx"),
-             "shared"),
+        Step("index-mini", "README quick start 3: `ratio index --split mini ... all-MiniLM-L6-v2-moves-lex` after "
+             "the steps before it (the corpus vectors in the cache)",
+             ("index", "--dataset", d, "--split", "mini", "--model", "all-MiniLM-L6-v2-moves-lex", "--out",
+              "{tmp}/idx"), "shared"),
         Step("tutorial-walk", "docs/tutorial.md steps 2-5 as written (benchmarks/tutorial_walk.sh; no serve)",
              ("bash", str(ROOT / "benchmarks" / "tutorial_walk.sh")), heavy=True),
         Step("stock-mteb-mini", "README: stock mteb on mini (the README's Python block)",
              ("python", STOCK_MTEB.format(dataset=d)), heavy=True),
-        Step("index-test", "README quick start 3: `--split test` indexes the full pool, cold",
-             ("index", "--dataset", d, "--split", "test", "--model", "all-MiniLM-L6-v2-moves", "--out", "{tmp}/idx-test"),
-             heavy=True),
+        Step("index-test", "README quick start 3 / docs/search.md: `make search-demo`'s index of the full test pool, "
+             "cold (fills the shared cache)", search_demo, "shared", heavy=True),
+        Step("index-test-warm", "README quick start 3 / docs/search.md: the same once the vectors are cached",
+             search_demo, "shared", heavy=True),
     ]  # fmt: skip
 
 
