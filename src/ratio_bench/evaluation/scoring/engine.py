@@ -265,9 +265,8 @@ def split_outs(release: Release, split: str, out: Path | None) -> dict[str, Path
     """Each split ``ratio score --split`` names, with its ``--out``: one split, or (``--split snapshots``) each
     of the release's snapshots in time order, ``--out`` then a folder that gets ``<split>.json`` per snapshot."""
     if split != SNAPSHOTS:
-        if (
-            out is not None and out.suffix != ".json"
-        ):  # the entry and its ``<stem>/mteb/`` folder would collide
+        # an --out without .json would put the entry at NAME and its MTEB results in NAME/mteb/: a collision
+        if out is not None and out.suffix != ".json":
             raise UsageError(
                 f"--out {out}: name the entry's .json file (e.g. --out {out}.json); its MTEB task results go "
                 f"into {out.with_suffix('')}/mteb/ beside it"
