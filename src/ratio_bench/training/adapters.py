@@ -40,7 +40,7 @@ from ratio_bench.core.io import write_json
 from ratio_bench.core.relations import RELATIONS
 from ratio_bench.core.yamlio import load_yaml
 from ratio_bench.dataset.release import Release
-from ratio_bench.evaluation.analysis.move_sensitivity import gold_ranks
+from ratio_bench.evaluation.analysis.move_sensitivity import gold_ranks, tie_shared_accuracy
 from ratio_bench.retrieval.adapters import QueryAdapters
 from ratio_bench.retrieval.bm25 import BM25Retriever, normalised
 from ratio_bench.retrieval.cache import EmbeddingCache
@@ -261,8 +261,7 @@ def move_accuracy(adapters: QueryAdapters, valid: dict[str, Pairs], pool: Pool) 
             [gold_ranks(pool.vectors, adapters.apply(m, pairs.queries), pool.gold_rows[r])[0] for m in valid],
             axis=1,
         )
-        best = table == table.min(axis=1, keepdims=True)
-        out[r] = round(float(np.mean(best[:, list(valid).index(r)] / best.sum(axis=1))), 6)
+        out[r] = round(tie_shared_accuracy(table, list(valid).index(r)), 6)
     return out
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from ratio_bench.core.config import Checker
 from ratio_bench.core.relations import RELATIONS
+from ratio_bench.evaluation.analysis.move_sensitivity import score_ranks, tie_shared_accuracy
 
 FIELDS = ("moves", "weights", "validation_distractors", "floors")
 
@@ -34,9 +35,8 @@ class LexicalConfig:
     # distractors in the validation pool the weights are chosen on: BM25's normalisation (the best score in the
     # pool searched) depends on the pool, so its make-up should match an evaluation pool (three quarters)
     validation_distractors: int = 0
-    floors: dict[str, float] = field(
-        default_factory=dict
-    )  # move -> the least validation move accuracy allowed
+    # move -> the least validation move accuracy allowed
+    floors: dict[str, float] = field(default_factory=dict)
 
 
 def parse(c: Checker, raw: object) -> LexicalConfig | None:
@@ -80,22 +80,18 @@ def evaluate(
     weights: dict[str, float],
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(MRR@10, move accuracy) per relation of ``cosines[relation][move] + weights[move] * words[relation]``:
-    a rank counts the strictly higher scores (as ``gold_ranks`` does); move accuracy shares a tie between moves
-    (a random tie-break's mean), as ``adapters.move_accuracy`` does."""
+    ranks and move accuracy as ``ratio analyze move-sensitivity`` counts them (``score_ranks``,
+    ``tie_shared_accuracy``)."""
     mrr, accuracy = {}, {}
     for rel, by_move in cosines.items():
         moves = list(by_move)
-        golds = gold_rows[rel]
-        table = []
-        for m in moves:
-            scores = by_move[m] + weights.get(m, 0.0) * words[rel]
-            gold = scores[np.arange(len(golds)), golds]
-            table.append((scores > gold[:, None]).sum(axis=1) + 1)
-        ranks = np.stack(table, axis=1)
-        own = ranks[:, moves.index(rel)]
-        best = ranks == ranks.min(axis=1, keepdims=True)
+        table = np.stack(
+            [score_ranks(by_move[m] + weights.get(m, 0.0) * words[rel], gold_rows[rel]) for m in moves],
+            axis=1,
+        )
+        own = table[:, moves.index(rel)]
         mrr[rel] = round(float(np.where(own <= 10, 1.0 / own, 0.0).mean()), 6)
-        accuracy[rel] = round(float(np.mean(best[:, moves.index(rel)] / best.sum(axis=1))), 6)
+        accuracy[rel] = round(tie_shared_accuracy(table, moves.index(rel)), 6)
     return mrr, accuracy
 
 

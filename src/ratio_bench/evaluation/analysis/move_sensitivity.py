@@ -31,12 +31,25 @@ def gold_ranks(corpus: np.ndarray, queries: np.ndarray, gold_rows: np.ndarray, c
     return _ranks(lambda s: queries[s] @ corpus.T, len(queries), gold_rows, chunk)
 
 
+def score_ranks(sims: np.ndarray, gold_rows: np.ndarray) -> np.ndarray:
+    """The 1-based rank of each row's gold column in a (queries, pool) score block: the strictly higher scores
+    plus one, so a tie with another candidate goes the gold's way."""
+    gold = sims[np.arange(len(sims)), gold_rows]
+    return (sims > gold[:, None]).sum(axis=1) + 1
+
+
+def tie_shared_accuracy(table: np.ndarray, right: int) -> float:
+    """The share of rows whose column ``right`` holds the best (lowest) rank of a (queries, moves) rank table,
+    a tie between moves counting 1 / (moves tied): the mean of a random tie-break."""
+    best = table == table.min(axis=1, keepdims=True)
+    return float(np.mean(best[:, right] / best.sum(axis=1)))
+
+
 def _ranks(scores: Callable[[slice], np.ndarray], n: int, gold_rows: np.ndarray, chunk: int):
     ranks, top1 = np.empty(n, np.int64), np.empty(n, np.int64)
     for s in range(0, n, chunk):
         sims = scores(slice(s, s + chunk))
-        gold = sims[np.arange(len(sims)), gold_rows[s : s + chunk]]
-        ranks[s : s + chunk] = (sims > gold[:, None]).sum(axis=1) + 1
+        ranks[s : s + chunk] = score_ranks(sims, gold_rows[s : s + chunk])
         top1[s : s + chunk] = sims.argmax(axis=1)
     return ranks, top1
 
@@ -69,7 +82,7 @@ def measure(data: SplitData, scorers: dict[str, Scorer], seed: int = 13, chunk: 
         table = np.stack([ranks[m] for m in moves], axis=1)  # (queries, moves)
         best = table == table.min(axis=1, keepdims=True)
         right = moves.index(rel)
-        expected = float(np.mean(best[:, right] / best.sum(axis=1)))
+        expected = tie_shared_accuracy(table, right)
         drawn = np.array([rng.choice(np.flatnonzero(b)) for b in best])
         wrong = [m for m in moves if m != rel]
         report["relations"][rel] = {
